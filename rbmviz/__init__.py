@@ -1,0 +1,31 @@
+"""rbmviz — see how restricted Boltzmann machines learn.
+
+The package is importable without Panel.  Numba kernels live in :mod:`rbmviz.kernels`,
+the model in :mod:`rbmviz.model`, training rules in :mod:`rbmviz.algorithms`, the one
+training loop in :mod:`rbmviz.runs`.
+
+Parameter layout (everywhere in rbmviz): ``W`` has shape ``(n_visible, n_hidden)``,
+``b`` are the visible biases, ``c`` the hidden biases, and the energy of the binary RBM is
+``E(v, h) = -v^T W h - b^T v - c^T h``.  Log-likelihoods are in nats, averaged per example.
+"""
+import os as _os
+
+# OpenMP workers that spin after a parallel Numba region steal the cores from OpenBLAS
+# (a 2.5 ms Gibbs step becomes 16 ms).  This only has an effect before the first parallel
+# Numba call, so it is set at import time (see ../shared/STACK.md).
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numba as _numba  # noqa: E402
+
+# Two dashboard sessions call kernels from two threads at once: the default ``workqueue``
+# layer is not thread-safe.  "threadsafe" picks TBB or OpenMP.
+if _numba.config.THREADING_LAYER == "default":
+    _numba.config.THREADING_LAYER = "threadsafe"
+
+from .model import RBM  # noqa: E402
+from .runs import Run, RunDiverged, train  # noqa: E402
+from . import algorithms, datasets, evaluate  # noqa: E402,F401
+
+__version__ = "0.1.0"
+
+__all__ = ["RBM", "Run", "RunDiverged", "train", "algorithms", "datasets", "evaluate", "__version__"]

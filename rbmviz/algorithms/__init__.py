@@ -1,0 +1,55 @@
+"""Training rules behind one small interface (:class:`~rbmviz.algorithms.base.Algorithm`).
+
+``get(name)`` returns the class for ``"cd"``, ``"pcd"`` (and, as they land, ``"cg"``,
+``"sdcp"``, ``"csdcp"``, ``"ssd"``, ``"tap"``); ``create(name, **settings)`` builds one and
+names any setting it does not take.
+"""
+from __future__ import annotations
+
+import inspect
+
+from .._validation import check_choice
+from .base import Algorithm
+from .cd import CD, PCD
+
+_REGISTRY: dict[str, type[Algorithm]] = {}
+
+
+def register(cls: type[Algorithm]) -> type[Algorithm]:
+    """Add a rule to the registry under ``cls.name`` (usable as a class decorator)."""
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+for _cls in (CD, PCD):
+    register(_cls)
+
+
+def names() -> list[str]:
+    """Names of the available algorithms, in registration order."""
+    return list(_REGISTRY)
+
+
+def get(name: str) -> type[Algorithm]:
+    """The algorithm class registered as ``name`` (``ValueError`` naming the valid ones)."""
+    check_choice(name, "algorithm", tuple(_REGISTRY))
+    return _REGISTRY[name]
+
+
+def accepted_settings(name: str) -> list[str]:
+    """Keyword arguments the algorithm's constructor takes."""
+    return [p for p in inspect.signature(get(name).__init__).parameters if p != "self"]
+
+
+def create(name: str, **settings) -> Algorithm:
+    """Build algorithm ``name`` with ``settings``; an unknown setting is a ``TypeError`` that
+    names it and lists the accepted ones."""
+    cls = get(name)
+    ok = accepted_settings(name)
+    unknown = sorted(set(settings) - set(ok))
+    if unknown:
+        raise TypeError(f"algorithm {name!r} does not take setting(s) {unknown}; it accepts {ok}")
+    return cls(**settings)
+
+
+__all__ = ["Algorithm", "CD", "PCD", "register", "names", "get", "create", "accepted_settings"]

@@ -1,0 +1,202 @@
+"""Evaluation: exact log Z and log-likelihood, exact gradients and expected CD-k updates,
+pseudo-likelihood, reconstruction error.
+
+All values are in nats; "mean over rows" unless stated.  Exact routines enumerate the
+smaller layer (``reference/ais.md`` §1) and refuse more than ``2**30`` states.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import check_data, check_int
+from .kernels import exact as _exact
+from .model import RBM, _sigmoid, _softplus
+
+__all__ = [
+    "log_partition_exact", "log_likelihood_exact", "log_probabilities_exact",
+    "visible_distribution", "exact_gradient", "model_statistics", "expected_cd_update",
+    "transition_matrix", "pseudo_log_likelihood", "reconstruction_error", "all_states",
+    "exact_feasible",
+]
+
+MAX_EXACT_BITS = _exact.MAX_ENUM_BITS
+
+
+def _check_rbm(rbm):
+    if not isinstance(rbm, RBM):
+        raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
+    return rbm
+
+
+def _enum_args(rbm):
+    """``(M, a, o, enumerate_visible)`` for the smaller layer, float64."""
+    W, b, c = (np.ascontiguousarray(x, dtype=np.float64) for x in rbm.params)
+    smaller = min(rbm.n_visible, rbm.n_hidden)
+    if smaller > MAX_EXACT_BITS:
+        raise ValueError(
+            f"exact enumeration needs 2**{smaller} states (the smaller layer has {smaller} units); "
+            f"rbmviz refuses more than 2**{MAX_EXACT_BITS}. Use rbmviz.evaluate.ais_log_partition "
+            f"for large models")
+    if rbm.n_visible <= rbm.n_hidden:
+        return W, b, c, True
+    return np.ascontiguousarray(W.T), c, b, False
+
+
+def exact_feasible(rbm, max_bits=20) -> bool:
+    """Whether exact evaluation is cheap enough for live monitoring (smaller layer ≤ max_bits)."""
+    return min(rbm.n_visible, rbm.n_hidden) <= max_bits
+
+
+def log_partition_exact(rbm) -> float:
+    """``log Z`` by enumerating the smaller layer (reference/ais.md §1):
+
+    ``log Z = logsumexp_v (−F(v)) = logsumexp_h (cᵀh + Σ_i softplus(b_i + (Wh)_i))``.
+
+    Parallel, chunked, Gray-code incremental; bit-identical for any thread count.
+    """
+    M, a, o, _ = _enum_args(_check_rbm(rbm))
+    return float(_exact.log_sum_states(M, a, o))
+
+
+def log_probabilities_exact(rbm, V, log_z=None) -> np.ndarray:
+    """``log p(v) = −F(v) − log Z`` for every row of ``V``, shape (n_samples,)."""
+    _check_rbm(rbm)
+    V = check_data(V, "V", n_visible=rbm.n_visible)
+    if log_z is None:
+        log_z = log_partition_exact(rbm)
+    return -rbm.free_energy(V) - log_z
+
+
+def log_likelihood_exact(rbm, V, log_z=None) -> float:
+    """Average log-likelihood ``(1/N) Σ_n log p(v⁽ⁿ⁾)`` in nats — the ATLL of
+    Upadhya & Sastry's eq. (9) (with the 1/N they describe; reference/errata.md, seed 001 #1)."""
+    return float(np.mean(log_probabilities_exact(rbm, V, log_z)))
+
+
+def all_states(n) -> np.ndarray:
+    """All ``2**n`` binary vectors as rows, shape (2**n, n); row ``s`` is the binary expansion
+    of ``s`` with unit 0 as the most significant bit (so rows are in lexicographic order)."""
+    n = check_int(n, "n", low=0, high=24)
+    idx = np.arange(2 ** n, dtype=np.int64)
+    return ((idx[:, None] >> np.arange(n - 1, -1, -1)) & 1).astype(np.float64)
+
+
+def visible_distribution(rbm) -> np.ndarray:
+    """The model's marginal ``p(v)`` over all ``2**n_visible`` states in :func:`all_states`
+    order, shape (2**n_visible,).  For small models (n_visible ≤ 24)."""
+    _check_rbm(rbm)
+    V = all_states(rbm.n_visible)
+    return np.exp(log_probabilities_exact(rbm, V))
+
+
+def model_statistics(rbm, log_z=None):
+    """Exact model expectations ``(E_p[v hᵀ], E_p[v], E_p[h])`` with shapes
+    ((n_visible, n_hidden), (n_visible,), (n_hidden,)), by enumerating the smaller layer."""
+    M, a, o, vis = _enum_args(_check_rbm(rbm))
+    if log_z is None:
+        log_z = float(_exact.log_sum_states(M, a, o))
+    E_sq, E_s, E_q = _exact.expected_stats(M, a, o, log_z)
+    if vis:
+        return E_sq, E_s, E_q
+    return np.ascontiguousarray(E_sq.T), E_q, E_s
+
+
+def _data_statistics(rbm, V):
+    PH = rbm.hidden_probabilities(V)
+    n = V.shape[0]
+    return V.T @ PH / n, V.mean(axis=0), PH.mean(axis=0)
+
+
+def exact_gradient(rbm, V):
+    """Exact gradient of the average log-likelihood of the rows of ``V``:
+
+    ``∂/∂θ (1/N) Σ_n log p(v⁽ⁿ⁾) = E_data[φ] − E_model[φ]`` with
+    ``φ = (v hᵀ, v, h)`` and hidden conditional means in the data term
+    (reference/notation.md; Fischer & Igel eq. 1.1).
+
+    Returns ``(dW, db, dc)`` with the shapes of ``(W, b, c)``.
+    """
+    _check_rbm(rbm)
+    V = check_data(V, "V", n_visible=rbm.n_visible)
+    dW, db, dc = _data_statistics(rbm, V)
+    mW, mb, mc = model_statistics(rbm)
+    return dW - mW, db - mb, dc - mc
+
+
+def transition_matrix(rbm) -> np.ndarray:
+    """Visible-to-visible block-Gibbs transition matrix
+    ``T[v, v'] = Σ_h p(h | v) p(v' | h)``, shape (2**n_visible, 2**n_visible), rows in
+    :func:`all_states` order (reference/cd-bias.md §7.1 step 3).  Needs n_visible,
+    n_hidden ≤ 14."""
+    _check_rbm(rbm)
+    if rbm.n_visible > 14 or rbm.n_hidden > 14:
+        raise ValueError(f"transition_matrix enumerates both layers; n_visible={rbm.n_visible}, "
+                         f"n_hidden={rbm.n_hidden} is too large (≤ 14 each)")
+    V, H = all_states(rbm.n_visible), all_states(rbm.n_hidden)
+    W, b, c = (x.astype(np.float64) for x in rbm.params)
+    A = V @ W + c                                   # (2^nv, nh)
+    log_ph = H @ np.log(_sigmoid(A)).T + (1 - H) @ np.log(_sigmoid(-A)).T  # (2^nh, 2^nv)
+    B = H @ W.T + b                                 # (2^nh, nv)
+    log_pv = V @ np.log(_sigmoid(B)).T + (1 - V) @ np.log(_sigmoid(-B)).T  # (2^nv, 2^nh)
+    return np.exp(log_ph.T) @ np.exp(log_pv.T)
+
+
+def _state_index(V):
+    n = V.shape[1]
+    return (V.astype(np.int64) << np.arange(n - 1, -1, -1)).sum(axis=1)
+
+
+def expected_cd_update(rbm, V, k):
+    """The exact expectation (over the Gibbs chain) of the batch CD-k update of
+    :mod:`rbmviz.algorithms.cd`, with no sampling noise (reference/cd-bias.md §7.1 step 5):
+
+    ``CD = Σ_v p_e(v) φ̄(v) − Σ_v q_k(v) φ̄(v)``, ``q_k = p_eᵀ Tᵏ``, ``φ̄(v) = (v σ(c+vW)ᵀ, v, σ(c+vW))``,
+
+    where ``p_e`` is the empirical distribution of the rows of ``V``.  The sampled update it
+    matches uses hidden probabilities in both phases and a sampled visible state ``v⁽ᵏ⁾``.
+    Returns ``(dW, db, dc)``.
+    """
+    _check_rbm(rbm)
+    V = check_data(V, "V", n_visible=rbm.n_visible)
+    k = check_int(k, "k", low=1)
+    T = transition_matrix(rbm)
+    p_e = np.bincount(_state_index(V), minlength=T.shape[0]) / V.shape[0]
+    q = p_e.copy()
+    for _ in range(k):
+        q = q @ T
+    S = all_states(rbm.n_visible)
+    PH = rbm.hidden_probabilities(S)
+    w = p_e - q
+    return S.T @ (w[:, None] * PH), S.T @ w, PH.T @ w
+
+
+def pseudo_log_likelihood(rbm, V) -> float:
+    """Deterministic pseudo-log-likelihood over **all** sites, mean over rows (nats):
+
+    ``PL(v) = Σ_i log p(v_i | v_{−i}) = −Σ_i softplus(F(v) − F(v with unit i flipped))``.
+
+    Unlike scikit-learn's ``BernoulliRBM.score_samples`` (one random site, scaled by
+    n_features; scikit-learn issue 23179) it is exact and noise-free.  Cost
+    O(N · n_visible · n_hidden) — evaluate on a subset for large data.
+    """
+    _check_rbm(rbm)
+    V = check_data(V, "V", n_visible=rbm.n_visible)
+    W, b, c = (x.astype(np.float64) for x in rbm.params)
+    pre = V @ W + c                                  # (N, nh)
+    base = _softplus(pre).sum(axis=1)                # (N,)
+    s = 1.0 - 2.0 * V                                # +1 when the flip turns a 0 on
+    total = np.zeros(V.shape[0])
+    for i in range(rbm.n_visible):                   # O(nv) numpy passes of (N, nh)
+        flipped = _softplus(pre + s[:, i:i + 1] * W[i]).sum(axis=1)
+        dF = -b[i] * s[:, i] - (flipped - base)      # F(flip_i v) − F(v)
+        total -= _softplus(-dF)                      # log p(v_i | v_-i) = −softplus(F(v) − F(flip))
+    return float(total.mean())
+
+
+def reconstruction_error(rbm, V) -> float:
+    """Mean squared error per pixel of the deterministic reconstruction
+    ``v̂ = σ(b + W σ(c + Wᵀv))`` (probabilities, no sampling), averaged over rows."""
+    _check_rbm(rbm)
+    V = check_data(V, "V", n_visible=rbm.n_visible)
+    R = rbm.visible_probabilities(rbm.hidden_probabilities(V))
+    return float(np.mean((V - R) ** 2))

@@ -1,0 +1,298 @@
+"""The RBM's parameters, its energies and conditionals, and saving/loading.
+
+Layout (the one convention of rbmviz; the three papers disagree with each other, see
+``reference/notation.md``):
+
+* ``W`` — weights, shape ``(n_visible, n_hidden)``: row = visible unit, column = hidden unit;
+* ``b`` — visible biases, shape ``(n_visible,)``;
+* ``c`` — hidden biases, shape ``(n_hidden,)``.
+
+Energy of the binary RBM, ``E(v, h) = −vᵀWh − bᵀv − cᵀh``; free energy
+``F(v) = −bᵀv − Σ_j softplus(c_j + (vW)_j)`` so that ``p(v) = exp(−F(v)) / Z``.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from ._validation import check_choice, check_data, check_float, check_int, check_seed
+
+FORMAT_VERSION = 1
+_FORMAT_TAG = "rbmviz.RBM"
+UNIT_TYPES = ("bernoulli",)
+_DTYPES = {"float64": np.float64, "float32": np.float32}
+
+
+def _sigmoid(x):
+    out = np.empty_like(x)
+    pos = x >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
+    e = np.exp(x[~pos])
+    out[~pos] = e / (1.0 + e)
+    return out
+
+
+def _softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+def _as_rng(seed):
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(seed)
+
+
+class RBM:
+    """A restricted Boltzmann machine with binary visible and hidden units.
+
+    Parameters
+    ----------
+    n_visible, n_hidden : int
+        Layer sizes (>= 1).
+    visible, hidden : str
+        Unit types.  ``"bernoulli"`` ({0, 1} units) is the only type so far; the TAP paper's
+        truncated-Gaussian priors are added with :mod:`rbmviz.units`.
+    seed : int or numpy.random.Generator, optional
+        Seed of the weight initialisation.
+    init : {"normal", "uniform", "zeros"}
+        ``"normal"``: W_ij ~ N(0, scale²) (Upadhya & Sastry: scale = 0.01);
+        ``"uniform"``: W_ij ~ U[−scale, scale] (Fischer & Igel: scale = 0.5);
+        ``"zeros"``: W = 0.
+    scale : float
+        Standard deviation (normal) or half-width (uniform) of the weights.
+    data : array (n_samples, n_visible), optional
+        If given, the visible biases start at the data's base rate,
+        ``b_i = logit(mean_i)`` with the mean clipped to [1e-3, 1 − 1e-3] (Hinton's practical
+        guide; Upadhya & Sastry); otherwise ``b = 0``.  Hidden biases start at 0.
+    dtype : {"float64", "float32"}
+        float64 by default (exact computations); float32 for large-model training.
+
+    Examples
+    --------
+    >>> from rbmviz import RBM
+    >>> rbm = RBM(9, 4, seed=0)
+    >>> rbm.W.shape, rbm.b.shape, rbm.c.shape
+    ((9, 4), (9,), (4,))
+    """
+
+    def __init__(self, n_visible, n_hidden, *, visible="bernoulli", hidden="bernoulli",
+                 seed=None, init="normal", scale=0.01, data=None, dtype="float64"):
+        self.n_visible = check_int(n_visible, "n_visible", low=1)
+        self.n_hidden = check_int(n_hidden, "n_hidden", low=1)
+        self.visible = check_choice(visible, "visible unit type", UNIT_TYPES)
+        self.hidden = check_choice(hidden, "hidden unit type", UNIT_TYPES)
+        dtype = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
+        check_choice(dtype, "dtype", tuple(_DTYPES))
+        check_choice(init, "init", ("normal", "uniform", "zeros"))
+        scale = check_float(scale, "scale", low=0.0)
+        rng = _as_rng(seed)
+        shape = (self.n_visible, self.n_hidden)
+        if init == "normal":
+            W = rng.normal(0.0, scale, size=shape)
+        elif init == "uniform":
+            W = rng.uniform(-scale, scale, size=shape)
+        else:
+            W = np.zeros(shape)
+        self.W = np.ascontiguousarray(W, dtype=_DTYPES[dtype])
+        self.b = np.zeros(self.n_visible, dtype=_DTYPES[dtype])
+        self.c = np.zeros(self.n_hidden, dtype=_DTYPES[dtype])
+        if data is not None:
+            self.b[:] = base_rate_bias(check_data(data, "data", n_visible=self.n_visible))
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def dtype(self) -> np.dtype:
+        return self.W.dtype
+
+    @property
+    def params(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(W, b, c)`` — the arrays themselves (not copies)."""
+        return self.W, self.b, self.c
+
+    def copy(self) -> "RBM":
+        new = object.__new__(RBM)
+        new.__dict__.update(self.__dict__)
+        new.W, new.b, new.c = self.W.copy(), self.b.copy(), self.c.copy()
+        return new
+
+    def astype(self, dtype) -> "RBM":
+        """A copy with parameters of another float dtype."""
+        new = self.copy()
+        name = np.dtype(dtype).name
+        check_choice(name, "dtype", tuple(_DTYPES))
+        new.W, new.b, new.c = (np.ascontiguousarray(a, dtype=name) for a in self.params)
+        return new
+
+    def set_params(self, W=None, b=None, c=None) -> "RBM":
+        """Replace parameters (shape-checked, converted to the model's dtype)."""
+        for name, val, shape in (("W", W, self.W.shape), ("b", b, self.b.shape),
+                                 ("c", c, self.c.shape)):
+            if val is None:
+                continue
+            arr = np.asarray(val, dtype=self.dtype)
+            if arr.shape != shape:
+                raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"{name} contains NaN or inf")
+            setattr(self, name, np.ascontiguousarray(arr))
+        return self
+
+    def __repr__(self):
+        return (f"RBM(n_visible={self.n_visible}, n_hidden={self.n_hidden}, "
+                f"dtype={self.dtype.name}, |W|_F={np.linalg.norm(self.W):.4g})")
+
+    def __eq__(self, other):
+        return (isinstance(other, RBM) and self.visible == other.visible
+                and self.hidden == other.hidden and self.dtype == other.dtype
+                and all(np.array_equal(x, y) for x, y in zip(self.params, other.params)))
+
+    # ------------------------------------------------------------------ energies
+    def _check_v(self, V, name="V", binary=True):
+        return check_data(V, name, n_visible=self.n_visible, binary=binary)
+
+    def _check_h(self, H, name="H", binary=True):
+        return check_data(H, name, n_visible=self.n_hidden, binary=binary)
+
+    def energy(self, V, H) -> np.ndarray:
+        """``E(v, h) = −vᵀWh − bᵀv − cᵀh`` for paired rows; returns shape (n_samples,)."""
+        V, H = self._check_v(V), self._check_h(H)
+        if V.shape[0] != H.shape[0]:
+            raise ValueError(f"V and H must have the same number of rows, got {V.shape[0]} and {H.shape[0]}")
+        W, b, c = (a.astype(np.float64) for a in self.params)
+        return -np.einsum("ni,ij,nj->n", V, W, H) - V @ b - H @ c
+
+    def free_energy(self, V) -> np.ndarray:
+        """``F(v) = −bᵀv − Σ_j softplus(c_j + (vW)_j)``, shape (n_samples,), float64."""
+        V = self._check_v(V)
+        W, b, c = (a.astype(np.float64) for a in self.params)
+        return -(V @ b) - _softplus(V @ W + c).sum(axis=1)
+
+    def hidden_free_energy(self, H) -> np.ndarray:
+        """``F(h) = −cᵀh − Σ_i softplus(b_i + (Wh)_i)`` (visible layer summed out)."""
+        H = self._check_h(H)
+        W, b, c = (a.astype(np.float64) for a in self.params)
+        return -(H @ c) - _softplus(H @ W.T + b).sum(axis=1)
+
+    # ------------------------------------------------------------------ conditionals
+    def hidden_probabilities(self, V) -> np.ndarray:
+        """``p(h_j = 1 | v) = σ(c_j + (vW)_j)``, shape (n_samples, n_hidden).
+
+        ``V`` may hold probabilities in [0, 1] (mean-field inputs) as well as 0/1 states."""
+        V = self._check_v(V, binary=False)
+        return _sigmoid(V @ self.W.astype(np.float64) + self.c)
+
+    def visible_probabilities(self, H) -> np.ndarray:
+        """``p(v_i = 1 | h) = σ(b_i + (W h)_i)``, shape (n_samples, n_visible).
+
+        ``H`` may hold probabilities in [0, 1] as well as 0/1 states."""
+        H = self._check_h(H, binary=False)
+        return _sigmoid(H @ self.W.T.astype(np.float64) + self.b)
+
+    def sample_hidden(self, V, seed=None) -> np.ndarray:
+        """One draw of h ~ p(h | v) per row (0/1 floats)."""
+        P = self.hidden_probabilities(V)
+        return (_as_rng(seed).random(P.shape) < P).astype(np.float64)
+
+    def sample_visible(self, H, seed=None) -> np.ndarray:
+        """One draw of v ~ p(v | h) per row (0/1 floats)."""
+        P = self.visible_probabilities(H)
+        return (_as_rng(seed).random(P.shape) < P).astype(np.float64)
+
+    def gibbs(self, V, k=1, *, seed=0, counter=0, return_probabilities=False):
+        """Run ``k`` block-Gibbs steps v → h → v from every row of ``V`` (parallel Numba
+        kernel, counter-based random stream: the same ``seed``/``counter`` give bit-identical
+        chains for any thread count).
+
+        Returns the sampled visible states (and their probabilities if asked).
+        """
+        from .kernels.gibbs import sample_layer_
+        k = check_int(k, "k", low=1)
+        seed = check_seed(seed)
+        V = self._check_v(V).astype(self.dtype)
+        n = V.shape[0]
+        H = np.empty((n, self.n_hidden), dtype=self.dtype)
+        PH = np.empty_like(H)
+        PV = np.empty_like(V)
+        for t in range(k):
+            sample_layer_(V @ self.W, self.c, PH, H, seed, counter + 2 * t)
+            sample_layer_(H @ self.W.T, self.b, PV, V, seed, counter + 2 * t + 1)
+        return (V, PV) if return_probabilities else V
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path, *, overwrite=False) -> Path:
+        """Save to ``path`` (``.npz`` appended if missing) with a format version.
+
+        Written atomically: to a temporary file in the same directory, then renamed, so a
+        crash never leaves a half-written model.  An existing file is never replaced unless
+        ``overwrite=True`` (``FileExistsError`` otherwise).
+        """
+        path = Path(path)
+        if path.suffix != ".npz":
+            path = path.with_name(path.name + ".npz")
+        if path.exists() and not overwrite:
+            raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, format=np.array(_FORMAT_TAG), format_version=np.array(FORMAT_VERSION),
+                         visible=np.array(self.visible), hidden=np.array(self.hidden),
+                         W=self.W, b=self.b, c=self.c)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        return path
+
+    @classmethod
+    def load(cls, path) -> "RBM":
+        """Load a model written by :meth:`save` (``allow_pickle=False``).
+
+        Raises ``FileNotFoundError`` for a missing file and ``ValueError`` for a corrupt
+        file, a file that is not an rbmviz model, or one written by a newer format version.
+        """
+        path = Path(path)
+        if not path.exists():
+            raise FileNotFoundError(f"no saved model at {path}")
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                arrays = {key: z[key] for key in z.files}
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+            raise ValueError(f"{path} is not a readable .npz file (corrupt or truncated?): {exc}") from exc
+        if "format" not in arrays or str(arrays["format"]) != _FORMAT_TAG:
+            raise ValueError(f"{path} is not an rbmviz RBM file (no '{_FORMAT_TAG}' format tag); "
+                             f"it holds arrays {sorted(arrays)}")
+        version = int(arrays.get("format_version", -1))
+        if version > FORMAT_VERSION:
+            raise ValueError(f"{path} was saved with model format version {version}, newer than this "
+                             f"rbmviz understands ({FORMAT_VERSION}); upgrade rbmviz to load it")
+        if version < 1:
+            raise ValueError(f"{path} has an invalid format version {version}")
+        missing = {"W", "b", "c", "visible", "hidden"} - set(arrays)
+        if missing:
+            raise ValueError(f"{path} is missing arrays {sorted(missing)}")
+        W, b, c = arrays["W"], arrays["b"], arrays["c"]
+        if W.ndim != 2 or b.shape != (W.shape[0],) or c.shape != (W.shape[1],):
+            raise ValueError(f"{path} has inconsistent shapes W{W.shape}, b{b.shape}, c{c.shape}")
+        if W.dtype.name not in _DTYPES:
+            raise ValueError(f"{path} has parameters of unsupported dtype {W.dtype}")
+        rbm = cls(W.shape[0], W.shape[1], visible=str(arrays["visible"]), hidden=str(arrays["hidden"]),
+                  init="zeros", dtype=W.dtype.name)
+        rbm.W, rbm.b, rbm.c = (np.ascontiguousarray(a) for a in (W, b, c))
+        return rbm
+
+
+def base_rate_bias(X, eps=1e-3) -> np.ndarray:
+    """``logit`` of the column means of ``X`` clipped to ``[eps, 1 − eps]``, shape (n_visible,).
+
+    The visible-bias initialisation "at the data's base rate" (Hinton 2010, §8;
+    Upadhya & Sastry 2017 Sec. 4.1)."""
+    p = np.clip(np.asarray(X, dtype=np.float64).mean(axis=0), eps, 1 - eps)
+    return np.log(p) - np.log1p(-p)
