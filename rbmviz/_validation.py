@@ -48,7 +48,7 @@ def check_data(X, name: str = "data", *, n_visible: int | None = None, binary: b
         if nonbin.any():
             r, col = np.argwhere(nonbin)[0]
             raise ValueError(
-                f"{name} must be binary (0/1) for Bernoulli visible units; found {arr[r, col]!r} "
+                f"{name} must be binary (0/1) for Bernoulli visible units; found {float(arr[r, col])!r} "
                 f"at row {r}, column {col} (binarise it first, e.g. datasets.mnist(binarize='threshold'))")
     return arr
 

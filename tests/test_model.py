@@ -1,0 +1,211 @@
+"""The RBM object: energies against brute force, conditionals, initialisation, save/load,
+pseudo-likelihood, and every documented bad input."""
+import math
+import os
+
+import numpy as np
+import pytest
+from brute import joint_log_weights, logsumexp, visible_marginal
+from conftest import random_rbm
+
+import rbmviz
+from rbmviz import evaluate as ev
+from rbmviz.runs import Run
+
+BS = rbmviz.datasets.bars_and_stripes(3)
+
+
+def test_shapes_and_dtypes():
+    rbm = rbmviz.RBM(784, 20, seed=0)
+    assert rbm.W.shape == (784, 20) and rbm.b.shape == (784,) and rbm.c.shape == (20,)
+    assert rbm.W.dtype == np.float64
+    assert rbmviz.RBM(5, 3, dtype="float32").W.dtype == np.float32
+    assert rbm.W.std() == pytest.approx(0.01, rel=0.05)
+
+
+def test_initialisations():
+    u = rbmviz.RBM(6, 6, seed=0, init="uniform", scale=0.5)
+    assert np.abs(u.W).max() <= 0.5 and np.abs(u.W).max() > 0.4
+    assert (u.b == 0).all() and (u.c == 0).all()
+    z = rbmviz.RBM(6, 6, init="zeros")
+    assert (z.W == 0).all()
+    X = np.array([[1, 0, 1], [1, 0, 0], [1, 1, 0], [1, 0, 0]], float)
+    r = rbmviz.RBM(3, 2, data=X)
+    p = np.clip(X.mean(0), 1e-3, 1 - 1e-3)
+    np.testing.assert_allclose(r.b, np.log(p / (1 - p)))
+    assert rbmviz.RBM(4, 2, seed=3) == rbmviz.RBM(4, 2, seed=3)
+    assert rbmviz.RBM(4, 2, seed=3) != rbmviz.RBM(4, 2, seed=4)
+
+
+def test_free_energy_and_energy_match_brute_force():
+    rbm = random_rbm(4, 3, scale=2.0, seed=1)
+    L = joint_log_weights(rbm)                      # −E(v, h)
+    V, H = ev.all_states(4), ev.all_states(3)
+    np.testing.assert_allclose(-rbm.free_energy(V), logsumexp(L, axis=1), rtol=1e-12)
+    vi, hi = np.meshgrid(np.arange(16), np.arange(8), indexing="ij")
+    E = rbm.energy(V[vi.ravel()], H[hi.ravel()])
+    np.testing.assert_allclose(-E, L.ravel(), rtol=1e-12, atol=1e-12)
+    # the hidden free energy sums out the visible layer
+    np.testing.assert_allclose(-rbm.hidden_free_energy(H), logsumexp(L, axis=0), rtol=1e-12)
+
+
+def test_conditionals_match_brute_force():
+    rbm = random_rbm(3, 2, scale=1.5, seed=2)
+    L = joint_log_weights(rbm)
+    V, H = ev.all_states(3), ev.all_states(2)
+    P_h_given_v = np.exp(L - logsumexp(L, axis=1)[:, None])           # (8, 4)
+    np.testing.assert_allclose(rbm.hidden_probabilities(V), P_h_given_v @ H, rtol=1e-12)
+    P_v_given_h = np.exp(L - logsumexp(L, axis=0)[None, :])           # (8, 4)
+    np.testing.assert_allclose(rbm.visible_probabilities(H), P_v_given_h.T @ V, rtol=1e-12)
+
+
+def test_samplers_are_reproducible_and_unbiased():
+    rbm = random_rbm(5, 4, scale=1.0, seed=3)
+    V = np.ones((20000, 5))
+    H1, H2 = rbm.sample_hidden(V, seed=1), rbm.sample_hidden(V, seed=1)
+    assert np.array_equal(H1, H2)
+    np.testing.assert_allclose(H1.mean(0), rbm.hidden_probabilities(V[:1])[0], atol=0.02)
+    G1 = rbm.gibbs(V[:50], k=3, seed=5)
+    assert np.array_equal(G1, rbm.gibbs(V[:50], k=3, seed=5))
+    assert not np.array_equal(G1, rbm.gibbs(V[:50], k=3, seed=6))
+
+
+def test_long_gibbs_chains_sample_the_model_distribution():
+    rbm = random_rbm(3, 2, scale=1.0, seed=4)
+    S = rbm.gibbs(np.zeros((40000, 3)), k=30, seed=0)
+    idx = (S.astype(int) << np.array([2, 1, 0])).sum(1)
+    freq = np.bincount(idx, minlength=8) / len(S)
+    np.testing.assert_allclose(freq, visible_marginal(rbm), atol=0.01)
+
+
+def test_pseudo_likelihood_matches_brute_force_over_all_sites():
+    rbm = random_rbm(5, 3, scale=1.5, seed=6)
+    p = visible_marginal(rbm)
+    V = ev.all_states(5)[[1, 6, 17, 30]]
+    idx = (V.astype(int) << np.arange(4, -1, -1)).sum(1)
+    brute = []
+    for row, i in zip(V, idx):
+        total = 0.0
+        for site in range(5):
+            j = i ^ (1 << (4 - site))
+            total += math.log(p[i] / (p[i] + p[j]))
+        brute.append(total)
+    assert ev.pseudo_log_likelihood(rbm, V) == pytest.approx(np.mean(brute), rel=1e-12)
+
+
+def test_reconstruction_error_is_zero_for_a_perfect_autoencoder():
+    rbm = rbmviz.RBM(2, 2, init="zeros")
+    rbm.set_params(W=np.eye(2) * 40, b=[-20, -20], c=[-20, -20])
+    assert ev.reconstruction_error(rbm, np.array([[1.0, 0.0], [0.0, 1.0]])) < 1e-12
+    assert ev.reconstruction_error(rbmviz.RBM(2, 2, init="zeros"), np.eye(2)) == pytest.approx(0.25)
+
+
+# ---------------------------------------------------------------- save / load
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_save_load_round_trip_is_exact(tmp_path, dtype):
+    rbm = random_rbm(7, 5, scale=3.0, seed=7, dtype=dtype)
+    path = rbm.save(tmp_path / "m")
+    assert path.name == "m.npz"
+    back = rbmviz.RBM.load(path)
+    assert back == rbm and back.W.dtype == np.dtype(dtype)
+    assert os.listdir(tmp_path) == ["m.npz"]                 # no temp file left behind
+
+
+def test_save_never_overwrites_silently(tmp_path):
+    a, b = random_rbm(3, 2, seed=1), random_rbm(3, 2, seed=2)
+    a.save(tmp_path / "m.npz")
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        b.save(tmp_path / "m.npz")
+    assert rbmviz.RBM.load(tmp_path / "m.npz") == a
+    b.save(tmp_path / "m.npz", overwrite=True)
+    assert rbmviz.RBM.load(tmp_path / "m.npz") == b
+
+
+def test_load_rejects_corrupt_foreign_and_newer_files(tmp_path):
+    (tmp_path / "corrupt.npz").write_bytes(b"PK\x03\x04 definitely not a zip")
+    with pytest.raises(ValueError, match="corrupt.npz.*not a readable"):
+        rbmviz.RBM.load(tmp_path / "corrupt.npz")
+    np.savez(tmp_path / "foreign.npz", weights=np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="not an rbmviz RBM file"):
+        rbmviz.RBM.load(tmp_path / "foreign.npz")
+    rbm = random_rbm(3, 2)
+    path = rbm.save(tmp_path / "new.npz")
+    with np.load(path) as z:
+        arrays = dict(z)
+    arrays["format_version"] = np.array(99)
+    np.savez(tmp_path / "newer.npz", **arrays)
+    with pytest.raises(ValueError, match="format version 99, newer"):
+        rbmviz.RBM.load(tmp_path / "newer.npz")
+    arrays["format_version"] = np.array(1)
+    arrays["b"] = np.zeros(5)
+    np.savez(tmp_path / "shapes.npz", **arrays)
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        rbmviz.RBM.load(tmp_path / "shapes.npz")
+    with pytest.raises(FileNotFoundError):
+        rbmviz.RBM.load(tmp_path / "missing.npz")
+
+
+def test_load_never_unpickles(tmp_path):
+    rbm = random_rbm(3, 2)
+    path = rbm.save(tmp_path / "m.npz")
+    with np.load(path) as z:
+        arrays = dict(z)
+    arrays["W"] = np.array([{"evil": 1}], dtype=object)
+    np.savez(tmp_path / "pickled.npz", **arrays)
+    with pytest.raises(ValueError):
+        rbmviz.RBM.load(tmp_path / "pickled.npz")
+
+
+# ---------------------------------------------------------------- bad input
+@pytest.mark.parametrize("data,match", [
+    (np.array([[0.0, 0.5, 1.0] * 3]), r"data must be binary .* 0\.5 at row 0, column 1"),
+    (np.array([[0.0, np.nan, 1.0] * 3]), r"data contains NaN"),
+    (np.zeros((4, 8)), r"data has 8 columns but the model has n_visible=9"),
+    (np.zeros((0, 9)), r"data is empty"),
+    (np.zeros(9 * 4), r"data must be 2-D"),
+])
+def test_bad_data_is_refused_before_any_kernel(data, match):
+    with pytest.raises(ValueError, match=match):
+        rbmviz.train(rbmviz.RBM(9, 4), data, "cd", epochs=1)
+
+
+@pytest.mark.parametrize("kwargs,exc,match", [
+    (dict(k=0), ValueError, r"k must be >= 1"),
+    (dict(k=1.5), TypeError, r"k must be an integer"),
+    (dict(learning_rate=0.0), ValueError, r"learning_rate must be > 0"),
+    (dict(learning_rate=-1), ValueError, r"learning_rate must be > 0"),
+    (dict(learning_rate=float("nan")), ValueError, r"learning_rate must be finite"),
+    (dict(batch_size=0), ValueError, r"batch_size must be >= 1"),
+    (dict(batch_size=15), ValueError, r"batch_size=15 is larger than the data \(14 rows\)"),
+    (dict(momentum=1.0), ValueError, r"momentum must be < 1"),
+    (dict(weight_decay=-0.1), ValueError, r"weight_decay must be >= 0"),
+    (dict(seed=-1), ValueError, r"seed must be >= 0"),
+    (dict(epochs=-1), ValueError, r"epochs must be >= 0"),
+    (dict(eval_every=0), ValueError, r"eval_every must be >= 1"),
+    (dict(n_chains=4), TypeError, r"algorithm 'cd' does not take setting\(s\) \['n_chains'\]"),
+    (dict(algorithm="cdd"), ValueError, r"unknown algorithm 'cdd'.*did you mean 'cd'"),
+    (dict(metrics=["atll"]), ValueError, r"unknown metric 'atll'"),
+])
+def test_bad_settings_name_the_argument(kwargs, exc, match):
+    kwargs = {"epochs": 1, **kwargs}
+    with pytest.raises(exc, match=match):
+        Run(rbmviz.RBM(9, 4), BS, **kwargs)
+
+
+def test_other_bad_inputs():
+    with pytest.raises(ValueError, match="n_visible must be >= 1"):
+        rbmviz.RBM(0, 3)
+    with pytest.raises(ValueError, match="unknown visible unit type 'gaussian'"):
+        rbmviz.RBM(3, 3, visible="gaussian")
+    with pytest.raises(ValueError, match="unknown dtype 'float16'"):
+        rbmviz.RBM(3, 3, dtype="float16")
+    with pytest.raises(ValueError, match="unknown init 'xavier'"):
+        rbmviz.RBM(3, 3, init="xavier")
+    with pytest.raises(ValueError, match="name must be one of .*Did you mean 'mnist'"):
+        rbmviz.datasets.load("mnsit")
+    with pytest.raises(ValueError, match="W must have shape"):
+        rbmviz.RBM(3, 2).set_params(W=np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="exact log-likelihood needs"):
+        Run(rbmviz.RBM(40, 30), np.zeros((5, 40)), metrics=["train_ll"], epochs=1)
+    with pytest.raises(ValueError, match="'test_ll' needs test_data"):
+        Run(rbmviz.RBM(9, 4), BS, metrics=["test_ll"], epochs=1)
