@@ -1,0 +1,62 @@
+"""The plotting functions produce renderable Bokeh figures from real records, and the
+foundation explorer page trains and fills its panes."""
+import runpy
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import rbmviz
+from rbmviz import evaluate, viz
+
+hv = pytest.importorskip("holoviews")
+hv.extension("bokeh")
+BS = rbmviz.datasets.bars_and_stripes(3)
+
+
+def test_learning_curves_have_one_curve_per_algorithm_and_the_bound():
+    frames = [rbmviz.train(rbmviz.RBM(9, 4, seed=0), BS, a, epochs=200, learning_rate=0.3, k=2,
+                           eval_every=20) for a in ("cd", "pcd")]
+    plot = viz.learning_curves(pd.concat(frames), "train_ll", x="gibbs_steps", bound=-np.log(14))
+    curves = [el for el in plot if isinstance(el, hv.Curve)]
+    assert [c.label for c in curves] == ["cd", "pcd"]
+    assert len(curves[0].data) == 11 and curves[0].kdims[0].name == "gibbs_steps"
+    assert any(isinstance(el, hv.HLine) and el.data == -np.log(14) for el in plot)
+    hv.render(plot)
+    with pytest.raises(ValueError, match="metric 'atll'"):
+        viz.learning_curves(frames[0], "atll")
+
+
+def test_receptive_field_grid_places_columns_of_w():
+    W = np.arange(9 * 4, dtype=float).reshape(9, 4) - 10
+    grid = viz.tile_images(W.T, (3, 3), n_cols=2)
+    assert grid.shape == (7, 7)
+    np.testing.assert_array_equal(grid[:3, :3], W[:, 0].reshape(3, 3))
+    np.testing.assert_array_equal(grid[4:, 4:], W[:, 3].reshape(3, 3))
+    assert np.isnan(grid[3]).all()
+    img = viz.receptive_fields(W)
+    assert img.opts.get().kwargs["clim"] == (-25.0, 25.0)      # centred at 0
+    hv.render(img)
+    assert viz.image_shape(784) == (28, 28) and viz.image_shape(10) == (1, 10)
+
+
+def test_distribution_bars_compare_model_and_data():
+    rbm = rbmviz.RBM(3, 2, seed=0)
+    p = evaluate.visible_distribution(rbm)
+    bars = viz.distribution_bars(p, np.eye(8)[3], top=4)
+    df = bars.data
+    assert set(df.source) == {"model", "data"} and len(df) == 8
+    assert df[df.source == "data"].p.sum() == 1.0
+    hv.render(bars)
+
+
+def test_foundation_explorer_page_trains_and_shows_results():
+    app = runpy.run_path(str(Path(__file__).resolve().parents[1] / "apps" / "explorer.py"))
+    app["epochs"].value = 500
+    app["algorithms"].value = ["cd", "pcd"]
+    app["train"]()
+    curves = [el for el in app["curves"].object if isinstance(el, hv.Curve)]
+    assert [c.label for c in curves] == ["cd", "pcd"]
+    assert curves[0].data.train_ll.iloc[-1] > curves[0].data.train_ll.iloc[0]
+    assert "final LL" in app["status"].object
