@@ -22,14 +22,14 @@ TOY = {"Bars & Stripes 3×3": lambda: rbmviz.datasets.bars_and_stripes(3),
        "Diag d=6": lambda: rbmviz.datasets.diag(6),
        "1DBall d=6": lambda: rbmviz.datasets.ball_1d(6)}
 
-dataset = pn.widgets.Select(name="Dataset", options=list(TOY))
-algorithms = pn.widgets.CheckBoxGroup(name="Algorithms", value=["cd", "pcd"],
+dataset = pn.widgets.Select(label="Dataset", options=list(TOY))
+algorithms = pn.widgets.CheckBoxGroup(label="Algorithms", value=["cd", "pcd"],
                                       options=rbmviz.algorithms.names(), inline=True)
-n_hidden = pn.widgets.IntSlider(name="Hidden units", start=1, end=16, value=4)
-k = pn.widgets.IntSlider(name="Gibbs steps k", start=1, end=50, value=12)
-lr = pn.widgets.FloatSlider(name="Learning rate η", start=0.01, end=1.0, step=0.01, value=0.3)
-epochs = pn.widgets.IntSlider(name="Epochs", start=100, end=20000, step=100, value=3000)
-seed = pn.widgets.IntInput(name="Seed", value=0, start=0)
+n_hidden = pn.widgets.IntSlider(label="Hidden units", start=1, end=16, value=4)
+k = pn.widgets.IntSlider(label="Gibbs steps k", start=1, end=50, value=12)
+lr = pn.widgets.FloatSlider(label="Learning rate η", start=0.01, end=1.0, step=0.01, value=0.3)
+epochs = pn.widgets.IntSlider(label="Epochs", start=100, end=20000, step=100, value=3000)
+seed = pn.widgets.IntInput(label="Seed", value=0, start=0)
 train_button = pn.widgets.Button(label="Train", color="primary")
 status = pn.pane.Markdown("Press **Train**.")
 curves = pn.pane.HoloViews(sizing_mode="stretch_width", min_height=320)
