@@ -1,0 +1,474 @@
+"""Every knob of a training run, defined once: data set, model, training rule.
+
+The three classes below are ``param.Parameterized``: each knob declares its default, its
+bounds and its help text in one place, and
+
+* the explorer app draws their widgets with ``pn.Param`` (labels, sliders from ``softbounds``);
+* the ``rbmviz train`` command builds one ``--kebab-case`` option per knob (:mod:`rbmviz.cli`);
+* notebooks set them as keyword arguments, e.g. ``TrainSettings(algorithm="pcd", k=12)``.
+
+Assigning a value out of bounds raises a ``ValueError`` naming the knob (param checks it).
+
+Helpers turn settings into a run:
+
+>>> from rbmviz.settings import DataSettings, ModelSettings, TrainSettings, make_run
+>>> run = make_run(DataSettings(dataset="bars_and_stripes", D=3), ModelSettings(n_hidden=4),
+...                TrainSettings(algorithm="pcd", k=12, learning_rate=0.3, epochs=100, eval_every=50))
+>>> [rec["epoch"] for rec in run]
+[0, 50, 100]
+
+and to and from one flat ``dict`` of all knobs (:func:`to_dict`, :func:`from_dict`; names are
+unique across the three classes), which the CLI writes as ``settings.json`` and the explorer
+mirrors to its URL.
+
+This module imports param only (no Panel).
+"""
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import param
+
+from . import algorithms as _algorithms
+from . import datasets as _datasets
+from .model import RBM
+from .runs import Run
+
+__all__ = [
+    "DataSettings", "ModelSettings", "TrainSettings", "SETTINGS_CLASSES",
+    "load_data", "build_model", "algorithm_kwargs", "make_run",
+    "to_dict", "from_dict", "knobs", "parse_value", "set_knob", "clean_param_error",
+    "algorithm_knobs", "dataset_knobs",
+    "DATASETS", "DatasetRule", "TEST_FRACTION",
+]
+
+_SEED_MAX = 2**63 - 1
+
+
+# ---------------------------------------------------------------------------- data sets
+
+@dataclass(frozen=True)
+class DatasetRule:
+    """How :func:`load_data` builds the train/test pair of one data set.
+
+    kind : "toy" (generated complete pattern set; test = train), "bundled" (ships with a
+        dependency; fixed held-out split), "file" (read from the data directory).
+    knobs : the :class:`DataSettings` knobs the data set uses.
+    splits : for data sets with an official split, the (train, test) split names.
+    test_rows : rows of the official test split (so that ``limit`` reads only what it keeps).
+    """
+
+    kind: str
+    knobs: tuple[str, ...]
+    splits: tuple[str, str] | None = None
+    test_rows: int | None = None
+
+
+#: the rule of every data set :class:`DataSettings` offers
+DATASETS: dict[str, DatasetRule] = {
+    "bars_and_stripes": DatasetRule("toy", ("D",)),
+    "shifting_bar": DatasetRule("toy", ("N", "B")),
+    "diag": DatasetRule("toy", ("d",)),
+    "ball_1d": DatasetRule("toy", ("d",)),
+    "digits": DatasetRule("bundled", ("binarize", "data_seed", "limit")),
+    "mnist": DatasetRule("file", ("binarize", "data_seed", "limit"), ("train", "test"), 10_000),
+    "binarized_mnist": DatasetRule("file", ("limit",), ("train", "test"), 10_000),
+    "omniglot": DatasetRule("file", ("binarize", "data_seed", "limit"), ("background", "evaluation"),
+                            13_180),
+    "cbcl": DatasetRule("file", ("binarize", "data_seed", "limit")),
+}
+
+#: fraction of the rows held out (the last ones) as the test set of data sets without an
+#: official split (digits, CBCL)
+TEST_FRACTION = 0.2
+
+
+def _dataset_names() -> list[str]:
+    return [n for n in _datasets.names() if n in DATASETS]
+
+
+class DataSettings(param.Parameterized):
+    """Which data set to train on, and its size knobs.
+
+    Only the knobs of the chosen data set matter (:func:`dataset_knobs`); the test-set rule
+    is that of :func:`load_data`.
+    """
+
+    dataset = param.Selector(
+        default="bars_and_stripes", objects=_dataset_names(),
+        doc="Data set. Toy sets (bars_and_stripes, shifting_bar, diag, ball_1d) are generated; "
+            "digits ships with scikit-learn; mnist, binarized_mnist, omniglot and cbcl are read "
+            "from the data directory (see `rbmviz info`).")
+    D = param.Integer(
+        3, bounds=(2, 10), label="Bars & stripes side D",
+        doc="bars_and_stripes: image side; the 2·2^D − 2 patterns of D×D pixels.")
+    N = param.Integer(
+        9, bounds=(2, 1024), softbounds=(2, 32), label="Shifting bar pixels N",
+        doc="shifting_bar: number of pixels (and of patterns).")
+    B = param.Integer(
+        1, bounds=(1, 1023), softbounds=(1, 31), label="Shifting bar length B",
+        doc="shifting_bar: bar length, 1 <= B < N.")
+    d = param.Integer(
+        6, bounds=(1, 256), softbounds=(1, 32), label="Diag / 1DBall size d",
+        doc="diag and ball_1d: number of pixels.")
+    binarize = param.Selector(
+        default="threshold", objects=["threshold", "stochastic"],
+        doc="Grey-level data to 0/1: 'threshold' (a pixel is 1 when at least half on) or "
+            "'stochastic' (1 with probability equal to its grey level, one fixed draw from "
+            "data_seed).")
+    data_seed = param.Integer(
+        0, bounds=(0, _SEED_MAX), softbounds=(0, 100),
+        doc="Seed of the stochastic binarisation.")
+    limit = param.Integer(
+        None, allow_None=True, bounds=(1, None), softbounds=(1, 60000),
+        doc="Use at most this many rows of each split (real data sets only); none = all.")
+
+
+class ModelSettings(param.Parameterized):
+    """The RBM's size and initial parameters (binary visible and hidden units)."""
+
+    n_hidden = param.Integer(
+        4, bounds=(1, 4096), softbounds=(1, 64), label="Hidden units",
+        doc="Number of hidden units. Exact log-likelihoods need a layer of at most 20 units.")
+    init = param.Selector(
+        default="normal", objects=["normal", "uniform", "zeros"], label="Weight init",
+        doc="Initial weights: 'normal' W ~ N(0, scale²) (Upadhya & Sastry), 'uniform' "
+            "W ~ U[−scale, scale] (Fischer & Igel), 'zeros'.")
+    init_scale = param.Number(
+        0.01, bounds=(0.0, 10.0), softbounds=(0.0, 1.0), label="Init scale",
+        doc="Standard deviation (normal) or half-width (uniform) of the initial weights.")
+    visible_bias = param.Selector(
+        default="base_rate", objects=["base_rate", "zeros"],
+        doc="Initial visible biases: 'base_rate' b_i = logit(mean of pixel i in the training "
+            "data) (Hinton's practical guide), or 'zeros'. Hidden biases start at 0.")
+    dtype = param.Selector(
+        default="float64", objects=["float64", "float32"],
+        doc="Float type of the parameters: float64 for small models and exact work, float32 "
+            "for speed on large models.")
+    init_seed = param.Integer(
+        0, bounds=(0, _SEED_MAX), softbounds=(0, 100), label="Init seed",
+        doc="Seed of the initial weights.")
+
+
+class TrainSettings(param.Parameterized):
+    """The training rule and the run loop's knobs.
+
+    Only the knobs the chosen algorithm accepts are passed to it (:func:`algorithm_kwargs`,
+    :func:`algorithm_knobs`).
+    """
+
+    algorithm = param.Selector(
+        default="cd", objects=_algorithms.names(),
+        doc="Training rule: cd = contrastive divergence CD-k (Gibbs chains start at the data), "
+            "pcd = persistent CD PCD-k (chains carry over between updates).")
+    k = param.Integer(
+        1, bounds=(1, 1000), softbounds=(1, 50), label="Gibbs steps k",
+        doc="Block-Gibbs steps per parameter update.")
+    learning_rate = param.Number(
+        0.1, bounds=(0.0, 10.0), inclusive_bounds=(False, True), softbounds=(0.001, 1.0),
+        doc="Step size η > 0 of each update.")
+    batch_size = param.Integer(
+        None, allow_None=True, bounds=(1, None), softbounds=(1, 1000),
+        doc="Training rows per update; none = the full training set (full batch).")
+    epochs = param.Integer(
+        100, bounds=(0, 10_000_000), softbounds=(0, 10_000),
+        doc="Passes over the training set.")
+    eval_every = param.Integer(
+        1, bounds=(1, 10_000_000), softbounds=(1, 1000),
+        doc="Epochs between records (evaluations); records are also made at epoch 0 and at "
+            "the last epoch.")
+    momentum = param.Number(
+        0.0, bounds=(0.0, 1.0), inclusive_bounds=(True, False),
+        doc="Heavy-ball momentum in [0, 1); 0 = plain gradient steps (as in the papers).")
+    weight_decay = param.Number(
+        0.0, bounds=(0.0, 1.0), softbounds=(0.0, 0.01),
+        doc="L2 penalty on the weights W; 0 = none.")
+    seed = param.Integer(
+        0, bounds=(0, _SEED_MAX), softbounds=(0, 100),
+        doc="Seed of the training randomness (mini-batch shuffles, Gibbs chains).")
+    n_chains = param.Integer(
+        None, allow_None=True, bounds=(1, None), softbounds=(1, 1000), label="Persistent chains",
+        doc="pcd only: number of persistent Gibbs chains; none = the batch size.")
+    max_weight = param.Number(
+        1000.0, bounds=(0.0, 1e9), inclusive_bounds=(False, True), softbounds=(1.0, 1e4),
+        doc="The run stops as diverged when a parameter grows beyond this magnitude.")
+
+
+SETTINGS_CLASSES = (DataSettings, ModelSettings, TrainSettings)
+
+
+def knobs(cls_or_obj) -> dict[str, param.Parameter]:
+    """The knobs of a settings class (or instance) in declaration order, ``name`` excluded."""
+    return {n: p for n, p in cls_or_obj.param.objects("existing").items() if n != "name"}
+
+
+def _check_unique_names():
+    seen: dict[str, str] = {}
+    for cls in SETTINGS_CLASSES:
+        for n in knobs(cls):
+            if n in seen:  # pragma: no cover - guards future edits
+                raise TypeError(f"knob {n!r} is defined in both {seen[n]} and {cls.__name__}; "
+                                f"names must be unique across the settings classes")
+            seen[n] = cls.__name__
+
+
+_check_unique_names()
+
+
+# ---------------------------------------------------------------------------- helpers
+
+def algorithm_knobs(algorithm: str) -> list[str]:
+    """The :class:`TrainSettings` knobs that algorithm ``algorithm`` takes (e.g. ``n_chains``
+    only for ``pcd``): the intersection of its constructor's arguments and the knobs."""
+    accepted = _algorithms.accepted_settings(algorithm)
+    return [n for n in knobs(TrainSettings) if n in accepted]
+
+
+def dataset_knobs(dataset: str) -> list[str]:
+    """The :class:`DataSettings` knobs data set ``dataset`` uses (besides ``dataset``)."""
+    return list(_rule(dataset).knobs)
+
+
+def _rule(dataset: str) -> DatasetRule:
+    try:
+        return DATASETS[dataset]
+    except KeyError:
+        raise ValueError(f"no train/test rule for data set {dataset!r}; known: {sorted(DATASETS)} "
+                         f"(add one to rbmviz.settings.DATASETS)") from None
+
+
+def _binarize(X: np.ndarray, mode: str, seed: int) -> np.ndarray:
+    """Grey levels in [0, 1] to 0/1 floats: ``X >= 0.5`` or Bernoulli(X) drawn from ``seed``."""
+    if mode == "threshold":
+        return (X >= 0.5).astype(np.float64)
+    rng = np.random.default_rng(seed)
+    return (rng.random(X.shape) < X).astype(np.float64)
+
+
+def _held_out(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    n_test = int(len(X) * TEST_FRACTION)
+    return X[: len(X) - n_test], X[len(X) - n_test:]
+
+
+def load_data(settings: DataSettings) -> tuple[np.ndarray, np.ndarray]:
+    """Load (or generate) the training and test rows of ``settings.dataset``.
+
+    Rule for the test set:
+
+    * toy sets (``bars_and_stripes``, ``shifting_bar``, ``diag``, ``ball_1d``): the test set
+      **is** the training set — both are the complete pattern set (the papers' ATLL);
+    * ``mnist``, ``binarized_mnist``: the official ``train`` / ``test`` files;
+      ``omniglot``: the ``background`` / ``evaluation`` alphabets;
+    * ``digits`` (1797 images) and ``cbcl`` (2429 faces), which have no official split: a fixed
+      deterministic split in file order, the last ``floor(0.2 n)`` rows are the test set and the
+      rest the training set (digits: 1438 / 359).
+
+    Grey-level data (mnist, omniglot, digits, cbcl) are binarised by ``settings.binarize``;
+    ``settings.limit`` keeps the first ``limit`` rows of each split (real data sets only).
+
+    Returns
+    -------
+    train, test : ndarray of float64, shape (n_rows, n_visible), values 0/1
+
+    Raises
+    ------
+    rbmviz.datasets.DatasetNotFoundError
+        A data set file is missing (the message says where to put it).
+    ValueError
+        Bad sizes (e.g. ``B >= N``) or a corrupt data file.
+    """
+    s = settings
+    name = s.dataset
+    rule = _rule(name)
+    if rule.kind == "toy":
+        X = _datasets.load(name, **{k: getattr(s, k) for k in rule.knobs})
+        return X, X
+    limit = s.limit
+    test_limit = None if limit is None or rule.test_rows is None else min(limit, rule.test_rows)
+    if name == "digits":
+        X = _datasets.digits(binarize=None)          # grey levels / 16, in [0, 1]
+        train, test = _held_out(_binarize(X, s.binarize, s.data_seed))
+    elif name == "cbcl":
+        train, test = _held_out(_binarize(_datasets.cbcl(), s.binarize, s.data_seed))
+    elif name == "binarized_mnist":
+        tr, te = rule.splits
+        train = _datasets.binarized_mnist(split=tr, limit=limit)
+        test = _datasets.binarized_mnist(split=te, limit=test_limit)
+    else:  # mnist, omniglot: binarised by the loader
+        tr, te = rule.splits
+        kw = {"binarize": s.binarize, "seed": s.data_seed}
+        train = _datasets.load(name, split=tr, limit=limit, **kw)
+        test = _datasets.load(name, split=te, limit=test_limit, **kw)
+    if limit is not None:
+        train, test = train[:limit], test[:limit]
+    return train, test
+
+
+def build_model(model_settings: ModelSettings, train_data) -> RBM:
+    """A fresh :class:`~rbmviz.model.RBM` with ``n_visible = train_data.shape[1]``, initialised
+    as ``model_settings`` says (visible biases at the base rate of ``train_data`` if asked)."""
+    m = model_settings
+    train_data = np.asarray(train_data)
+    if train_data.ndim != 2:
+        raise ValueError(f"train_data must be 2-D (n_samples, n_visible), got shape {train_data.shape}")
+    return RBM(train_data.shape[1], m.n_hidden, seed=m.init_seed, init=m.init, scale=m.init_scale,
+               data=train_data if m.visible_bias == "base_rate" else None, dtype=m.dtype)
+
+
+def algorithm_kwargs(train_settings: TrainSettings) -> dict:
+    """Keyword arguments for ``rbmviz.algorithms.create(train_settings.algorithm, **kw)``: the
+    knobs that algorithm accepts (learning rate and seed included), nothing else.
+
+    >>> sorted(algorithm_kwargs(TrainSettings(algorithm="cd")))
+    ['k', 'learning_rate', 'momentum', 'seed', 'weight_decay']
+    """
+    t = train_settings
+    return {n: getattr(t, n) for n in algorithm_knobs(t.algorithm)}
+
+
+def make_run(data_settings: DataSettings, model_settings: ModelSettings,
+             train_settings: TrainSettings, **run_overrides) -> Run:
+    """Load the data, build the model and return the :class:`~rbmviz.runs.Run` (not started).
+
+    ``run_overrides`` replace or add :class:`Run` arguments, e.g. ``epochs=None`` for an
+    open-ended run in the dashboard, ``metrics=[...]``, ``test_data=...``.  The model is
+    ``run.rbm``, the rows ``run.data`` / ``run.test_data``.
+    """
+    train, test = load_data(data_settings)
+    rbm = build_model(model_settings, train)
+    t = train_settings
+    kwargs = dict(epochs=t.epochs, batch_size=t.batch_size, eval_every=t.eval_every,
+                  max_weight=t.max_weight, test_data=test, **algorithm_kwargs(t))
+    kwargs.update(run_overrides)
+    return Run(rbm, train, t.algorithm, **kwargs)
+
+
+# ---------------------------------------------------------------------------- flat dicts
+
+def _param_kind(p: param.Parameter) -> str:
+    if isinstance(p, param.Selector):
+        return "choice"
+    if isinstance(p, param.Boolean):
+        return "bool"
+    if isinstance(p, param.Integer):
+        return "int"
+    if isinstance(p, param.Number):
+        return "float"
+    return "other"
+
+
+_NONE_WORDS = ("none", "null", "")
+
+
+def parse_value(p: param.Parameter, value):
+    """Convert ``value`` (a Python value, or text from a command line / URL query / JSON) to the
+    type of knob ``p``: ``"12"`` → 12 for Integer knobs, ``"0.3"`` → 0.3 for Number knobs,
+    ``"none"`` → None where None is allowed.  Raises ``ValueError`` saying what was expected.
+    Bounds are not checked here: param checks them when the value is assigned.
+    """
+    kind = _param_kind(p)
+    if value is None or (isinstance(value, str) and value.strip().lower() in _NONE_WORDS
+                         and kind != "choice"):
+        if p.allow_None:
+            return None
+        raise ValueError(f"expected {_expected(p)}, got {value!r}")
+    if kind == "int":
+        if isinstance(value, str):
+            try:
+                value = int(value.strip().replace("_", ""))
+            except ValueError:
+                raise ValueError(f"expected {_expected(p)}, got {value!r}") from None
+        elif isinstance(value, float) and value.is_integer():
+            value = int(value)
+        elif isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ValueError(f"expected {_expected(p)}, got {value!r}")
+        return int(value)
+    if kind == "float":
+        if isinstance(value, str):
+            try:
+                value = float(value.strip())
+            except ValueError:
+                raise ValueError(f"expected {_expected(p)}, got {value!r}") from None
+        elif isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise ValueError(f"expected {_expected(p)}, got {value!r}")
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"expected a finite number, got {value!r}")
+        return value
+    if kind == "bool" and isinstance(value, str):
+        low = value.strip().lower()
+        if low in ("true", "1", "yes", "on"):
+            return True
+        if low in ("false", "0", "no", "off"):
+            return False
+        raise ValueError(f"expected true or false, got {value!r}")
+    return value
+
+
+def _expected(p: param.Parameter) -> str:
+    kind = _param_kind(p)
+    what = {"int": "an integer", "float": "a number", "bool": "true or false"}.get(kind, "a value")
+    if kind == "choice":
+        what = "one of " + ", ".join(map(str, p.objects))
+    return what + (" or none" if p.allow_None else "")
+
+
+def clean_param_error(exc: Exception) -> str:
+    """param's message without its ``"Integer parameter 'TrainSettings.k' "`` prefix, e.g.
+    ``"must be at least 1, not 0."`` (for messages that name the knob another way)."""
+    return re.sub(r"^\w+ parameter '[\w.]+' ", "", str(exc))
+
+
+def to_dict(data_settings: DataSettings, model_settings: ModelSettings,
+            train_settings: TrainSettings, *, changed_only: bool = False) -> dict:
+    """One flat ``{knob: value}`` dict of the three settings objects (JSON-ready values), in
+    declaration order: data knobs, model knobs, training knobs.  ``changed_only=True`` keeps
+    only the values that differ from the defaults (short URLs)."""
+    out = {}
+    for obj, cls in zip((data_settings, model_settings, train_settings), SETTINGS_CLASSES):
+        if not isinstance(obj, cls):
+            raise TypeError(f"expected a {cls.__name__}, got {type(obj).__name__}")
+        for n, p in knobs(cls).items():
+            v = getattr(obj, n)
+            if changed_only and v == p.default:
+                continue
+            out[n] = v
+    return out
+
+
+def from_dict(values: dict) -> tuple[DataSettings, ModelSettings, TrainSettings]:
+    """Settings objects from a flat dict as written by :func:`to_dict`; missing knobs keep
+    their defaults.  Values may be text (URL query strings): see :func:`parse_value`.
+
+    Raises ``ValueError`` for an unknown knob (with the closest known name) or a bad value
+    (naming the knob and what it accepts).
+    """
+    if not isinstance(values, dict):
+        raise TypeError(f"settings must be a dict, got {type(values).__name__}")
+    all_knobs = [n for cls in SETTINGS_CLASSES for n in knobs(cls)]
+    unknown = [k for k in values if k not in all_knobs]
+    if unknown:
+        hints = []
+        for k in unknown:
+            close = difflib.get_close_matches(str(k), all_knobs, n=1)
+            hints.append(f"{k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise ValueError(f"unknown setting(s) {', '.join(hints)}; known settings: {', '.join(all_knobs)}")
+    objs = tuple(cls() for cls in SETTINGS_CLASSES)
+    for obj, cls in zip(objs, SETTINGS_CLASSES):
+        for n, p in knobs(cls).items():
+            if n in values:
+                set_knob(obj, n, values[n])
+    return objs
+
+
+def set_knob(obj: param.Parameterized, name: str, value) -> None:
+    """Parse (:func:`parse_value`) and assign one knob; ``ValueError`` naming the knob."""
+    p = obj.param[name]
+    try:
+        setattr(obj, name, parse_value(p, value))
+    except ValueError as exc:
+        raise ValueError(f"invalid value {value!r} for setting {name!r}: {clean_param_error(exc)}") from None

@@ -1,0 +1,210 @@
+"""Tests of the ``rbmviz`` command.  All but two call ``rbmviz.cli.main`` in-process (so the
+Numba kernels compile once); two run ``python -m rbmviz`` in a subprocess."""
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rbmviz
+from rbmviz import cli
+from rbmviz.settings import SETTINGS_CLASSES, from_dict, knobs, to_dict
+
+ROOT = Path(__file__).resolve().parents[1]
+COLUMNS = ["algorithm", "epoch", "updates", "gibbs_steps", "train_ll", "test_ll", "pseudo_ll",
+           "recon_error", "weight_norm", "wall_time"]
+TINY = ["--dataset", "bars_and_stripes", "--algorithm", "pcd", "--k", "3", "--learning-rate", "0.3",
+        "--epochs", "20", "--eval-every", "5", "--seed", "1", "--quiet"]
+
+
+def _read_csv(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _subprocess(*args, **env):
+    e = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""), **env)
+    return subprocess.run([sys.executable, "-m", "rbmviz", *args], capture_output=True, text=True,
+                          env=e, timeout=120)
+
+
+# ---------------------------------------------------------------------------- help
+
+def test_python_m_rbmviz_help():
+    res = _subprocess("--help")
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert "usage: rbmviz" in out and "train" in out and "info" in out
+    assert "examples:" in out and "rbmviz train --dataset bars_and_stripes" in out
+
+
+def test_train_help_lists_every_knob(capsys):
+    assert cli.main(["train", "--help"]) == 0
+    out = capsys.readouterr().out
+    for cls in SETTINGS_CLASSES:
+        for name, p in knobs(cls).items():
+            assert "--" + name.replace("_", "-") in out
+    flat = " ".join(out.split())                       # independent of the terminal width
+    assert "(0, 10]; default: 0.1)" in flat            # bounds and default from the param
+    assert "examples:" in out and "--out runs/bs_pcd" in out
+    assert "Test set:" in out                          # the description paragraph
+
+
+def test_no_command_prints_help(capsys):
+    assert cli.main([]) == 2
+    assert "commands:" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------- train
+
+def test_train_writes_records_model_and_settings(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert cli.main(["train", *TINY, "--out", str(out)]) == 0
+    assert capsys.readouterr().out == ""               # --quiet
+    rows = _read_csv(out / "records.csv")
+    assert [int(r["epoch"]) for r in rows] == [0, 5, 10, 15, 20]
+    assert list(rows[0]) == COLUMNS
+    assert {r["algorithm"] for r in rows} == {"pcd"}
+
+    # the same run in-process: bit-identical model and metrics
+    X = rbmviz.datasets.bars_and_stripes(3)
+    rbm = rbmviz.RBM(9, 4, seed=0, data=X)
+    df = rbmviz.train(rbm, X, "pcd", epochs=20, learning_rate=0.3, seed=1, k=3, eval_every=5,
+                      test_data=X)
+    saved = rbmviz.RBM.load(out / "model.npz")
+    assert saved == rbm
+    np.testing.assert_array_equal([float(r["train_ll"]) for r in rows], df["train_ll"].to_numpy())
+
+    settings = json.loads((out / "settings.json").read_text())
+    assert settings["algorithm"] == "pcd" and settings["k"] == 3 and settings["epochs"] == 20
+    assert to_dict(*from_dict(settings)) == settings
+
+    # --settings reproduces the run; an option overrides the file
+    again = tmp_path / "again"
+    assert cli.main(["train", "--settings", str(out / "settings.json"), "--quiet",
+                     "--out", str(again)]) == 0
+    assert rbmviz.RBM.load(again / "model.npz") == saved
+    other = tmp_path / "other"
+    assert cli.main(["train", "--settings", str(out / "settings.json"), "--seed", "2", "--quiet",
+                     "--out", str(other)]) == 0
+    assert json.loads((other / "settings.json").read_text())["seed"] == 2
+    assert rbmviz.RBM.load(other / "model.npz") != saved
+
+
+def test_train_progress_bar_and_summary(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert cli.main(["train", "--epochs", "4", "--eval-every", "2", "--out", str(out)]) == 0
+    cap = capsys.readouterr()
+    assert "train_ll=" in cap.err and "epoch" in cap.err          # tqdm bar with postfix
+    assert "trained 4 epochs" in cap.out and "records.csv" in cap.out
+
+
+def test_python_m_rbmviz_train(tmp_path):
+    out = tmp_path / "sub"
+    res = _subprocess("train", "--dataset", "shifting_bar", "--N", "5", "--epochs", "3",
+                      "--quiet", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    assert [int(r["epoch"]) for r in _read_csv(out / "records.csv")] == [0, 1, 2, 3]
+    assert rbmviz.RBM.load(out / "model.npz").n_visible == 5
+
+
+def test_refuses_to_overwrite(tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    assert cli.main(["train", "--epochs", "2", "--quiet", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--out" in err and "not empty" in err and "--overwrite" in err
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+    assert cli.main(["train", "--epochs", "2", "--quiet", "--overwrite", "--out", str(out)]) == 0
+    assert (out / "notes.txt").read_text() == "mine"
+    assert cli.main(["train", "--epochs", "3", "--quiet", "--overwrite", "--out", str(out)]) == 0
+    assert [int(r["epoch"]) for r in _read_csv(out / "records.csv")] == [0, 1, 2, 3]
+
+
+def test_empty_out_dir_is_used(tmp_path):
+    out = tmp_path / "empty"
+    out.mkdir()
+    assert cli.main(["train", "--epochs", "1", "--quiet", "--out", str(out)]) == 0
+    assert (out / "model.npz").exists()
+
+
+@pytest.mark.parametrize("args, option, text", [
+    (["--k", "0"], "--k", "at least 1"),
+    (["--learning-rate", "-1"], "--learning-rate", "greater than 0"),
+    (["--learning-rate", "0"], "--learning-rate", "greater than 0"),
+    (["--algorithm", "nope"], "--algorithm", "invalid choice"),
+    (["--k", "three"], "--k", "expected an integer"),
+    (["--momentum", "1"], "--momentum", "less than 1"),
+    (["--n-hidden", "5000"], "--n-hidden", "at most 4096"),
+    (["--n-chains", "5"], "--n-chains", "not used by algorithm 'cd'"),
+    (["--N", "5"], "--N", "not used by data set 'bars_and_stripes'"),
+    (["--batch-size", "100"], "--batch-size", "larger than the data"),
+    (["--dataset", "shifting_bar", "--N", "4", "--B", "4"], "--B", "B must be"),
+])
+def test_bad_options_exit_2(tmp_path, capsys, args, option, text):
+    out = tmp_path / "run"
+    assert cli.main(["train", *args, "--quiet", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "usage: rbmviz train" in err
+    assert f"argument {option}:" in err and text in err
+    assert not out.exists()
+
+
+def test_missing_out_is_a_usage_error(capsys):
+    assert cli.main(["train", "--epochs", "1"]) == 2
+    assert "--out" in capsys.readouterr().err
+
+
+def test_bad_settings_file(tmp_path, capsys):
+    bad = tmp_path / "settings.json"
+    bad.write_text(json.dumps({"learnig_rate": 0.1}))
+    assert cli.main(["train", "--settings", str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert "did you mean 'learning_rate'" in capsys.readouterr().err
+
+
+def test_diverging_run_exits_3_and_keeps_records(tmp_path, capsys):
+    out = tmp_path / "div"
+    code = cli.main(["train", "--learning-rate", "10", "--dtype", "float32", "--max-weight", "1",
+                     "--epochs", "50", "--quiet", "--out", str(out)])
+    assert code == 3
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "diverged" in err and "records.csv" in err
+    rows = _read_csv(out / "records.csv")
+    assert len(rows) >= 1 and rows[0]["epoch"] == "0" and list(rows[0]) == COLUMNS
+    assert not (out / "model.npz").exists()
+    assert (out / "settings.json").exists()
+
+
+def test_missing_dataset_file_exits_2(tmp_path, monkeypatch, capsys):
+    empty = tmp_path / "data"
+    empty.mkdir()
+    monkeypatch.setenv("RBMVIZ_DATA", str(empty))
+    out = tmp_path / "run"
+    assert cli.main(["train", "--dataset", "mnist", "--limit", "10", "--quiet",
+                     "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "RBMVIZ_DATA" in err and str(empty) in err and "mnist" in err
+    assert not out.exists()
+
+
+# ---------------------------------------------------------------------------- info
+
+def test_info(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RBMVIZ_DATA", str(tmp_path))
+    assert cli.main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert f"rbmviz {rbmviz.__version__}" in out
+    assert "threading layer:" in out and "threads:" in out
+    assert str(tmp_path) in out and "from RBMVIZ_DATA" in out
+    assert "mnist" in out and "missing" in out and "bars_and_stripes" in out
+
+
+def test_version(capsys):
+    assert cli.main(["--version"]) == 0
+    assert rbmviz.__version__ in capsys.readouterr().out
