@@ -1,0 +1,573 @@
+"""A scikit-learn estimator around :class:`rbmviz.RBM` and every rbmviz training rule.
+
+:class:`RBMEstimator` follows the contract of ``sklearn.neural_network.BernoulliRBM``
+(``fit`` / ``partial_fit`` / ``transform`` / ``score_samples`` / ``gibbs``, fitted
+``components_``, ``intercept_hidden_``, ``intercept_visible_``), so it can stand in a
+``Pipeline`` before a classifier, inside ``GridSearchCV`` or be ``clone``-d, while training
+runs through the one rbmviz loop (:class:`rbmviz.runs.Run`) with any algorithm of
+:func:`rbmviz.algorithms.names`.
+
+Differences to ``BernoulliRBM``, on purpose:
+
+* training data must be binary (0/1): rbmviz units are Bernoulli and their samplers and
+  pseudo-likelihood assume it; ``BernoulliRBM`` silently accepts probabilities in [0, 1];
+* ``score_samples`` is the deterministic pseudo-log-likelihood over **all** sites, not one
+  random site scaled by ``n_features`` (scikit-learn issue 23179);
+* ``gibbs`` returns float 0/1 arrays (``BernoulliRBM`` returns booleans) and its random
+  stream is reproducible from ``random_state``.
+"""
+from __future__ import annotations
+
+import collections.abc
+import copy
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+)
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import algorithms as _algorithms
+from .algorithms.base import stream_seed
+from .model import RBM, _softplus
+from .runs import Run
+
+__all__ = ["RBMEstimator"]
+
+#: metrics recorded by ``fit`` / ``partial_fit`` (all cheap: no partition function) ...
+_METRICS = ("pseudo_ll", "recon_error", "weight_norm")
+#: ... on at most this many (the first) training rows: the pseudo-likelihood costs
+#: O(rows · n_features · n_components) and is not part of training
+_EVAL_ROWS = 256
+#: the algorithm settings the estimator exposes, with their neutral defaults: a setting the
+#: chosen algorithm does not take is an error only when it differs from this default
+_SETTING_DEFAULTS = {"k": 1, "momentum": 0.0, "weight_decay": 0.0}
+#: algorithm state (besides arrays) carried from one ``partial_fit`` call to the next
+_COUNTERS = ("counter", "updates", "gibbs_steps")
+
+
+class _AlgorithmNames(collections.abc.Set):
+    """The live set of registered algorithm names (an algorithm registered after import is
+    accepted too), usable as the options of a ``StrOptions`` constraint."""
+
+    def __contains__(self, name):
+        return name in _algorithms.names()
+
+    def __iter__(self):
+        return iter(_algorithms.names())
+
+    def __len__(self):
+        return len(_algorithms.names())
+
+    @classmethod
+    def _from_iterable(cls, it):
+        return frozenset(it)
+
+
+def _pseudo_log_likelihood_rows(rbm, V):
+    """Pseudo-log-likelihood over all sites of every row of ``V``, shape (n_samples,), nats.
+
+    ``PL(v) = Σ_i log p(v_i | v_{−i}) = −Σ_i softplus(F(v) − F(v with unit i flipped))`` —
+    the per-row version of :func:`rbmviz.evaluate.pseudo_log_likelihood` (same formula, no
+    mean).  ``V`` : binary float64 array (n_samples, n_visible), already checked.
+    """
+    W, b, c = (x.astype(np.float64) for x in rbm.params)
+    pre = V @ W + c                                  # (N, nh)
+    base = _softplus(pre).sum(axis=1)                # (N,)
+    s = 1.0 - 2.0 * V                                # +1 when the flip turns a 0 on
+    total = np.zeros(V.shape[0])
+    for i in range(rbm.n_visible):
+        flipped = _softplus(pre + s[:, i:i + 1] * W[i]).sum(axis=1)
+        dF = -b[i] * s[:, i] - (flipped - base)      # F(flip_i v) − F(v)
+        total -= _softplus(-dF)
+    return total
+
+
+def _check_binary(X, name="X"):
+    """Raise a ``ValueError`` naming ``name`` unless every entry of ``X`` is 0 or 1."""
+    nonbin = (X != 0) & (X != 1)
+    if nonbin.any():
+        r, col = np.argwhere(nonbin)[0]
+        # "Negative values in data" is scikit-learn's wording for positive-only estimators
+        neg = "Negative values in data: " if (X < 0).any() else ""
+        raise ValueError(
+            f"{neg}{name} must be binary (0/1): RBMEstimator has Bernoulli visible units and, "
+            f"unlike sklearn's BernoulliRBM, does not train on probabilities in [0, 1]; found "
+            f"{X[r, col]!r} at row {r}, column {col}. Binarise {name} first, e.g. with "
+            f"sklearn.preprocessing.Binarizer(threshold=0.5) or "
+            f"rbmviz.datasets.digits(binarize='threshold')")
+    return X
+
+
+def _check_unit_interval(X, name="X"):
+    """Raise a ``ValueError`` naming ``name`` unless every entry of ``X`` is in [0, 1]."""
+    bad = (X < 0) | (X > 1)
+    if bad.any():
+        r, col = np.argwhere(bad)[0]
+        neg = "Negative values in data: " if (X < 0).any() else ""
+        raise ValueError(f"{neg}{name} must hold visible-unit states or probabilities in "
+                         f"[0, 1]; found {X[r, col]!r} at row {r}, column {col}")
+    return X
+
+
+class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Restricted Boltzmann machine with binary units as a scikit-learn transformer.
+
+    A drop-in for ``sklearn.neural_network.BernoulliRBM`` (in a ``Pipeline`` before a
+    classifier, in ``GridSearchCV``, with ``clone``) that trains with any rbmviz algorithm
+    (:func:`rbmviz.algorithms.names`: CD-k, PCD-k, ...) through the rbmviz run loop
+    (:class:`rbmviz.runs.Run`), so the metric records of the run are kept (``records_``).
+
+    Parameter layout as everywhere in rbmviz: ``rbm_.W`` has shape
+    (n_features, n_components); scikit-learn's ``components_`` is its transpose.
+
+    Parameters
+    ----------
+    n_components : int, default=256
+        Number of binary hidden units.
+    algorithm : str, default="pcd"
+        Training rule, one of :func:`rbmviz.algorithms.names` (``"pcd"`` is the stochastic
+        maximum likelihood of ``BernoulliRBM``; ``"cd"`` is CD-k).
+    learning_rate : float, default=0.1
+        Step size (> 0).  Unlike ``BernoulliRBM`` the gradient is a *mean* over the
+        mini-batch for every algorithm.
+    batch_size : int, default=10
+        Rows per parameter update (clipped to the number of rows in ``fit``).  Also the
+        number of persistent chains of ``"pcd"``.
+    n_iter : int, default=10
+        Epochs (full passes over the training data) of ``fit``.
+    k : int, default=1
+        Gibbs steps per update (CD-k, PCD-k).
+    momentum : float, default=0.0
+        Heavy-ball momentum in [0, 1).
+    weight_decay : float, default=0.0
+        L2 penalty on the weights (>= 0).
+    init_scale : float, default=0.01
+        Standard deviation of the normal initial weights (>= 0).
+    init_visible_bias : {"zeros", "base_rate"}, default="zeros"
+        ``"base_rate"`` starts the visible biases at the logit of the training data's
+        column means (Hinton's practical guide); ``"zeros"`` as ``BernoulliRBM``.
+    dtype : {"float64", "float32"}, default="float64"
+        Floating type of the parameters during training.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initial weights, the epoch shuffles, the algorithm's Gibbs stream and the
+        samples of :meth:`gibbs`.  Pass an int for bit-identical results across calls.
+    verbose : int, default=0
+        If > 0, ``fit`` evaluates after every epoch and prints each record.
+
+    Attributes
+    ----------
+    rbm_ : rbmviz.RBM
+        The trained model (``W`` of shape (n_features, n_components), ``b``, ``c``).
+    components_ : ndarray of shape (n_components, n_features)
+        Weight matrix, ``rbm_.W.T`` (a copy).
+    intercept_hidden_ : ndarray of shape (n_components,)
+        Biases of the hidden units, ``rbm_.c`` (a copy).
+    intercept_visible_ : ndarray of shape (n_features,)
+        Biases of the visible units, ``rbm_.b`` (a copy).
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`, when ``X`` has string column names.
+    records_ : pandas.DataFrame
+        The run's metric records (``epoch``, ``updates``, ``gibbs_steps``, ``wall_time``,
+        ``pseudo_ll``, ``recon_error``, ``weight_norm``; the first two on the first 256
+        training rows): epoch 0 and the last epoch, every epoch when ``verbose``, one row per
+        :meth:`partial_fit` call.
+    run_ : rbmviz.runs.Run
+        The last run; ``run_.algorithm`` holds the training state (persistent chains,
+        velocities, position in the random stream) that :meth:`partial_fit` continues.
+        It references the last training rows (``run_.data``), so a pickled estimator
+        includes them.
+
+    See Also
+    --------
+    sklearn.neural_network.BernoulliRBM : The estimator whose contract this one follows.
+    rbmviz.runs.Run : The training loop behind :meth:`fit`.
+
+    Notes
+    -----
+    ``fit``, ``partial_fit``, ``score_samples`` and ``gibbs`` require binary (0/1) ``X``
+    (a ``ValueError`` otherwise); ``transform`` accepts probabilities in [0, 1], as a
+    mean-field input.  ``BernoulliRBM`` accepts [0, 1] probabilities everywhere; binarise
+    grey-level data first (e.g. ``sklearn.preprocessing.Binarizer(threshold=0.5)``).
+
+    ``score_samples`` is the deterministic pseudo-log-likelihood over all sites;
+    ``BernoulliRBM.score_samples`` flips one random site per row and scales by
+    ``n_features`` (noisy; scikit-learn issue 23179).
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import train_test_split
+    >>> from sklearn.pipeline import make_pipeline
+    >>> import rbmviz
+    >>> from rbmviz.estimator import RBMEstimator
+    >>> X, y = rbmviz.datasets.digits(binarize="threshold", return_labels=True)
+    >>> X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
+    >>> model = make_pipeline(
+    ...     RBMEstimator(n_components=64, algorithm="pcd", learning_rate=0.1, n_iter=10,
+    ...                  random_state=0),
+    ...     LogisticRegression(max_iter=1000))
+    >>> accuracy = model.fit(X_train, y_train).score(X_test, y_test)
+    >>> bool(accuracy > 0.85)
+    True
+    >>> rbm = model[0]
+    >>> rbm.components_.shape, rbm.transform(X_test[:3]).shape
+    ((64, 64), (3, 64))
+    >>> list(rbm.records_.epoch), int(rbm.records_.updates.iloc[-1])
+    ([0, 10], 1340)
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "algorithm": [StrOptions(_AlgorithmNames())],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "n_iter": [Interval(Integral, 0, None, closed="left")],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "momentum": [Interval(Real, 0, 1, closed="left")],
+        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "init_scale": [Interval(Real, 0, None, closed="left")],
+        "init_visible_bias": [StrOptions({"zeros", "base_rate"})],
+        "dtype": [StrOptions({"float64", "float32"})],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(self, n_components=256, *, algorithm="pcd", learning_rate=0.1, batch_size=10,
+                 n_iter=10, k=1, momentum=0.0, weight_decay=0.0, init_scale=0.01,
+                 init_visible_bias="zeros", dtype="float64", random_state=None, verbose=0):
+        self.n_components = n_components
+        self.algorithm = algorithm
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.n_iter = n_iter
+        self.k = k
+        self.momentum = momentum
+        self.weight_decay = weight_decay
+        self.init_scale = init_scale
+        self.init_visible_bias = init_visible_bias
+        self.dtype = dtype
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ training
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Train a new RBM on the binary rows of ``X`` for ``n_iter`` epochs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data, every entry 0 or 1.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : RBMEstimator
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not binary (or empty, or holds NaN/inf).
+        rbmviz.RunDiverged
+            If training diverges (try a smaller ``learning_rate``).  A failed ``fit``
+            leaves the estimator unfitted.
+        """
+        try:
+            X = self._check_values(validate_data(self, X, dtype=np.float64))
+            self._initialise(X)
+            n = X.shape[0]
+            algo = self._make_algorithm(n_chains=min(self.batch_size, n))  # pins the chain count
+            run = Run(self.rbm_, X, algo, epochs=self.n_iter,
+                      batch_size=min(self.batch_size, n), seed=self._run_seed,
+                      eval_every=max(self.n_iter, 1) if not self.verbose else 1,
+                      metrics=list(_METRICS), pl_rows=_EVAL_ROWS)
+            for rec in run:
+                self._report(rec)
+        except BaseException:
+            self._forget()          # a failed fit leaves no half-trained model behind
+            raise
+        self.run_ = run
+        self._records = list(run.records)
+        self._epochs_done = run.epoch
+        self._wall_time = run.wall_time
+        self._publish()
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None):
+        """One epoch over the binary rows of ``X`` (in mini-batches), continuing training.
+
+        The first call (on an unfitted estimator) initialises the model as :meth:`fit`;
+        later calls, and calls after :meth:`fit`, continue with the same algorithm state:
+        persistent chains, momentum velocities and the position in the Gibbs stream carry
+        over, so a sequence of calls is one run over a stream of data.  Each call appends
+        one record to ``records_``.  ``learning_rate``, ``k``, ``momentum`` and
+        ``weight_decay`` changed with ``set_params`` between calls take effect at the next
+        call (the other parameters are fixed by the first call or by :meth:`fit`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows, every entry 0 or 1.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : RBMEstimator
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not binary or has another number of features than before.
+        rbmviz.RunDiverged
+            If training diverges; the estimator is then left as it was before the call
+            (unfitted on a first call).
+        """
+        if not hasattr(self, "rbm_"):
+            try:
+                X = self._check_values(validate_data(self, X, dtype=np.float64))
+                self._initialise(X)
+                algo = self._make_algorithm(n_chains=self.batch_size)  # fixed for all calls
+                self._records, self._epochs_done, self._wall_time = [], 0, 0.0
+                run = Run(self.rbm_, X, algo, epochs=1,
+                          batch_size=min(self.batch_size, X.shape[0]), seed=self._run_seed,
+                          eval_every=1, metrics=list(_METRICS), pl_rows=_EVAL_ROWS)
+                records = list(run)            # the epoch-0 record, then the epoch-1 record
+            except BaseException:
+                self._forget()
+                raise
+            self._add_record(records[0], epoch_offset=0, time_offset=0.0)
+        else:
+            X = self._check_values(validate_data(self, X, dtype=np.float64, reset=False))
+            algo = self.run_.algorithm
+            saved = _algorithm_state(algo)
+            self._sync_settings(algo)
+            params = tuple(p.copy() for p in self.rbm_.params)
+            seed = int(np.random.SeedSequence([self._run_seed, self._epochs_done])
+                       .generate_state(1, np.uint64)[0] & np.uint64(2**63 - 1))
+            try:
+                run = Run(self.rbm_, X, algo, epochs=1,
+                          batch_size=min(self.batch_size, X.shape[0]), seed=seed,
+                          eval_every=1, metrics=list(_METRICS), pl_rows=_EVAL_ROWS)
+                # Run.__init__ called algorithm.setup(), which re-allocates the training
+                # state (fresh PCD chains, zero velocities): put the previous state back.
+                _restore_algorithm_state(algo, saved)
+                records = list(run)
+            except BaseException:
+                # a diverged (or interrupted) call leaves the model as it was before it
+                for old, new in zip(params, self.rbm_.params):
+                    new[...] = old
+                _restore_algorithm_state(algo, saved)
+                raise
+        self.run_ = run
+        self._add_record(records[-1], epoch_offset=self._epochs_done, time_offset=self._wall_time)
+        self._epochs_done += 1
+        self._wall_time += run.wall_time
+        self._publish()
+        return self
+
+    # ------------------------------------------------------------------ inference
+    def transform(self, X):
+        """Hidden-unit probabilities ``p(h_j = 1 | v)`` of every row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Visible states or probabilities, every entry in [0, 1].
+
+        Returns
+        -------
+        H : ndarray of shape (n_samples, n_components), float64
+            ``σ(c + X W)``, the latent representation.
+        """
+        check_is_fitted(self)
+        X = self._check_values(validate_data(self, X, dtype=np.float64, reset=False),
+                               binary=False)
+        return self.rbm_.hidden_probabilities(X)
+
+    def score_samples(self, X):
+        """Pseudo-log-likelihood over all sites of every row of ``X`` (nats).
+
+        ``PL(v) = Σ_i log p(v_i | v_{−i})``, computed exactly from free-energy differences;
+        the same quantity as :func:`rbmviz.evaluate.pseudo_log_likelihood`, per row.
+        Deterministic, unlike ``BernoulliRBM.score_samples``, which flips one random site
+        per row and multiplies by ``n_features`` (scikit-learn issue 23179); the two agree
+        only in expectation.  Cost O(n_samples · n_features · n_components).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Binary rows.
+
+        Returns
+        -------
+        pseudo_log_likelihood : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = self._check_values(validate_data(self, X, dtype=np.float64, reset=False))
+        return _pseudo_log_likelihood_rows(self.rbm_, X)
+
+    def score(self, X, y=None):
+        """Mean pseudo-log-likelihood of the rows of ``X`` (higher is better), so that
+        ``GridSearchCV`` can rank models without a scorer.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Binary rows.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+        """
+        return float(np.mean(self.score_samples(X)))
+
+    def gibbs(self, v):
+        """One block-Gibbs step v → h → v from every row of ``v``.
+
+        Successive calls use successive positions of a random stream seeded by
+        ``random_state`` (reset by ``fit``), so they differ from each other while the
+        sequence is reproducible.
+
+        Parameters
+        ----------
+        v : array-like of shape (n_samples, n_features)
+            Binary visible states to start from.
+
+        Returns
+        -------
+        v_new : ndarray of shape (n_samples, n_features)
+            Sampled visible states, 0/1 floats of the model's dtype (``BernoulliRBM``
+            returns booleans).
+        """
+        check_is_fitted(self)
+        v = self._check_values(validate_data(self, v, dtype=np.float64, reset=False), name="v")
+        out = self.rbm_.gibbs(v, 1, seed=self._sample_seed, counter=self._sample_counter)
+        self._sample_counter += 2
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True      # Bernoulli units: X in {0, 1} (see Notes)
+        tags.input_tags.sparse = False
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
+
+    # ------------------------------------------------------------------ internals
+    def _check_values(self, X, *, name="X", binary=True):
+        """The one place where validated input meets the Bernoulli units: ``X`` unchanged if
+        it is binary (``binary=True``) or in [0, 1] (``binary=False``), else ``ValueError``.
+        A subclass may map other data to {0, 1} here (the tests do, to run scikit-learn's
+        common checks, which feed continuous data)."""
+        return _check_binary(X, name) if binary else _check_unit_interval(X, name)
+
+    def _forget(self):
+        """Back to unfitted: drop every fitted attribute (a failed ``fit``)."""
+        for name in list(vars(self)):
+            if name.endswith("_") and not name.startswith("__"):
+                delattr(self, name)
+
+    def _initialise(self, X):
+        """A new model and seeds for the rows ``X`` (validated, binary)."""
+        rng = check_random_state(self.random_state)
+        init_seed = int(rng.randint(2**31 - 1))
+        self._run_seed = int(rng.randint(2**31 - 1))
+        self._sample_seed = stream_seed(self._run_seed, "sample")
+        self._sample_counter = 0
+        self.rbm_ = RBM(X.shape[1], self.n_components, seed=init_seed, init="normal",
+                        scale=self.init_scale,
+                        data=X if self.init_visible_bias == "base_rate" else None,
+                        dtype=self.dtype)
+        self._n_features_out = self.n_components
+
+    def _make_algorithm(self, n_chains):
+        """The training rule with this estimator's settings (those the rule takes).
+
+        ``n_chains`` (for rules with persistent chains) is fixed explicitly, so that the
+        chains keep their shape across :meth:`partial_fit` calls with fewer rows than
+        ``batch_size``."""
+        name = self.algorithm
+        accepted = _algorithms.accepted_settings(name)
+        given = {"k": self.k, "momentum": self.momentum, "weight_decay": self.weight_decay}
+        settings = {}
+        for key, value in given.items():
+            if key in accepted:
+                settings[key] = value
+            elif value != _SETTING_DEFAULTS[key]:
+                raise ValueError(f"algorithm {name!r} does not take the setting {key!r} "
+                                 f"(got {key}={value!r}); leave it at its default "
+                                 f"{_SETTING_DEFAULTS[key]!r} or choose another algorithm")
+        if n_chains is not None and "n_chains" in accepted:
+            settings["n_chains"] = n_chains
+        return _algorithms.create(name, learning_rate=self.learning_rate,
+                                  seed=self._run_seed, **settings)
+
+    def _sync_settings(self, algo):
+        """Hand hyper-parameters changed with ``set_params`` since the algorithm was made
+        (e.g. a learning-rate schedule between :meth:`partial_fit` calls) to it."""
+        current = algo.settings()
+        changed = {key: getattr(self, key) for key in ("learning_rate", *_SETTING_DEFAULTS)
+                   if key in current and current[key] != getattr(self, key)}
+        if changed:
+            self._validate_params()
+            for key, value in changed.items():
+                setattr(algo, key, value)
+        return changed
+
+    def _add_record(self, rec, *, epoch_offset, time_offset):
+        rec = dict(rec, epoch=rec["epoch"] + epoch_offset,
+                   wall_time=rec["wall_time"] + time_offset)
+        self._records.append(rec)
+        self._report(rec)
+
+    def _report(self, rec):
+        if not self.verbose:
+            return
+        metrics = ", ".join(f"{m} = {rec[m]:.4g}" for m in _METRICS if m in rec)
+        print(f"[{type(self).__name__}] epoch {rec['epoch']}, updates {rec['updates']}, "
+              f"{metrics}, time = {rec['wall_time']:.2f}s", flush=True)
+
+    def _publish(self):
+        """Refresh the scikit-learn views of the model after training."""
+        import pandas as pd
+        W, b, c = self.rbm_.params
+        self.components_ = np.ascontiguousarray(W.T)
+        self.intercept_hidden_ = c.copy()
+        self.intercept_visible_ = b.copy()
+        self.records_ = pd.DataFrame.from_records(self._records)
+
+
+def _algorithm_state(algo):
+    """Copies of an algorithm's array state and counters, taken before ``Run`` calls
+    ``algo.setup()`` again (which re-allocates them)."""
+    state = {key: val.copy() for key, val in vars(algo).items() if isinstance(val, np.ndarray)}
+    state.update({key: copy.copy(getattr(algo, key)) for key in _COUNTERS if hasattr(algo, key)})
+    return state
+
+
+def _restore_algorithm_state(algo, state):
+    """Put back the arrays (where ``setup`` made one of the same shape and dtype) and the
+    counters saved by :func:`_algorithm_state`; anything whose shape changed keeps its fresh
+    value."""
+    for key, old in state.items():
+        new = getattr(algo, key, None)
+        if isinstance(old, np.ndarray):
+            if isinstance(new, np.ndarray) and new.shape == old.shape and new.dtype == old.dtype:
+                setattr(algo, key, old.copy())   # training writes in place: keep ``state`` intact
+        else:
+            setattr(algo, key, old)

@@ -1,0 +1,408 @@
+"""rbmviz.estimator.RBMEstimator: the scikit-learn contract (fit / partial_fit / transform /
+score_samples / gibbs, clone, Pipeline, GridSearchCV, parameter validation), reproducibility,
+continuity of partial_fit, and the exact per-row pseudo-likelihood."""
+import copy
+import doctest
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils.estimator_checks import parametrize_with_checks
+from threadpoolctl import threadpool_limits
+
+import rbmviz
+from rbmviz import algorithms, evaluate
+from rbmviz.algorithms.cd import CD
+from rbmviz.estimator import RBMEstimator, _pseudo_log_likelihood_rows
+from rbmviz.model import base_rate_bias
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return rbmviz.datasets.digits(binarize="threshold", return_labels=True)
+
+
+@pytest.fixture(scope="module")
+def X(digits):
+    return digits[0][:300]
+
+
+@pytest.fixture(scope="module")
+def fitted(X):
+    return RBMEstimator(n_components=16, n_iter=3, learning_rate=0.1, random_state=0).fit(X)
+
+
+def _free_energy_pl(rbm, V):
+    """Brute force: PL(v) = Σ_i log p(v_i | v_−i) with p from the free energies of v and of
+    v with bit i flipped."""
+    F = rbm.free_energy(V)
+    total = np.zeros(len(V))
+    for i in range(V.shape[1]):
+        Vf = V.copy()
+        Vf[:, i] = 1 - Vf[:, i]
+        # p(v_i | v_-i) = e^{-F(v)} / (e^{-F(v)} + e^{-F(flip_i v)})
+        total += -np.logaddexp(0.0, F - rbm.free_energy(Vf))
+    return total
+
+
+# ---------------------------------------------------------------------------- fit / transform
+def test_fit_sets_attributes_with_sklearn_shapes(fitted, X):
+    est = fitted
+    assert est.components_.shape == (16, 64)
+    assert est.intercept_hidden_.shape == (16,)
+    assert est.intercept_visible_.shape == (64,)
+    assert est.n_features_in_ == 64
+    assert isinstance(est.rbm_, rbmviz.RBM) and est.rbm_.W.shape == (64, 16)
+    np.testing.assert_array_equal(est.components_, est.rbm_.W.T)
+    np.testing.assert_array_equal(est.intercept_hidden_, est.rbm_.c)
+    np.testing.assert_array_equal(est.intercept_visible_, est.rbm_.b)
+    assert isinstance(est.run_, rbmviz.Run) and est.run_.algorithm.name == "pcd"
+    assert list(est.records_.epoch) == [0, 3]
+    assert est.records_.updates.iloc[-1] == 3 * (300 // 10)
+    assert {"pseudo_ll", "recon_error", "weight_norm"} <= set(est.records_.columns)
+    # training improved the pseudo-likelihood over the near-zero initial weights
+    assert est.records_.pseudo_ll.iloc[-1] > est.records_.pseudo_ll.iloc[0] + 5
+    H = est.transform(X[:7])
+    assert H.shape == (7, 16) and H.dtype == np.float64
+    assert np.all((H > 0) & (H < 1))
+    expected = 1 / (1 + np.exp(-(X[:7] @ est.components_.T + est.intercept_hidden_)))
+    np.testing.assert_allclose(H, expected)
+    assert list(est.get_feature_names_out()[:2]) == ["rbmestimator0", "rbmestimator1"]
+    assert est.fit_transform(X).shape == (300, 16)
+
+
+def test_transform_accepts_probabilities_but_not_values_outside_unit_interval(fitted, X):
+    P = np.full((2, 64), 0.25)
+    assert fitted.transform(P).shape == (2, 16)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        fitted.transform(P * 8)
+    with pytest.raises(ValueError, match="64 features"):
+        fitted.transform(X[:, :10])
+
+
+def test_unfitted_estimator_refuses_inference(X):
+    from sklearn.exceptions import NotFittedError
+    for method in ("transform", "score_samples", "gibbs", "score"):
+        with pytest.raises(NotFittedError):
+            getattr(RBMEstimator(), method)(X)
+
+
+def test_n_iter_zero_and_base_rate_visible_bias(X):
+    est = RBMEstimator(n_components=4, n_iter=0, init_visible_bias="base_rate",
+                       random_state=0).fit(X)
+    np.testing.assert_allclose(est.intercept_visible_, base_rate_bias(X))
+    assert list(est.records_.epoch) == [0]
+    est = RBMEstimator(n_components=4, n_iter=0, random_state=0).fit(X)
+    np.testing.assert_array_equal(est.intercept_visible_, np.zeros(64))
+
+
+def test_float32_training(X):
+    est = RBMEstimator(n_components=8, n_iter=2, dtype="float32", random_state=0).fit(X)
+    assert est.rbm_.W.dtype == np.float32 and est.components_.dtype == np.float32
+    assert est.transform(X[:3]).dtype == np.float64
+
+
+# ---------------------------------------------------------------------------- sklearn plumbing
+def test_get_params_set_params_and_clone_round_trip(fitted):
+    params = dict(n_components=12, algorithm="cd", learning_rate=0.05, batch_size=7, n_iter=4,
+                  k=3, momentum=0.5, weight_decay=1e-4, init_scale=0.02,
+                  init_visible_bias="base_rate", dtype="float32", random_state=5, verbose=0)
+    est = RBMEstimator(**params)
+    assert est.get_params() == params
+    assert set(RBMEstimator().get_params()) == set(params)
+    other = RBMEstimator().set_params(**params)
+    assert other.get_params() == params
+    cloned = clone(fitted)
+    assert cloned.get_params() == fitted.get_params()
+    assert not hasattr(cloned, "components_") and not hasattr(cloned, "run_")
+
+
+def test_pipeline_with_logistic_regression_classifies_digits(digits):
+    X, y = digits
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
+    model = make_pipeline(
+        RBMEstimator(n_components=32, n_iter=10, learning_rate=0.1, random_state=0),
+        LogisticRegression(max_iter=1000))
+    with threadpool_limits(1):   # small BLAS calls in LogisticRegression: threads only fight
+        accuracy = model.fit(Xtr, ytr).score(Xte, yte)
+    # seeds 0..4 give 0.88-0.89; an untrained RBM (n_iter=0) gives far less
+    assert accuracy > 0.8
+
+
+def test_grid_search_without_scorer_uses_pseudo_likelihood(X):
+    search = GridSearchCV(RBMEstimator(n_iter=2, random_state=0),
+                          {"n_components": [2, 16]}, cv=2, error_score="raise").fit(X)
+    assert search.best_params_ == {"n_components": 16}
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+def test_docstring_example_runs():
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    tests = [t for t in finder.find(RBMEstimator, "RBMEstimator", globs={}) if t.examples]
+    assert tests
+    with threadpool_limits(1):
+        for t in tests:
+            runner.run(t)
+    assert runner.failures == 0
+
+
+# ---------------------------------------------------------------------------- reproducibility
+@pytest.mark.parametrize("algorithm", ["pcd", "cd"])
+def test_same_random_state_gives_identical_models(X, algorithm):
+    kw = dict(n_components=8, n_iter=3, algorithm=algorithm, k=2)
+    a = RBMEstimator(random_state=42, **kw).fit(X)
+    b = RBMEstimator(random_state=42, **kw).fit(X)
+    c = RBMEstimator(random_state=43, **kw).fit(X)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_array_equal(a.intercept_hidden_, b.intercept_hidden_)
+    np.testing.assert_array_equal(a.intercept_visible_, b.intercept_visible_)
+    assert not np.array_equal(a.components_, c.components_)
+    cols = ["epoch", "updates", "gibbs_steps", "pseudo_ll", "recon_error", "weight_norm"]
+    assert a.records_[cols].equals(b.records_[cols])
+    # refitting the same estimator with an int seed starts over identically
+    np.testing.assert_array_equal(a.fit(X).components_, b.components_)
+
+
+def test_random_state_instance_is_consumed(X):
+    rs = np.random.RandomState(0)
+    a = RBMEstimator(n_components=4, n_iter=1, random_state=rs).fit(X).components_.copy()
+    b = RBMEstimator(n_components=4, n_iter=1, random_state=rs).fit(X).components_
+    assert not np.array_equal(a, b)
+
+
+# ---------------------------------------------------------------------------- partial_fit
+def test_first_partial_fit_equals_one_epoch_of_fit(X):
+    a = RBMEstimator(n_components=8, n_iter=1, random_state=3).fit(X)
+    b = RBMEstimator(n_components=8, random_state=3).partial_fit(X)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_array_equal(a.run_.algorithm.chains, b.run_.algorithm.chains)
+    assert list(b.records_.epoch) == [0, 1]
+
+
+def test_partial_fit_continues_the_same_run(X):
+    est = RBMEstimator(n_components=8, momentum=0.5, random_state=1)
+    est.partial_fit(X[:150])
+    algo = est.run_.algorithm
+    after_first = dict(chains=algo.chains.copy(), vW=algo.vW.copy(), counter=algo.counter,
+                       updates=algo.updates, W=est.components_.copy())
+    assert after_first["updates"] == 15 and np.any(after_first["vW"] != 0)
+
+    seen = {}
+    original = algo.train_epochs
+
+    def recording_train_epochs(rbm, data, order, bounds):
+        seen.update(chains=algo.chains.copy(), vW=algo.vW.copy(), counter=algo.counter)
+        return original(rbm, data, order, bounds)
+
+    algo.train_epochs = recording_train_epochs
+    est.partial_fit(X[150:])
+    assert est.run_.algorithm is algo
+    # training resumed where the first call stopped: persistent chains, momentum, Gibbs stream
+    np.testing.assert_array_equal(seen["chains"], after_first["chains"])
+    np.testing.assert_array_equal(seen["vW"], after_first["vW"])
+    assert seen["counter"] == after_first["counter"]
+    # ... which is not what a fresh algorithm.setup() would have started from
+    fresh = copy.deepcopy(algo)
+    fresh.setup(est.rbm_, X[150:], 10)
+    assert not np.array_equal(fresh.chains, after_first["chains"])
+    assert not np.any(fresh.vW)
+    # and it moved on
+    assert algo.updates == after_first["updates"] + 15
+    assert algo.counter > after_first["counter"]
+    assert not np.array_equal(est.components_, after_first["W"])
+    assert not np.array_equal(algo.chains, after_first["chains"])
+    assert list(est.records_.epoch) == [0, 1, 2]
+    assert list(est.records_.updates) == [0, 15, 30]
+
+
+def test_partial_fit_with_fewer_rows_than_batch_size_keeps_the_chains(X):
+    est = RBMEstimator(n_components=8, batch_size=10, random_state=0).partial_fit(X[:50])
+    chains = est.run_.algorithm.chains.copy()
+    est.partial_fit(X[50:53])            # one update from 3 rows, still 10 persistent chains
+    assert est.run_.algorithm.chains.shape == (10, 64)
+    assert est.run_.algorithm.updates == 5 + 1
+    assert not np.array_equal(est.run_.algorithm.chains, chains)
+
+
+def test_partial_fit_after_fit_continues(X):
+    est = RBMEstimator(n_components=8, n_iter=2, random_state=0).fit(X)
+    updates = est.run_.algorithm.updates
+    W = est.components_.copy()
+    est.partial_fit(X[:40])
+    assert est.run_.algorithm.updates == updates + 4
+    assert not np.array_equal(W, est.components_)
+    assert list(est.records_.epoch) == [0, 2, 3]
+    with pytest.raises(ValueError, match="features"):
+        est.partial_fit(X[:, :10])
+
+
+def test_set_params_between_partial_fit_calls_reaches_the_algorithm(X):
+    est = RBMEstimator(n_components=8, learning_rate=0.1, random_state=0).partial_fit(X[:50])
+    est.set_params(learning_rate=0.01, k=3).partial_fit(X[50:100])
+    assert est.run_.algorithm.learning_rate == 0.01 and est.run_.algorithm.k == 3
+    assert est.run_.algorithm.gibbs_steps == 5 * 1 + 5 * 3
+    est.set_params(learning_rate=-1.0)
+    with pytest.raises(InvalidParameterError, match="'learning_rate' parameter"):
+        est.partial_fit(X[:50])
+
+
+def test_divergence_is_reported_and_leaves_no_broken_model(X):
+    from sklearn.exceptions import NotFittedError
+    est = RBMEstimator(n_components=8, n_iter=2, learning_rate=1e6, random_state=0)
+    with pytest.raises(rbmviz.RunDiverged, match="learning_rate"):
+        est.fit(X)
+    with pytest.raises(NotFittedError):
+        est.transform(X)
+    # a partial_fit that diverges leaves the model and the training state as they were
+    est.set_params(learning_rate=0.1).partial_fit(X)
+    before = (est.components_.copy(), est.run_.algorithm.chains.copy(),
+              est.run_.algorithm.updates, len(est.records_))
+    with pytest.raises(rbmviz.RunDiverged):
+        est.set_params(learning_rate=1e6).partial_fit(X)
+    np.testing.assert_array_equal(est.rbm_.W.T, before[0])
+    np.testing.assert_array_equal(est.run_.algorithm.chains, before[1])
+    assert est.run_.algorithm.updates == before[2] and len(est.records_) == before[3]
+    est.set_params(learning_rate=0.1).partial_fit(X)
+    assert est.run_.algorithm.updates == before[2] + 30
+
+
+def test_pandas_output_uses_the_feature_names(fitted, X):
+    import pandas as pd
+    columns = [f"p{i}" for i in range(64)]
+    est = clone(fitted).set_output(transform="pandas").fit(pd.DataFrame(X, columns=columns))
+    out = est.transform(pd.DataFrame(X[:3], columns=columns))
+    assert list(out.columns[:2]) == ["rbmestimator0", "rbmestimator1"] and out.shape == (3, 16)
+    assert list(est.feature_names_in_[:2]) == ["p0", "p1"]
+
+
+# ---------------------------------------------------------------------------- scoring, sampling
+def test_score_samples_is_the_exact_pseudo_likelihood(fitted, X):
+    V = X[:40]
+    pl = fitted.score_samples(V)
+    assert pl.shape == (40,) and np.all(pl < 0)
+    np.testing.assert_allclose(pl, _free_energy_pl(fitted.rbm_, V), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(pl.mean(), evaluate.pseudo_log_likelihood(fitted.rbm_, V),
+                               rtol=1e-12)
+    np.testing.assert_array_equal(pl, fitted.score_samples(V))       # deterministic
+    assert fitted.score(V) == pytest.approx(pl.mean(), rel=1e-12)
+    np.testing.assert_array_equal(_pseudo_log_likelihood_rows(fitted.rbm_, V), pl)
+
+
+def test_gibbs_samples_are_binary_and_reproducible(X):
+    a = RBMEstimator(n_components=8, n_iter=2, random_state=0).fit(X)
+    b = RBMEstimator(n_components=8, n_iter=2, random_state=0).fit(X)
+    first, second = a.gibbs(X[:20]), a.gibbs(X[:20])
+    assert first.shape == (20, 64) and set(np.unique(first)) <= {0.0, 1.0}
+    assert not np.array_equal(first, second)                         # the stream advances
+    np.testing.assert_array_equal(b.gibbs(X[:20]), first)            # ... reproducibly
+    np.testing.assert_array_equal(b.gibbs(X[:20]), second)
+    np.testing.assert_array_equal(a.fit(X).gibbs(X[:20]), first)     # fit resets it
+
+
+# ---------------------------------------------------------------------------- bad input
+def test_non_binary_data_is_refused_with_a_hint(fitted, digits):
+    grey = rbmviz.datasets.digits(binarize=None)[:50]
+    with pytest.raises(ValueError, match=r"X must be binary \(0/1\).*Binari"):
+        RBMEstimator(n_components=4, n_iter=1).fit(grey)
+    with pytest.raises(ValueError, match="binary"):
+        RBMEstimator(n_components=4).partial_fit(grey)
+    with pytest.raises(ValueError, match="binary"):
+        fitted.score_samples(grey)
+    with pytest.raises(ValueError, match="v must be binary"):
+        fitted.gibbs(grey)
+    with pytest.raises(ValueError, match="Negative values in data"):
+        RBMEstimator(n_components=4, n_iter=1).fit(digits[0][:20] - 1)
+    with pytest.raises(ValueError, match="NaN"):
+        RBMEstimator(n_components=4, n_iter=1).fit(np.full((3, 4), np.nan))
+
+
+@pytest.mark.parametrize("param, value", [
+    ("n_components", 0), ("learning_rate", -1), ("learning_rate", 0), ("algorithm", "nope"),
+    ("batch_size", 0), ("n_iter", -1), ("k", 0), ("momentum", 1.0), ("weight_decay", -0.1),
+    ("init_scale", -1.0), ("init_visible_bias", "mean"), ("dtype", "float16"),
+    ("random_state", "seed"),
+])
+def test_invalid_parameters_raise_sklearn_errors_naming_them(X, param, value):
+    with pytest.raises(InvalidParameterError, match=f"'{param}' parameter"):
+        RBMEstimator(**{param: value}).fit(X)
+    with pytest.raises(InvalidParameterError, match=f"'{param}' parameter"):
+        RBMEstimator(**{param: value}).partial_fit(X)
+
+
+class _NoKRule(CD):
+    """A registered rule that takes no ``k`` setting (stands for e.g. TAP training)."""
+
+    name = "test-no-k"
+
+    def __init__(self, *, learning_rate=0.1, momentum=0.0, weight_decay=0.0, seed=0):
+        super().__init__(k=1, learning_rate=learning_rate, momentum=momentum,
+                         weight_decay=weight_decay, seed=seed)
+
+
+def test_algorithm_registered_later_is_accepted_and_settings_are_checked(X, monkeypatch):
+    with pytest.raises(InvalidParameterError, match="'algorithm' parameter"):
+        RBMEstimator(algorithm="test-no-k").fit(X)
+    monkeypatch.setitem(algorithms._REGISTRY, "test-no-k", _NoKRule)
+    est = RBMEstimator(n_components=4, n_iter=1, algorithm="test-no-k").fit(X)
+    assert isinstance(est.run_.algorithm, _NoKRule)
+    with pytest.raises(ValueError, match="does not take the setting 'k'"):
+        RBMEstimator(n_components=4, n_iter=1, algorithm="test-no-k", k=3).fit(X)
+
+
+def test_verbose_prints_a_line_per_epoch(X, capsys):
+    RBMEstimator(n_components=4, n_iter=3, verbose=1, random_state=0).fit(X)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[RBMEstimator]")]
+    assert len(lines) == 4 and "epoch 3" in lines[-1] and "pseudo_ll" in lines[-1]
+    RBMEstimator(n_components=4, n_iter=3, random_state=0).fit(X)
+    assert capsys.readouterr().out == ""
+
+
+# ---------------------------------------------------------------------------- common checks
+_CONTINUOUS = ("feeds continuous random data to fit; RBMEstimator requires binary X "
+               "(run on the thresholding variant instead)")
+#: common checks that fit on continuous data: they fail at the binary check, by design
+_EXPECTED_FAILED = {name: _CONTINUOUS for name in (
+    "check_fit_score_takes_y", "check_estimators_overwrite_params",
+    "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
+    "check_readonly_memmap_input", "check_n_features_in_after_fitting",
+    "check_estimators_dtypes", "check_dtype_object", "check_pipeline_consistency",
+    "check_estimators_nan_inf", "check_estimators_pickle", "check_f_contiguous_array_estimator",
+    "check_transformer_data_not_an_array", "check_transformer_general",
+    "check_transformer_preserve_dtypes", "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance", "check_dict_unchanged", "check_fit_idempotent",
+    "check_fit_check_is_fitted", "check_n_features_in", "check_fit2d_predict1d",
+)}
+_EXPECTED_FAILED.update({
+    "check_fit2d_1sample": "expects an error about 1 sample for continuous data; gets the "
+                           "binary-X error first (the thresholding variant fits 1 sample)",
+    "check_fit2d_1feature": "expects an error about 1 feature for continuous data; gets the "
+                            "binary-X error first (the thresholding variant fits 1 feature)",
+})
+
+
+class ThresholdingRBMEstimator(RBMEstimator):
+    """RBMEstimator that binarises non-negative input with a fixed elementwise rule instead of
+    refusing it, so that scikit-learn's common checks, which feed continuous data, exercise the
+    rest of the contract (pickling, idempotence, n_features_in_, invariances, dtypes, ...)."""
+
+    def _check_values(self, X, *, name="X", binary=True):
+        if np.any(X < 0):
+            return super()._check_values(X, name=name, binary=binary)
+        return np.floor(2 * X) % 2       # bit 1 of the binary expansion: mixed 0/1 at any scale
+
+
+def _expected_failed_checks(est):
+    return {} if isinstance(est, ThresholdingRBMEstimator) else _EXPECTED_FAILED
+
+
+@parametrize_with_checks([RBMEstimator(n_components=4, n_iter=2),
+                          ThresholdingRBMEstimator(n_components=4, n_iter=2)],
+                         expected_failed_checks=_expected_failed_checks, xfail_strict=True)
+def test_sklearn_common_checks(estimator, check):
+    check(estimator)
+
