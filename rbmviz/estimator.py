@@ -35,7 +35,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import algorithms as _algorithms
 from .algorithms.base import stream_seed
-from .model import RBM, _softplus
+from .evaluate import pseudo_log_likelihood_rows
+from .model import RBM
 from .runs import Run
 
 __all__ = ["RBMEstimator"]
@@ -68,25 +69,6 @@ class _AlgorithmNames(collections.abc.Set):
     @classmethod
     def _from_iterable(cls, it):
         return frozenset(it)
-
-
-def _pseudo_log_likelihood_rows(rbm, V):
-    """Pseudo-log-likelihood over all sites of every row of ``V``, shape (n_samples,), nats.
-
-    ``PL(v) = Σ_i log p(v_i | v_{−i}) = −Σ_i softplus(F(v) − F(v with unit i flipped))`` —
-    the per-row version of :func:`rbmviz.evaluate.pseudo_log_likelihood` (same formula, no
-    mean).  ``V`` : binary float64 array (n_samples, n_visible), already checked.
-    """
-    W, b, c = (x.astype(np.float64) for x in rbm.params)
-    pre = V @ W + c                                  # (N, nh)
-    base = _softplus(pre).sum(axis=1)                # (N,)
-    s = 1.0 - 2.0 * V                                # +1 when the flip turns a 0 on
-    total = np.zeros(V.shape[0])
-    for i in range(rbm.n_visible):
-        flipped = _softplus(pre + s[:, i:i + 1] * W[i]).sum(axis=1)
-        dF = -b[i] * s[:, i] - (flipped - base)      # F(flip_i v) − F(v)
-        total -= _softplus(-dF)
-    return total
 
 
 def _check_binary(X, name="X"):
@@ -359,12 +341,11 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             seed = int(np.random.SeedSequence([self._run_seed, self._epochs_done])
                        .generate_state(1, np.uint64)[0] & np.uint64(2**63 - 1))
             try:
+                # a ready algorithm resumes: chains, velocities and stream position carry over
                 run = Run(self.rbm_, X, algo, epochs=1,
                           batch_size=min(self.batch_size, X.shape[0]), seed=seed,
-                          eval_every=1, metrics=list(_METRICS), pl_rows=_EVAL_ROWS)
-                # Run.__init__ called algorithm.setup(), which re-allocates the training
-                # state (fresh PCD chains, zero velocities): put the previous state back.
-                _restore_algorithm_state(algo, saved)
+                          eval_every=1, metrics=list(_METRICS), pl_rows=_EVAL_ROWS,
+                          record_initial=False)
                 records = list(run)
             except BaseException:
                 # a diverged (or interrupted) call leaves the model as it was before it
@@ -418,7 +399,7 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         """
         check_is_fitted(self)
         X = self._check_values(validate_data(self, X, dtype=np.float64, reset=False))
-        return _pseudo_log_likelihood_rows(self.rbm_, X)
+        return pseudo_log_likelihood_rows(self.rbm_, X)
 
     def score(self, X, y=None):
         """Mean pseudo-log-likelihood of the rows of ``X`` (higher is better), so that
@@ -525,8 +506,7 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
                    if key in current and current[key] != getattr(self, key)}
         if changed:
             self._validate_params()
-            for key, value in changed.items():
-                setattr(algo, key, value)
+            algo.set_settings(**changed)
         return changed
 
     def _add_record(self, rec, *, epoch_offset, time_offset):
@@ -553,17 +533,16 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
 
 def _algorithm_state(algo):
-    """Copies of an algorithm's array state and counters, taken before ``Run`` calls
-    ``algo.setup()`` again (which re-allocates them)."""
+    """Copies of an algorithm's array state and counters, so that a diverged
+    :meth:`RBMEstimator.partial_fit` call can be rolled back."""
     state = {key: val.copy() for key, val in vars(algo).items() if isinstance(val, np.ndarray)}
     state.update({key: copy.copy(getattr(algo, key)) for key in _COUNTERS if hasattr(algo, key)})
     return state
 
 
 def _restore_algorithm_state(algo, state):
-    """Put back the arrays (where ``setup`` made one of the same shape and dtype) and the
-    counters saved by :func:`_algorithm_state`; anything whose shape changed keeps its fresh
-    value."""
+    """Put back the arrays (where they still have the same shape and dtype) and the
+    counters saved by :func:`_algorithm_state`."""
     for key, old in state.items():
         new = getattr(algo, key, None)
         if isinstance(old, np.ndarray):

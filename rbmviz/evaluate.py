@@ -15,7 +15,7 @@ from .model import RBM, _sigmoid, _softplus
 __all__ = [
     "log_partition_exact", "log_likelihood_exact", "log_probabilities_exact",
     "visible_distribution", "exact_gradient", "model_statistics", "expected_cd_update",
-    "transition_matrix", "pseudo_log_likelihood", "reconstruction_error", "all_states",
+    "transition_matrix", "pseudo_log_likelihood", "pseudo_log_likelihood_rows", "reconstruction_error", "all_states",
     "exact_feasible",
 ]
 
@@ -170,8 +170,9 @@ def expected_cd_update(rbm, V, k):
     return S.T @ (w[:, None] * PH), S.T @ w, PH.T @ w
 
 
-def pseudo_log_likelihood(rbm, V) -> float:
-    """Deterministic pseudo-log-likelihood over **all** sites, mean over rows (nats):
+def pseudo_log_likelihood_rows(rbm, V) -> np.ndarray:
+    """Deterministic pseudo-log-likelihood over **all** sites for every row (nats),
+    shape (n_samples,):
 
     ``PL(v) = Σ_i log p(v_i | v_{−i}) = −Σ_i softplus(F(v) − F(v with unit i flipped))``.
 
@@ -190,7 +191,12 @@ def pseudo_log_likelihood(rbm, V) -> float:
         flipped = _softplus(pre + s[:, i:i + 1] * W[i]).sum(axis=1)
         dF = -b[i] * s[:, i] - (flipped - base)      # F(flip_i v) − F(v)
         total -= _softplus(-dF)                      # log p(v_i | v_-i) = −softplus(F(v) − F(flip))
-    return float(total.mean())
+    return total
+
+
+def pseudo_log_likelihood(rbm, V) -> float:
+    """Mean over rows of :func:`pseudo_log_likelihood_rows` (nats)."""
+    return float(pseudo_log_likelihood_rows(rbm, V).mean())
 
 
 def reconstruction_error(rbm, V) -> float:

@@ -40,7 +40,8 @@ RECORD_KEYS = ("algorithm", "epoch", "updates", "gibbs_steps", "wall_time")
 class RunDiverged(RuntimeError):
     """Training produced NaN/inf or exploding parameters.
 
-    Attributes: ``epoch`` (the evaluation point where it was detected), ``last_good_epoch``,
+    Attributes: ``epoch`` (the epoch in which it happened: parameters are checked after every
+    epoch), ``last_good_epoch`` (the last evaluation that was healthy),
     ``quantity`` (e.g. ``"W"``, ``"train_ll"``), ``value``.
     """
 
@@ -91,13 +92,20 @@ class Run:
         Largest allowed |parameter| before the run is declared diverged.
     pl_rows : int
         Rows (the first ones) used for the pseudo-likelihood and reconstruction error.
+    exact_max_bits : int
+        Exact log-likelihoods only when the smaller layer has at most this many units.
+    record_initial : bool
+        Make a record at epoch 0, before training (default).  A ready algorithm instance
+        (``algorithm.ready``) continues with its chains, velocities and random-stream
+        position instead of starting afresh (``partial_fit``).
     **settings
         Algorithm settings (``k``, ``momentum``, ``weight_decay``, ``n_chains`` ...).
     """
 
     def __init__(self, rbm, data, algorithm="cd", *, epochs=None, batch_size=None,
                  learning_rate=0.1, seed=0, test_data=None, eval_every=1, metrics="auto",
-                 max_weight=1e3, pl_rows=1000, exact_max_bits=20, **settings):
+                 max_weight=1e3, pl_rows=1000, exact_max_bits=20, record_initial=True,
+                 **settings):
         if not isinstance(rbm, RBM):
             raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
         self.rbm = rbm
@@ -136,7 +144,11 @@ class Run:
             raise ValueError("metric 'test_ll' needs test_data")
         self.bounds = batch_bounds(n, self.batch_size)
         self._shuffle = np.random.default_rng(stream_seed(self.seed, "shuffle"))
-        self.algorithm.setup(rbm, self.data, self.batch_size)
+        if self.algorithm.ready:            # a ready instance continues with its state
+            self.algorithm.resume(rbm, self.data, self.batch_size)
+        else:
+            self.algorithm.setup(rbm, self.data, self.batch_size)
+        self.record_initial = bool(record_initial)
         self.epoch = 0
         self.wall_time = 0.0
         self.records: list[dict] = []
@@ -151,7 +163,7 @@ class Run:
     def __next__(self) -> dict:
         if self._stopped or self.error is not None:
             raise StopIteration
-        if not self.records:
+        if not self.records and self.record_initial and self.epoch == 0:
             return self._evaluate_and_record(0)
         if self.epochs is not None and self.epoch >= self.epochs:
             raise StopIteration
@@ -163,7 +175,8 @@ class Run:
     @property
     def done(self) -> bool:
         return (self._stopped or self.error is not None
-                or (self.epochs is not None and self.epoch >= self.epochs and bool(self.records)))
+                or (self.epochs is not None and self.epoch >= self.epochs
+                    and (bool(self.records) or not self.record_initial)))
 
     def stop(self) -> None:
         """End the run: the iterator stops at its next call."""
@@ -175,24 +188,25 @@ class Run:
         n_epochs = check_int(n_epochs, "n_epochs", low=1)
         if self.error is not None:
             raise self.error
-        if not self.records:
+        if not self.records and self.record_initial and self.epoch == 0:
             self._evaluate_and_record(0)
         t0 = time.perf_counter()
         N = self.data.shape[0]
         order = np.stack([self._shuffle.permutation(N) for _ in range(n_epochs)])
-        self.algorithm.train_epochs(self.rbm, self.data, order, self.bounds)
-        self.epoch += n_epochs
+        done = self.algorithm.train_epochs(self.rbm, self.data, order, self.bounds, self.max_weight)
+        self.epoch += done
         self.wall_time += time.perf_counter() - t0
-        self._check_parameters()
+        self._check_parameters()          # raises RunDiverged naming the epoch it happened in
         return self._evaluate_and_record(self.epoch)
 
     # ------------------------------------------------------------------ internals
-    def _diverged(self, quantity, value, why):
+    def _diverged(self, quantity, value, why, *, in_epoch=True):
         first = self._last_good
         lr = getattr(self.algorithm, "learning_rate", None)
         hint = f" (learning_rate={lr:g} may be too large)" if lr is not None else ""
-        msg = (f"run diverged: {why} — detected at epoch {self.epoch}, last healthy evaluation "
-               f"at epoch {first}{hint}; training stopped")
+        when = f"in epoch {self.epoch}" if in_epoch else f"at the evaluation after epoch {self.epoch}"
+        msg = (f"run diverged: {why} {when} (last healthy evaluation at epoch {first}){hint}; "
+               f"training stopped")
         self.error = RunDiverged(msg, epoch=self.epoch, last_good_epoch=first,
                                  quantity=quantity, value=value)
         raise self.error
@@ -226,7 +240,7 @@ class Run:
                 val = float(np.linalg.norm(rbm.W))
             if not math.isfinite(val):
                 self.wall_time += time.perf_counter() - t0
-                self._diverged(m, val, f"{m} = {val}")
+                self._diverged(m, val, f"{m} = {val}", in_epoch=False)
             rec[m] = val
         self.wall_time += time.perf_counter() - t0
         rec["wall_time"] = self.wall_time

@@ -17,7 +17,8 @@ from threadpoolctl import threadpool_limits
 import rbmviz
 from rbmviz import algorithms, evaluate
 from rbmviz.algorithms.cd import CD
-from rbmviz.estimator import RBMEstimator, _pseudo_log_likelihood_rows
+from rbmviz.estimator import RBMEstimator
+from rbmviz.evaluate import pseudo_log_likelihood_rows
 from rbmviz.model import base_rate_bias
 
 
@@ -195,9 +196,9 @@ def test_partial_fit_continues_the_same_run(X):
     seen = {}
     original = algo.train_epochs
 
-    def recording_train_epochs(rbm, data, order, bounds):
+    def recording_train_epochs(rbm, data, order, bounds, max_weight):
         seen.update(chains=algo.chains.copy(), vW=algo.vW.copy(), counter=algo.counter)
-        return original(rbm, data, order, bounds)
+        return original(rbm, data, order, bounds, max_weight)
 
     algo.train_epochs = recording_train_epochs
     est.partial_fit(X[150:])
@@ -290,7 +291,7 @@ def test_score_samples_is_the_exact_pseudo_likelihood(fitted, X):
                                rtol=1e-12)
     np.testing.assert_array_equal(pl, fitted.score_samples(V))       # deterministic
     assert fitted.score(V) == pytest.approx(pl.mean(), rel=1e-12)
-    np.testing.assert_array_equal(_pseudo_log_likelihood_rows(fitted.rbm_, V), pl)
+    np.testing.assert_array_equal(pseudo_log_likelihood_rows(fitted.rbm_, V), pl)
 
 
 def test_gibbs_samples_are_binary_and_reproducible(X):

@@ -145,8 +145,8 @@ def test_minibatches_are_reshuffled_every_epoch():
     run = Run(rbmviz.RBM(9, 4, seed=0), BS, "cd", epochs=3, batch_size=7, learning_rate=0.1)
     seen = []
     real = run.algorithm.train_epochs
-    run.algorithm.train_epochs = lambda rbm, data, order, bounds: (seen.append(order.copy()),
-                                                                    real(rbm, data, order, bounds))
+    run.algorithm.train_epochs = lambda rbm, data, order, bounds, mw: (seen.append(order.copy()),
+                                                                        real(rbm, data, order, bounds, mw))[1]
     list(run)
     orders = np.concatenate(seen)
     assert orders.shape == (3, 14)
@@ -178,6 +178,54 @@ def test_diverging_run_stops_and_says_why():
     assert run.records and run.records[-1]["epoch"] == err.last_good_epoch
     with pytest.raises(StopIteration):
         next(run)                                   # the run is over
+
+
+@pytest.mark.parametrize("n_hidden,batch,serial", [(4, 14, True), (4, 2, True), (64, 100, False)])
+def test_divergence_is_caught_in_the_epoch_it_happens(n_hidden, batch, serial):
+    # evaluation only every 100 epochs, but the parameters are checked after every epoch
+    # (inside the serial kernel and in the BLAS loop alike)
+    X = BS if batch == 14 else rbmviz.datasets.digits()[:200]
+    rbm = rbmviz.RBM(X.shape[1], n_hidden, seed=0)
+    run = Run(rbm, X, "cd", epochs=1000, batch_size=batch, learning_rate=50.0,
+              eval_every=100, max_weight=10.0)
+    assert run.algorithm._serial == serial
+    with pytest.raises(RunDiverged) as info:
+        list(run)
+    err = info.value
+    assert err.last_good_epoch == 0 and 0 < err.epoch < 100
+    assert f"in epoch {err.epoch} " in str(err)
+    # the epoch before the reported one was still healthy: replay up to it
+    rbm2 = rbmviz.RBM(X.shape[1], n_hidden, seed=0)
+    list(Run(rbm2, X, "cd", epochs=err.epoch - 1, batch_size=batch, learning_rate=50.0,
+             eval_every=1000, max_weight=10.0))
+    assert max(np.abs(p).max() for p in rbm2.params) <= 10.0
+
+
+def test_set_settings_validates_and_applies_mid_run():
+    run = Run(rbmviz.RBM(9, 4, seed=0), BS, "pcd", epochs=None, learning_rate=0.1, k=1)
+    next(run)
+    run.algorithm.set_settings(learning_rate=0.5, k=3)
+    assert run.algorithm.learning_rate == 0.5 and run.algorithm.k == 3
+    rec = run.step(2)
+    assert rec["gibbs_steps"] == 2 * 3
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        run.algorithm.set_settings(k=0)
+    with pytest.raises(TypeError, match=r"does not take setting\(s\) \['d'\]"):
+        run.algorithm.set_settings(d=3)
+    assert run.algorithm.k == 3
+
+
+def test_a_ready_algorithm_resumes_its_state_in_a_new_run():
+    rbm = rbmviz.RBM(9, 4, seed=0)
+    alg = algorithms.create("pcd", k=2, learning_rate=0.1, seed=4)
+    list(Run(rbm, BS, alg, epochs=5))
+    chains, counter = alg.chains.copy(), alg.counter
+    run = Run(rbm, BS[:7], alg, epochs=1, record_initial=False)
+    assert np.array_equal(alg.chains, chains) and alg.counter == counter   # not re-initialised
+    recs = list(run)
+    assert [r["epoch"] for r in recs] == [1] and alg.updates == 6
+    with pytest.raises(ValueError, match="cannot resume pcd"):
+        Run(rbmviz.RBM(9, 5), BS, alg, epochs=1)
 
 
 def test_nan_parameters_are_reported():

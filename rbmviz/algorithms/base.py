@@ -24,6 +24,14 @@ def stream_seed(seed: int, purpose: str) -> int:
     return int(state) & (2**63 - 1)
 
 
+def params_healthy(rbm, max_weight=np.inf) -> bool:
+    """All parameters finite and at most ``max_weight`` in magnitude."""
+    for arr in rbm.params:
+        if arr.size and not (np.abs(arr).max() <= max_weight):   # False for NaN too
+            return False
+    return True
+
+
 class Algorithm:
     """Base class of a training rule.
 
@@ -71,27 +79,67 @@ class Algorithm:
         return {"learning_rate": self.learning_rate, "momentum": self.momentum,
                 "weight_decay": self.weight_decay, "seed": self.seed}
 
+    @property
+    def ready(self) -> bool:
+        """Whether :meth:`setup` has run (the algorithm holds training state)."""
+        return self._ready
+
     def setup(self, rbm, data, batch_size: int) -> None:
         """Allocate state for training ``rbm`` on ``data`` with mini-batches of
         ``batch_size`` rows.  Called once by the run loop before the first update."""
-        dt = rbm.dtype
         self.vW = np.zeros_like(rbm.W)
         self.vb = np.zeros_like(rbm.b)
         self.vc = np.zeros_like(rbm.c)
         self.batch_size = batch_size
-        self._dtype = dt
+        self._dtype = rbm.dtype
         self._ready = True
+
+    def resume(self, rbm, data, batch_size: int) -> None:
+        """Continue training with the state already held (chains, velocities, stream
+        position) — e.g. ``partial_fit`` on new data.  The model must have the shape and
+        dtype the state was made for."""
+        if not self._ready:
+            raise ValueError(f"{type(self).__name__}.resume() before setup()")
+        if self.vW.shape != rbm.W.shape or self._dtype != rbm.dtype:
+            raise ValueError(f"cannot resume {self.name}: its state was made for a "
+                             f"{self.vW.shape} {self._dtype} model, got {rbm.W.shape} {rbm.dtype}")
+        self.batch_size = batch_size
+
+    def set_settings(self, **settings) -> None:
+        """Change hyper-parameters of a running algorithm (they apply from the next update),
+        validated exactly as by the constructor."""
+        unknown = sorted(set(settings) - set(self.settings()))
+        if unknown:
+            raise TypeError(f"algorithm {self.name!r} does not take setting(s) {unknown}; "
+                            f"it accepts {sorted(self.settings())}")
+        if "seed" in settings and settings["seed"] != self.seed:
+            raise ValueError("the seed of a running algorithm cannot change; start a new run")
+        checked = type(self)(**{**self.settings(), **settings})
+        for key in settings:
+            setattr(self, key, getattr(checked, key))
 
     def update(self, rbm, batch: np.ndarray) -> None:  # pragma: no cover - abstract
         """One parameter update of ``rbm`` (in place) from the rows of ``batch``."""
         raise TypeError(f"{type(self).__name__} does not implement update()")
 
-    def train_epochs(self, rbm, data: np.ndarray, order: np.ndarray, bounds: np.ndarray) -> None:
+    def train_epochs(self, rbm, data: np.ndarray, order: np.ndarray, bounds: np.ndarray,
+                     max_weight: float = np.inf) -> int:
         """Train over ``len(order)`` epochs; epoch ``e`` visits ``data[order[e]]`` in
-        mini-batches ``[bounds[i], bounds[i+1])``."""
-        for perm in order:
+        mini-batches ``[bounds[i], bounds[i+1])``.
+
+        After every epoch the parameters are checked; training stops early after an epoch
+        that leaves a non-finite parameter or one larger than ``max_weight`` in magnitude.
+
+        Returns
+        -------
+        int — the number of epochs done (``len(order)`` unless stopped early).
+        """
+        for e, perm in enumerate(order):
             for lo, hi in zip(bounds[:-1], bounds[1:]):
                 self.update(rbm, data[perm[lo:hi]])
+            if not params_healthy(rbm, max_weight):
+                return e + 1
+        return len(order)
 
     # ------------------------------------------------------------------ helpers
     def apply_gradient_(self, rbm, gW, gb, gc) -> None:

@@ -62,22 +62,32 @@ class CD(Algorithm):
         super().setup(rbm, data, batch_size)
         self.n_chains = batch_size
         self.chains = np.zeros((0, rbm.n_visible), dtype=rbm.dtype)
-        self._serial = rbm.n_visible * rbm.n_hidden * max(batch_size, self.n_chains) <= SERIAL_WORK_LIMIT
+        self._serial = self._use_serial(rbm, batch_size)
 
     # ---------------------------------------------------------------- serial path
-    def train_epochs(self, rbm, data, order, bounds):
+    def resume(self, rbm, data, batch_size):
+        super().resume(rbm, data, batch_size)
+        if not self.persistent:
+            self.n_chains = batch_size
+        self._serial = self._use_serial(rbm, batch_size)
+
+    def _use_serial(self, rbm, batch_size):
+        return rbm.n_visible * rbm.n_hidden * max(batch_size, self.n_chains) <= SERIAL_WORK_LIMIT
+
+    def train_epochs(self, rbm, data, order, bounds, max_weight=np.inf):
         if not self._serial:
-            return super().train_epochs(rbm, data, order, bounds)
+            return super().train_epochs(rbm, data, order, bounds, max_weight)
         W, b, c = rbm.params
         X = data if data.dtype == W.dtype else data.astype(W.dtype)
-        self.counter = cd_updates_serial_(
+        self.counter, epochs = cd_updates_serial_(
             W, b, c, X, np.ascontiguousarray(order, dtype=np.int64),
             np.ascontiguousarray(bounds, dtype=np.int64), self.k, self.persistent, self.chains,
             self.learning_rate, self.momentum, self.weight_decay, self.vW, self.vb, self.vc,
-            self.gibbs_seed, self.counter)
-        n = len(order) * (len(bounds) - 1)
+            self.gibbs_seed, self.counter, float(max_weight))
+        n = epochs * (len(bounds) - 1)
         self.updates += n
         self.gibbs_steps += n * self.k
+        return epochs
 
     # ---------------------------------------------------------------- BLAS path
     def update(self, rbm, batch):
@@ -141,4 +151,4 @@ class PCD(CD):
         rng = np.random.default_rng(stream_seed(self.seed, "chains"))
         rows = rng.integers(0, data.shape[0], size=self.n_chains)
         self.chains = np.ascontiguousarray(data[rows], dtype=rbm.dtype)
-        self._serial = rbm.n_visible * rbm.n_hidden * max(batch_size, self.n_chains) <= SERIAL_WORK_LIMIT
+        self._serial = self._use_serial(rbm, batch_size)

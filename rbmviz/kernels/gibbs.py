@@ -104,7 +104,7 @@ def _layer_serial(V, nrows, M, bias, prob, sample, bits, key, draw):
 
 @njit(cache=True)
 def cd_updates_serial_(W, b, c, X, order, bounds, k, persistent, chains, lr, momentum,
-                       weight_decay, vW, vb, vc, seed, counter):
+                       weight_decay, vW, vb, vc, seed, counter, max_weight):
     """Many CD-k / PCD-k updates in one serial call (small models, where Python overhead
     per update would dominate).
 
@@ -123,9 +123,13 @@ def cd_updates_serial_(W, b, c, X, order, bounds, k, persistent, chains, lr, mom
     chains : (n_chains, n_v) persistent visible states (PCD; updated in place), ignored for CD.
     vW, vb, vc : velocity arrays (momentum), updated in place.
 
+    After every epoch the parameters are checked: an epoch that leaves a non-finite value
+    or one larger than ``max_weight`` in magnitude ends the call.
+
     Returns
     -------
     counter : int — the next unused position of the random stream (``+2k`` per update).
+    epochs : int — epochs done (``order.shape[0]`` unless stopped by the check).
     """
     nv, nh = W.shape
     n_batches = bounds.shape[0] - 1
@@ -217,4 +221,13 @@ def cd_updates_serial_(W, b, c, X, order, bounds, k, persistent, chains, lr, mom
                 for r in range(n):
                     for i in range(nv):
                         chains[r, i] = V[r * nv + i]
-    return counter
+        healthy = True                       # `not (|x| <= max)` is also true for NaN
+        for i in range(nv):
+            healthy &= abs(b[i]) <= max_weight
+            for j in range(nh):
+                healthy &= abs(W[i, j]) <= max_weight
+        for j in range(nh):
+            healthy &= abs(c[j]) <= max_weight
+        if not healthy:
+            return counter, e + 1
+    return counter, order.shape[0]
