@@ -245,3 +245,21 @@ def test_open_ended_run_and_stop():
     with pytest.raises(StopIteration):
         next(run)
     assert run.done
+
+
+def test_pattern_tables_draw_exactly_the_direct_samples():
+    # the serial kernel may draw a tiny layer from a table of all input patterns; the
+    # table is summed in the same order as the direct computation: identical results
+    from rbmviz.kernels.gibbs import cd_updates_serial_, use_pattern_table
+    assert use_pattern_table(4, 14, 12) and not use_pattern_table(9, 14, 12)
+    out = []
+    for table_h, table_v in [(False, False), (True, True)]:
+        rbm = random_rbm(6, 4, 1.0, seed=2)
+        v = [np.zeros_like(p) for p in rbm.params]
+        chains = BS[:10, :6].copy()
+        order = np.stack([np.random.default_rng(e).permutation(14) for e in range(20)])
+        ctr, epochs = cd_updates_serial_(*rbm.params, BS[:, :6].copy(), order, np.array([0, 14]), 7,
+                                         True, chains, 0.2, 0.0, 0.0, *v, 5, 0, 1e3, table_h, table_v)
+        out.append((rbm, chains, ctr, epochs))
+    assert out[0][0] == out[1][0] and np.array_equal(out[0][1], out[1][1])
+    assert out[0][2:] == out[1][2:] == (20 * 2 * 7, 20)

@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_int
-from ..kernels.gibbs import cd_updates_serial_, sample_layer_, sigmoid_
+from ..kernels.gibbs import (cd_updates_serial_, pcd_first_layer_, sample_rows_,
+                             sample_rows_scaled_, sigmoid_rows_scaled_, use_pattern_table)
 from .base import Algorithm, stream_seed
 
 #: the fused serial loop is used when n_visible · n_hidden · rows per update is at most this
@@ -79,47 +80,94 @@ class CD(Algorithm):
             return super().train_epochs(rbm, data, order, bounds, max_weight)
         W, b, c = rbm.params
         X = data if data.dtype == W.dtype else data.astype(W.dtype)
+        rows = int(np.diff(bounds).min()) if not self.persistent else self.n_chains
         self.counter, epochs = cd_updates_serial_(
             W, b, c, X, np.ascontiguousarray(order, dtype=np.int64),
             np.ascontiguousarray(bounds, dtype=np.int64), self.k, self.persistent, self.chains,
             self.learning_rate, self.momentum, self.weight_decay, self.vW, self.vb, self.vc,
-            self.gibbs_seed, self.counter, float(max_weight))
+            self.gibbs_seed, self.counter, float(max_weight),
+            use_pattern_table(rbm.n_visible, rows, self.k), use_pattern_table(rbm.n_hidden, rows, self.k))
         n = epochs * (len(bounds) - 1)
         self.updates += n
         self.gibbs_steps += n * self.k
         return epochs
 
     # ---------------------------------------------------------------- BLAS path
+    def _buffers(self, rbm, rows):
+        """Work arrays for ``rows`` = chains + batch rows, allocated once and reused."""
+        buf = getattr(self, "_buf", None)
+        key = (rows, rbm.n_visible, rbm.n_hidden, rbm.dtype)
+        if buf is None or buf["key"][0] < rows or buf["key"][1:] != key[1:]:
+            dt, nv, nh = rbm.dtype, rbm.n_visible, rbm.n_hidden
+            m = max(nv, nh)
+            buf = self._buf = {
+                "key": key,
+                "S": np.empty((rows, nv), dtype=dt),      # [V (chains); X_B]
+                "Pre": np.empty((rows, nh), dtype=dt),    # hidden pre-activations
+                "Y": np.empty((rows, nh), dtype=dt),      # [−η/n Pᵏ; η/|B| P⁰]
+                "H": np.empty((rows, nh), dtype=dt),      # hidden samples
+                "PreV": np.empty((rows, nv), dtype=dt),   # visible pre-activations
+                "w": np.empty(rows, dtype=dt),            # row weights of the visible-bias step
+                "F": np.empty((rows, m)), "B": np.empty((rows, m), dtype=np.int64),
+                "G": np.empty((nv, nh), dtype=dt), "gb": np.empty(nv, dtype=dt),
+                "gc": np.empty(nh, dtype=dt)}
+        return buf
+
     def update(self, rbm, batch):
+        """One update on the BLAS path: numpy matmuls (OpenBLAS) for every product and
+        fused Numba kernels for sigmoid + Bernoulli draws.  Chains and data are stacked,
+        ``S = [V; X_B]``, so PCD's first half-step and positive phase share one GEMM, and
+        the whole weight step is one GEMM ``Sᵀ [−η/n Pᵏ; η/|B| P⁰]`` (the factors folded into
+        the kernels that write the probabilities).  6 GEMMs of size |B|·n_v·n_h per PCD-1
+        update, 5 per CD-1."""
         W, b, c = rbm.params
-        Xb = np.ascontiguousarray(batch, dtype=W.dtype)
-        nb = Xb.shape[0]
-        seed, ctr = self.gibbs_seed, self.counter
+        dt = W.dtype
+        nb = batch.shape[0]
+        n = self.n_chains if self.persistent else nb
+        rows = n + nb
+        buf = self._buffers(rbm, rows)
+        S, Pre, Y, H, PreV, F, B = (buf[x] for x in ("S", "Pre", "Y", "H", "PreV", "F", "B"))
+        V = S[:n]
+        Xb = S[n:rows]
+        Xb[...] = batch
+        plain = self.momentum == 0.0 and self.weight_decay == 0.0
+        eta = self.learning_rate if plain else 1.0
+        s_pos, s_neg = dt.type(eta / nb), dt.type(-eta / n)
+        seed, ctr, k = self.gibbs_seed, self.counter, self.k
         if self.persistent:
-            V = self.chains
-            P0 = np.empty((nb, rbm.n_hidden), dtype=W.dtype)
-            sigmoid_(Xb @ W, c, P0)
+            V[...] = self.chains
+            np.matmul(S[:rows], W, out=Pre[:rows])
+            pcd_first_layer_(Pre[:rows], c, n, Y[n:rows], s_pos, H, seed, ctr, F, B)
         else:
-            V = Xb.copy()
-            P0 = None
-        n = V.shape[0]
-        H = np.empty((n, rbm.n_hidden), dtype=W.dtype)
-        PH = np.empty_like(H)
-        PV = np.empty_like(V)
-        for t in range(self.k):
-            sample_layer_(V @ W, c, PH, H, seed, ctr + 2 * t)
-            if P0 is None:
-                P0 = PH.copy()
-            sample_layer_(H @ W.T, b, PV, V, seed, ctr + 2 * t + 1)
-        sigmoid_(V @ W, c, PH)
-        self.counter = ctr + 2 * self.k
-        gW = Xb.T @ (P0 * W.dtype.type(1.0 / nb))
-        gW -= V.T @ (PH * W.dtype.type(1.0 / n))
-        gb = Xb.mean(axis=0, dtype=W.dtype) - V.mean(axis=0, dtype=W.dtype)
-        gc = P0.mean(axis=0, dtype=W.dtype) - PH.mean(axis=0, dtype=W.dtype)
-        self.apply_gradient_(rbm, gW, gb, gc)
+            V[...] = Xb
+            np.matmul(Xb, W, out=Pre[:nb])
+            sample_rows_scaled_(Pre[:nb], c, Y[n:rows], s_pos, H, seed, ctr, F, B)
+        for t in range(k):
+            if t > 0:
+                np.matmul(V, W, out=Pre[:n])
+                sample_rows_(Pre[:n], c, H[:n], seed, ctr + 2 * t, F, B)
+            np.matmul(H[:n], W.T, out=PreV[:n])
+            sample_rows_(PreV[:n], b, V, seed, ctr + 2 * t + 1, F, B)
+        np.matmul(V, W, out=Pre[:n])
+        sigmoid_rows_scaled_(Pre[:n], c, Y[:n], s_neg, F, B)
+        self.counter = ctr + 2 * k
+        if self.persistent:
+            self.chains[...] = V
+        w = buf["w"][:rows]
+        w[:n] = s_neg
+        w[n:] = s_pos
+        G, gb, gc = buf["G"], buf["gb"], buf["gc"]
+        np.matmul(S[:rows].T, Y[:rows], out=G)          # η(X_Bᵀ P⁰/|B| − Vᵀ Pᵏ/n)
+        np.dot(w, S[:rows], out=gb)
+        Y[:rows].sum(axis=0, out=gc)
+        if plain:
+            W += G
+            b += gb
+            c += gc
+        else:
+            self.apply_gradient_(rbm, G, gb, gc)
         self.updates += 1
-        self.gibbs_steps += self.k
+        self.gibbs_steps += k
 
 
 class PCD(CD):

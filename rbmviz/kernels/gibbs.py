@@ -14,97 +14,207 @@ from numba import njit, prange
 from .random import stream_key, uniform
 
 
-@njit(cache=True, inline="always")
-def _sigmoid(x):
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+#: FMA contraction and reciprocal approximations are allowed; no flags that change NaN/inf
+#: semantics.  ``error_model="numpy"`` drops Python's division-by-zero checks, which
+#: otherwise keep LLVM from vectorising the ``1 / (1 + e)`` loops.
+_FM = {"contract", "arcp", "nsz"}
 
 
-@njit(parallel=True, cache=True)
-def sample_layer_(pre, bias, prob, sample, seed, counter):
-    """Fused sigmoid + Bernoulli draw for a batch of chains, parallel over rows.
+@njit(cache=True, fastmath=_FM, error_model="numpy", inline="always")
+def _exp_poly(t):
+    """``exp(t)`` for ``t`` in [−708, 708] as ``(bits of 2**k, p)`` with ``exp(t) = 2**k · p``:
+    Cody–Waite reduction ``t = k·ln2 + r`` (|r| ≤ ln2/2) and a degree-12 Taylor polynomial
+    ``p ≈ exp(r)`` (relative error ≤ 4e-16 against ``math.exp``).  Branch-free, so loops
+    over it vectorise; the caller views the int64 bits as the float ``2**k``."""
+    k = math.floor(t * _LOG2E + 0.5)
+    r = t - k * _LN2_HI - k * _LN2_LO
+    p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * (
+        1.0 / 120 + r * (1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (
+            1.0 / 362880 + r * (1.0 / 3628800 + r * (1.0 / 39916800 + r * (
+                1.0 / 479001600))))))))))))
+    return (np.int64(k) + 1023) << 52, p
 
-    ``prob[r, j] = sigmoid(pre[r, j] + bias[j])`` and ``sample[r, j] = 1`` with that
-    probability.  ``prob`` may be the same array as ``pre`` (in place).
+
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def denominator_flat_(x, n, bits):
+    """In place ``x[i] = 1 + exp(−x[i])`` for ``i < n`` (``bits``: int64 scratch ≥ n).
+
+    Every kernel samples a unit with pre-activation ``x`` as ``u · (1 + e^{−x}) < 1``
+    (``u`` uniform), which is ``u < sigmoid(x)`` without a division, and writes
+    probabilities, where it needs them, as ``1 / (1 + e^{−x})``."""
+    for i in range(n):
+        bits[i], x[i] = _exp_poly(min(max(-x[i], -708.0), 708.0))
+    scale = bits.view(np.float64)
+    for i in range(n):
+        x[i] = 1.0 + x[i] * scale[i]
+
+
+@njit(cache=True, fastmath=_FM, error_model="numpy", inline="always")
+def _row_denominator(x, bias, F, B, m):
+    """``F[j] = 1 + exp(−(x[j] + bias[j]))`` for ``j < m``, in float64 (``B``: int64 scratch)."""
+    for j in range(m):
+        B[j], F[j] = _exp_poly(min(max(-(np.float64(x[j]) + np.float64(bias[j])), -708.0), 708.0))
+    s = B.view(np.float64)
+    for j in range(m):
+        F[j] = 1.0 + F[j] * s[j]
+
+
+@njit(parallel=True, cache=True, fastmath=_FM, error_model="numpy")
+def sample_rows_(pre, bias, sample, seed, counter, F, B):
+    """``sample[r, j] = 1`` with probability ``sigmoid(pre[r, j] + bias[j])``, parallel over
+    rows (a batch of chains).  The draw for element (r, j) is
+    ``uniform(stream_key(seed, counter), r*m + j)``.
 
     Parameters
     ----------
-    pre : (n, m) float array — the matmul part of the pre-activation (e.g. ``V @ W``).
-    bias : (m,) float array.
-    prob, sample : (n, m) float arrays, written.
-    seed, counter : int — address of this call in the random stream.
+    pre : (n, m) — the matmul part of the pre-activation (e.g. ``V @ W``).
+    bias : (m,).  sample : (n, m), written.
+    F, B : float64 / int64 scratch of shape ≥ (n, m).
     """
     n, m = pre.shape
     key = stream_key(seed, counter)
     for r in prange(n):
+        Fr = F[r]
+        _row_denominator(pre[r], bias, Fr, B[r], m)
         base = r * m
         for j in range(m):
-            p = _sigmoid(pre[r, j] + bias[j])
-            prob[r, j] = p
-            sample[r, j] = 1.0 if uniform(key, base + j) < p else 0.0
+            sample[r, j] = 1.0 if uniform(key, base + j) * Fr[j] < 1.0 else 0.0
 
 
-@njit(parallel=True, cache=True)
-def sigmoid_(pre, bias, out):
-    """``out[r, j] = sigmoid(pre[r, j] + bias[j])`` (no sampling), parallel over rows."""
+@njit(parallel=True, cache=True, fastmath=_FM, error_model="numpy")
+def sample_rows_scaled_(pre, bias, prob, scale, sample, seed, counter, F, B):
+    """As :func:`sample_rows_`, also writing ``prob[r, j] = scale · p`` (CD's positive
+    phase: the probabilities of the first hidden sample, pre-multiplied by η/|B|)."""
+    n, m = pre.shape
+    key = stream_key(seed, counter)
+    for r in prange(n):
+        Fr = F[r]
+        _row_denominator(pre[r], bias, Fr, B[r], m)
+        base = r * m
+        for j in range(m):
+            d = Fr[j]
+            prob[r, j] = scale / d
+            sample[r, j] = 1.0 if uniform(key, base + j) * d < 1.0 else 0.0
+
+
+@njit(parallel=True, cache=True, fastmath=_FM, error_model="numpy")
+def sigmoid_rows_scaled_(pre, bias, out, scale, F, B):
+    """``out[r, j] = scale · sigmoid(pre[r, j] + bias[j])``, parallel over rows."""
     n, m = pre.shape
     for r in prange(n):
+        Fr = F[r]
+        _row_denominator(pre[r], bias, Fr, B[r], m)
         for j in range(m):
-            out[r, j] = _sigmoid(pre[r, j] + bias[j])
+            out[r, j] = scale / Fr[j]
 
 
-_LOG2E = 1.4426950408889634
-_LN2_HI = 6.93147180369123816490e-01
-_LN2_LO = 1.90821492927058770002e-10
-
-
-@njit(cache=True, fastmath={"contract", "arcp", "nsz"})
-def sigmoid_flat_(x, n, bits):
-    """In place ``x[i] = 1 / (1 + exp(−x[i]))`` for ``i < n``, branch-free so that LLVM
-    vectorises it: ``exp`` by Cody–Waite reduction ``t = k·ln2 + r`` (|r| ≤ ln2/2) and a
-    degree-12 Taylor polynomial for ``exp(r)``; ``2**k`` is assembled in the exponent bits
-    (``bits`` : int64 scratch of length ≥ n).  Relative error ≤ 4e-16 against ``math.exp``
-    for |x| < 708; beyond, the result saturates at exp(∓708)-sized values."""
-    for i in range(n):
-        t = min(max(-x[i], -708.0), 708.0)
-        k = math.floor(t * _LOG2E + 0.5)
-        r = t - k * _LN2_HI - k * _LN2_LO
-        x[i] = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * (
-            1.0 / 120 + r * (1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (
-                1.0 / 362880 + r * (1.0 / 3628800 + r * (1.0 / 39916800 + r * (
-                    1.0 / 479001600))))))))))))
-        bits[i] = (np.int64(k) + 1023) << 52
-    scale = bits.view(np.float64)
-    for i in range(n):
-        x[i] = 1.0 / (1.0 + x[i] * scale[i])
-
-
-@njit(cache=True)
-def _layer_serial(V, nrows, M, bias, prob, sample, bits, key, draw):
-    """Flat buffers: ``prob[r*m + j] = sigmoid(bias_j + Σ_i V[r*nin + i] M[i, j])`` (rows of M
-    are accumulated, so the inner loop over units carries no dependency chain), then ``sample[r*m + j] = 1`` with that probability when ``draw``.
-    The draw for element ``(r, j)`` uses index ``r*m + j`` of the stream ``key``."""
-    nin, m = M.shape
-    for r in range(nrows):
-        o = r * m
-        for j in range(m):
-            prob[o + j] = bias[j]
-        for i in range(nin):
-            vi = V[r * nin + i]  # branch-free: a data-dependent `if` mispredicts half the time
+@njit(parallel=True, cache=True, fastmath=_FM, error_model="numpy")
+def pcd_first_layer_(pre, bias, n, out, scale, sample, seed, counter, F, B):
+    """PCD's first half-step and positive phase in one parallel region: rows ``[0, n)`` of
+    ``pre`` are the chains (hidden units sampled into ``sample`` with the stream's row
+    index r), rows ``[n, …)`` the data (``out[r − n] = scale · sigmoid``)."""
+    rows, m = pre.shape
+    key = stream_key(seed, counter)
+    for r in prange(rows):
+        Fr = F[r]
+        _row_denominator(pre[r], bias, Fr, B[r], m)
+        if r < n:
+            base = r * m
             for j in range(m):
-                prob[o + j] += vi * M[i, j]
-    n = nrows * m
-    sigmoid_flat_(prob, n, bits)
-    if draw:
-        for q in range(n):
-            sample[q] = 1.0 if uniform(key, q) < prob[q] else 0.0
+                sample[r, j] = 1.0 if uniform(key, base + j) * Fr[j] < 1.0 else 0.0
+        else:
+            for j in range(m):
+                out[r - n, j] = scale / Fr[j]
 
 
-@njit(cache=True)
+def sample_layer_(pre, bias, prob, sample, seed, counter):
+    """Probabilities and samples of a layer: ``prob = sigmoid(pre + bias)``,
+    ``sample ~ Bernoulli(prob)`` (convenience wrapper; allocates its scratch)."""
+    n, m = pre.shape
+    F = np.empty((n, m))
+    B = np.empty((n, m), dtype=np.int64)
+    sample_rows_scaled_(pre, bias, prob, prob.dtype.type(1.0), sample, seed, counter, F, B)
+
+
+def sigmoid_(pre, bias, out):
+    """``out = sigmoid(pre + bias)`` (convenience wrapper; allocates its scratch)."""
+    n, m = pre.shape
+    F = np.empty((n, m))
+    B = np.empty((n, m), dtype=np.int64)
+    sigmoid_rows_scaled_(pre, bias, out, out.dtype.type(1.0), F, B)
+
+
+@njit(cache=True, error_model="numpy")
+def _layer_serial_T(C, bias, inT, nin, n, prob, sample, bits, key, mode):
+    """One layer for ``n`` chains in *unit-major* (transposed) flat layout, so the inner loops
+    run over chains rather than over a handful of units.
+
+    With ``d[o*n + r] = 1 + exp(−(bias[o] + Σ_i C[o, i] · inT[i*n + r]))`` for the ``m``
+    output units ``o`` (``C`` : (m, nin)): ``mode`` 0 writes probabilities ``prob = 1/d``;
+    1 draws ``sample[o*n + r] = [u · d < 1]`` (``u`` = stream index ``r*m + o`` of ``key``,
+    the row-major convention of the module docstring, so both code paths draw the same
+    numbers); 2 does both.  ``prob`` is scratch in every mode."""
+    m = C.shape[0]
+    for o in range(m):
+        base = o * n
+        bo = bias[o]
+        for r in range(n):
+            prob[base + r] = bo
+        for i in range(nin):
+            coef = C[o, i]
+            src = i * n
+            for r in range(n):
+                prob[base + r] += coef * inT[src + r]
+    denominator_flat_(prob, m * n, bits)
+    if mode != 0:
+        for o in range(m):
+            base = o * n
+            for r in range(n):
+                sample[base + r] = 1.0 if uniform(key, r * m + o) * prob[base + r] < 1.0 else 0.0
+    if mode != 1:
+        for q in range(m * n):
+            prob[q] = 1.0 / prob[q]
+
+
+@njit(cache=True, error_model="numpy")
+def _build_table(C, bias, nin, table, bits):
+    """``table[s*m + o] = d`` of :func:`_layer_serial_T` for every binary input pattern ``s``
+    (bit ``nin−1−i`` of ``s`` is input ``i``), summed in the same order as there, so drawing
+    from the table gives bit-identical samples."""
+    m = C.shape[0]
+    for s in range(1 << nin):
+        for o in range(m):
+            pre = bias[o]
+            for i in range(nin):
+                pre += C[o, i] * np.float64((s >> (nin - 1 - i)) & 1)
+            table[s * m + o] = pre
+    denominator_flat_(table, (1 << nin) * m, bits)
+
+
+@njit(cache=True, error_model="numpy")
+def _draw_from_table(table, m, inT, nin, n, sample, key):
+    """Draw a layer for ``n`` chains from a pattern table (see :func:`_build_table`)."""
+    for r in range(n):
+        s = 0
+        for i in range(nin):
+            s = (s << 1) | np.int64(inT[i * n + r] != 0.0)
+        row = s * m
+        for o in range(m):
+            sample[o * n + r] = 1.0 if uniform(key, r * m + o) * table[row + o] < 1.0 else 0.0
+
+
+def use_pattern_table(n_in, n_chains, k, max_bits=10):
+    """Whether drawing a layer from a table of all ``2**n_in`` input patterns (rebuilt once
+    per update) is cheaper than computing it for ``n_chains`` chains at each of ``k`` steps."""
+    return n_in <= max_bits and (1 << n_in) * 2 <= n_chains * k
+
+
+@njit(cache=True, error_model="numpy")
 def cd_updates_serial_(W, b, c, X, order, bounds, k, persistent, chains, lr, momentum,
-                       weight_decay, vW, vb, vc, seed, counter, max_weight):
+                       weight_decay, vW, vb, vc, seed, counter, max_weight, table_h, table_v):
     """Many CD-k / PCD-k updates in one serial call (small models, where Python overhead
     per update would dominate).
 
@@ -113,7 +223,8 @@ def cd_updates_serial_(W, b, c, X, order, bounds, k, persistent, chains, lr, mom
     ``k`` block-Gibbs steps starting at the data (CD) or at ``chains`` (PCD); negative
     statistics from the sampled visible state with hidden probabilities; then
     ``v ← momentum·v + lr·(grad − weight_decay·W)`` and ``θ ← θ + v`` (in place).
-    Same random stream as the BLAS path (module docstring).
+    Same random stream as the BLAS path (module docstring).  States are kept unit-major
+    (transposed) inside, see :func:`_layer_serial_T`.
 
     Parameters
     ----------
@@ -122,9 +233,11 @@ def cd_updates_serial_(W, b, c, X, order, bounds, k, persistent, chains, lr, mom
     bounds : (n_batches + 1,) int64 batch boundaries within a permutation.
     chains : (n_chains, n_v) persistent visible states (PCD; updated in place), ignored for CD.
     vW, vb, vc : velocity arrays (momentum), updated in place.
-
-    After every epoch the parameters are checked: an epoch that leaves a non-finite value
-    or one larger than ``max_weight`` in magnitude ends the call.
+    max_weight : float — after every epoch the parameters are checked: an epoch that leaves
+        a non-finite value or one larger than ``max_weight`` in magnitude ends the call.
+    table_h, table_v : bool — draw the hidden (visible) layer of the Gibbs steps from a
+        table of all input patterns, rebuilt after each update (tiny layers; see
+        :func:`use_pattern_table`).  Same samples either way.
 
     Returns
     -------
@@ -139,20 +252,23 @@ def cd_updates_serial_(W, b, c, X, order, bounds, k, persistent, chains, lr, mom
         maxb = max(maxb, bounds[i + 1] - bounds[i])
     nch = chains.shape[0] if persistent else maxb
     big = max(maxb, nch) * max(nv, nh)
-    Xb = np.empty(maxb * nv, dtype=np.float64)
-    P0 = np.empty(maxb * nh, dtype=np.float64)
-    V = np.empty(nch * nv, dtype=np.float64)
-    PV = np.empty(nch * nv, dtype=np.float64)
-    H = np.empty(nch * nh, dtype=np.float64)
-    PH = np.empty(nch * nh, dtype=np.float64)
-    bits = np.empty(big, dtype=np.int64)
-    Wd = np.empty((nv, nh), dtype=np.float64)
-    WT = np.empty((nh, nv), dtype=np.float64)
-    bd = np.empty(nv, dtype=np.float64)
-    cd = np.empty(nh, dtype=np.float64)
-    gW = np.empty((nv, nh), dtype=np.float64)
-    gb = np.empty(nv, dtype=np.float64)
-    gc = np.empty(nh, dtype=np.float64)
+    XT = np.empty(maxb * nv)          # data batch, unit-major: XT[i*nb + r]
+    P0 = np.empty(maxb * nh)          # positive hidden probabilities
+    VT = np.empty(nch * nv)           # visible chain states
+    PV = np.empty(nch * nv)
+    HT = np.empty(nch * nh)
+    PH = np.empty(nch * nh)
+    bits = np.empty(max(big, (1 << nv) * nh if table_h else 0, (1 << nh) * nv if table_v else 0),
+                    dtype=np.int64)
+    Th = np.empty((1 << nv) * nh if table_h else 0)   # hidden d for every visible pattern
+    Tv = np.empty((1 << nh) * nv if table_v else 0)   # visible d for every hidden pattern
+    Wd = np.empty((nv, nh))           # float64 copies: C of the visible layer ...
+    WT = np.empty((nh, nv))           # ... and of the hidden layer
+    bd = np.empty(nv)
+    cd = np.empty(nh)
+    gW = np.empty((nv, nh))
+    gb = np.empty(nv)
+    gc = np.empty(nh)
     for e in range(order.shape[0]):
         for bi in range(n_batches):
             lo = bounds[bi]
@@ -167,47 +283,65 @@ def cd_updates_serial_(W, b, c, X, order, bounds, k, persistent, chains, lr, mom
             for r in range(nb):
                 row = order[e, lo + r]
                 for i in range(nv):
-                    Xb[r * nv + i] = X[row, i]
+                    XT[i * nb + r] = X[row, i]
             if persistent:
                 n = nch
                 for r in range(n):
                     for i in range(nv):
-                        V[r * nv + i] = chains[r, i]
-                _layer_serial(Xb, nb, Wd, cd, P0, H, bits, stream_key(seed, counter), False)
+                        VT[i * n + r] = chains[r, i]
+                _layer_serial_T(WT, cd, XT, nv, nb, P0, HT, bits, stream_key(seed, counter), 0)
             else:
                 n = nb
                 for q in range(nb * nv):
-                    V[q] = Xb[q]
+                    VT[q] = XT[q]
+            if table_h:
+                _build_table(WT, cd, nv, Th, bits)
+            if table_v:
+                _build_table(Wd, bd, nh, Tv, bits)
             for t in range(k):
-                _layer_serial(V, n, Wd, cd, PH, H, bits, stream_key(seed, counter + 2 * t), True)
-                if t == 0 and not persistent:
+                key = stream_key(seed, counter + 2 * t)
+                mode = 2 if (t == 0 and not persistent) else 1
+                if table_h and mode == 1:
+                    _draw_from_table(Th, nh, VT, nv, n, HT, key)
+                else:
+                    _layer_serial_T(WT, cd, VT, nv, n, PH, HT, bits, key, mode)
+                if mode == 2:
                     for q in range(nb * nh):
                         P0[q] = PH[q]
-                _layer_serial(H, n, WT, bd, PV, V, bits, stream_key(seed, counter + 2 * t + 1), True)
+                key = stream_key(seed, counter + 2 * t + 1)
+                if table_v:
+                    _draw_from_table(Tv, nv, HT, nh, n, VT, key)
+                else:
+                    _layer_serial_T(Wd, bd, HT, nh, n, PV, VT, bits, key, 1)
             counter += 2 * k
-            _layer_serial(V, n, Wd, cd, PH, H, bits, stream_key(seed, counter), False)
+            _layer_serial_T(WT, cd, VT, nv, n, PH, HT, bits, stream_key(seed, counter), 0)
             # ascent direction: mean positive minus mean negative statistics
-            gW[:, :] = 0.0
-            gb[:] = 0.0
-            gc[:] = 0.0
             inv_p = 1.0 / nb
             inv_n = 1.0 / n
-            for r in range(nb):
-                for i in range(nv):
-                    x = Xb[r * nv + i] * inv_p
-                    gb[i] += x
-                    for j in range(nh):
-                        gW[i, j] += x * P0[r * nh + j]
+            for j in range(nh):
+                sp = 0.0
+                for r in range(nb):
+                    sp += P0[j * nb + r]
+                sn = 0.0
+                for r in range(n):
+                    sn += PH[j * n + r]
+                gc[j] = sp * inv_p - sn * inv_n
+            for i in range(nv):
+                sp = 0.0
+                for r in range(nb):
+                    sp += XT[i * nb + r]
+                sn = 0.0
+                for r in range(n):
+                    sn += VT[i * n + r]
+                gb[i] = sp * inv_p - sn * inv_n
                 for j in range(nh):
-                    gc[j] += P0[r * nh + j] * inv_p
-            for r in range(n):
-                for i in range(nv):
-                    x = V[r * nv + i] * inv_n
-                    gb[i] -= x
-                    for j in range(nh):
-                        gW[i, j] -= x * PH[r * nh + j]
-                for j in range(nh):
-                    gc[j] -= PH[r * nh + j] * inv_n
+                    sp = 0.0
+                    for r in range(nb):
+                        sp += XT[i * nb + r] * P0[j * nb + r]
+                    sn = 0.0
+                    for r in range(n):
+                        sn += VT[i * n + r] * PH[j * n + r]
+                    gW[i, j] = sp * inv_p - sn * inv_n
             for i in range(nv):
                 for j in range(nh):
                     vW[i, j] = dt(momentum * vW[i, j] + lr * (gW[i, j] - weight_decay * W[i, j]))
@@ -220,7 +354,7 @@ def cd_updates_serial_(W, b, c, X, order, bounds, k, persistent, chains, lr, mom
             if persistent:
                 for r in range(n):
                     for i in range(nv):
-                        chains[r, i] = V[r * nv + i]
+                        chains[r, i] = VT[i * n + r]
         healthy = True                       # `not (|x| <= max)` is also true for NaN
         for i in range(nv):
             healthy &= abs(b[i]) <= max_weight
