@@ -1,0 +1,90 @@
+"""Run every benchmark, print one compact table, write ``bench/results/latest.json``.
+
+* ``bench_large.py`` — PCD-1 on MNIST 784×500 (batch 100): rbmviz ``CD.update`` vs
+  scikit-learn's ``BernoulliRBM`` (updates/s), the share of the update its GEMMs account
+  for, a breakdown of ``CD.update`` and a thread sweep.
+* ``bench_small.py`` — full-batch CD-12/PCD-12 on 3×3 bars & stripes: rbmviz's fused
+  kernel vs plain numpy (epochs/s).
+
+Both measure their contenders side by side in this one process (interleaved rounds,
+medians).  ``--quick`` for a short run (~15 s); a full run takes about 30 s (both longer
+the first time after a kernel edit, while Numba recompiles).
+
+Run: ``cd /work/main && PYTHONPATH=. python -m bench [--quick]`` or
+``python bench/run_all.py [--quick]``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):   # run as a script: make the project root importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench._common import RESULTS, table
+
+
+def summary_rows(large, small):
+    """One row per headline number; rows with a target end in PASS/MISS."""
+    u = large["updates"]
+    rows = []
+    for name in ("rbmviz f32 (CD.update)", "rbmviz f64 (CD.update)", "sklearn partial_fit f64 (default)",
+                 "sklearn partial_fit f32 input (casts to f64)", "sklearn _fit loop f32 (fit's per-batch body)"):
+        rows.append(("large", name, f"{u[name]['ms_per_update']:.3f} ms",
+                     f"{u[name]['updates_per_s']:.0f} upd/s", "", ""))
+    for t in large["targets"]:
+        pct = t["unit"] == "%"
+        rows.append(("large", t["label"], f"{100 * t['value']:.0f}%" if pct else f"{t['value']:.2f}x", "",
+                     f">= {100 * t['target']:.0f}%" if pct else f">= {t['target']:g}x",
+                     "PASS" if t["pass"] else "MISS"))
+    e, r2 = small["epochs_per_s"], small["ratios"]
+    for alg in ("CD-12", "PCD-12"):
+        rows.append(("small", f"rbmviz {alg} train_epochs", f"{e[f'rbmviz {alg} train_epochs']:.0f} ep/s", "", "", ""))
+        rows.append(("small", f"numpy {alg} cd_epoch", f"{e[f'numpy {alg} cd_epoch']:.0f} ep/s", "", "", ""))
+        v = r2[f"{alg}: rbmviz train_epochs / numpy"]
+        rows.append(("small", f"{alg} rbmviz / numpy (kernel)", f"{v:.1f}x", "", ">= 20x",
+                     "PASS" if v >= 20 else "MISS"))
+        v = r2[f"{alg}: rbmviz train() / numpy"]
+        rows.append(("small", f"{alg} rbmviz train() / numpy", f"{v:.1f}x", "", "", ""))
+        key = f"{alg}: rbmviz error_model=numpy / numpy"
+        if key in r2:
+            rows.append(("small", f"{alg} kernel w/ error_model=numpy / numpy", f"{r2[key]:.1f}x", "", ">= 20x",
+                         "PASS" if r2[key] >= 20 else "MISS"))
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="short run")
+    ap.add_argument("--out", default=str(RESULTS / "latest.json"), help="JSON results file")
+    a = ap.parse_args(argv)
+    from bench import bench_large, bench_small
+    t0 = time.perf_counter()
+    small = bench_small.run(quick=a.quick)
+    print()
+    large = bench_large.run(quick=a.quick)
+    rows = summary_rows(large, small)
+    print("\n== Summary")
+    print(table(rows, ["bench", "what", "value", "", "target", ""], left=2))
+    if a.quick:
+        print("(--quick: few rounds; the ratios are indicative — PASS/MISS of record come from a full run)")
+    if not large["replica_check"]["match"]:
+        print("WARNING: the instrumented CD.update replica no longer matches CD.update: "
+              + large["replica_check"]["detail"])
+    if large["noise"]["busy"]:
+        print("WARNING: the machine was busy during bench_large (see its warning); rerun when idle.")
+    if small["noise"]["busy"]:
+        print("WARNING: the machine was busy during bench_small (see its warning); rerun when idle.")
+    res = {"quick": a.quick, "seconds": time.perf_counter() - t0,
+           "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "large": large, "small": small}
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(res, indent=1, default=str))
+    print(f"\nwrote {out} ({res['seconds']:.0f} s)")
+    return res
+
+
+if __name__ == "__main__":
+    main()
