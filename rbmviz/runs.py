@@ -192,7 +192,8 @@ class Run:
             self._evaluate_and_record(0)
         t0 = time.perf_counter()
         N = self.data.shape[0]
-        order = np.stack([self._shuffle.permutation(N) for _ in range(n_epochs)])
+        order = np.tile(np.arange(N, dtype=np.int64), (n_epochs, 1))
+        self._shuffle.permuted(order, axis=1, out=order)    # a fresh shuffle for every epoch
         done = self.algorithm.train_epochs(self.rbm, self.data, order, self.bounds, self.max_weight)
         self.epoch += done
         self.wall_time += time.perf_counter() - t0
