@@ -1,6 +1,5 @@
 """The plotting functions produce renderable Bokeh figures from real records, and the
 foundation explorer page trains and fills its panes."""
-import runpy
 from pathlib import Path
 
 import numpy as np
@@ -51,12 +50,39 @@ def test_distribution_bars_compare_model_and_data():
     hv.render(bars)
 
 
-def test_foundation_explorer_page_trains_and_shows_results():
-    app = runpy.run_path(str(Path(__file__).resolve().parents[1] / "apps" / "explorer.py"))
-    app["epochs"].value = 500
-    app["algorithms"].value = ["cd", "pcd"]
-    app["train"]()
-    curves = [el for el in app["curves"].object if isinstance(el, hv.Curve)]
-    assert [c.label for c in curves] == ["cd", "pcd"]
-    assert curves[0].data.train_ll.iloc[-1] > curves[0].data.train_ll.iloc[0]
-    assert "final LL" in app["status"].object
+def test_explorer_session_races_without_a_server():
+    # the explorer's session object works headless (as in a notebook): Start streams records
+    # into one Buffer per algorithm, Pause stops them, live knobs reach the algorithms
+    import sys
+    import time
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "apps"))
+    import explorer_ui
+    s = explorer_ui.ExplorerSession(sync_url=False)
+    try:
+        assert set(s.buffers) == {"cd", "pcd"}
+        s.start()
+        deadline = time.time() + 20
+        while time.time() < deadline and min(len(b.data) for b in s.buffers.values()) < 5:
+            time.sleep(0.1)
+        s.pause()
+        time.sleep(0.5)
+        n = {k: len(b.data) for k, b in s.buffers.items()}
+        assert min(n.values()) >= 5
+        time.sleep(0.5)
+        assert {k: len(b.data) for k, b in s.buffers.items()} == n        # paused: no new points
+        curve = s.buffers["pcd"].data
+        assert curve.value.iloc[-1] > curve.value.iloc[0]                  # the likelihood rises
+        s.train.learning_rate = 0.05                                         # a live knob
+        assert all(r.algorithm.learning_rate == 0.05 for r in s.race.runs.values())
+        assert "applies at the next update" in s.settings_text.object
+        s.model.n_hidden = 6                                                 # needs a reset
+        assert "press **Reset**" in s.settings_text.object
+        s.reset()
+        assert s.race.runs["cd"].rbm.n_hidden == 6 and len(s.buffers["cd"].data) == 0
+        s.step()
+        time.sleep(0.2)
+        assert len(s.buffers["cd"].data) == 1
+        assert s._csv_bytes().getvalue().startswith(b"algorithm,") or b"epoch" in s._csv_bytes().getvalue()
+        assert s._npz_bytes().getvalue()[:2] == b"PK"
+    finally:
+        s.race.stop()

@@ -1,0 +1,395 @@
+"""The explorer's Panel glue: one :class:`ExplorerSession` per browser session.
+
+Kept apart from ``apps/explorer.py`` (which only composes) because Bokeh clears the served
+script's globals when a session ends, and the training thread must not depend on them.
+
+Data flow: :class:`rbmviz.live.Race` trains on its own thread and calls ``_sink`` at most
+10 times a second; ``_sink`` hands the batch to the document's event loop with
+``doc.add_next_tick_callback`` (never touching widgets or streams from the thread), where
+``_apply`` sends the records to one HoloViews ``Buffer`` per algorithm and refreshes the
+model views.  Closing the tab stops the race.
+"""
+from __future__ import annotations
+
+import io
+import operator
+import threading
+import time
+from functools import partial, reduce
+
+import holoviews as hv
+import pandas as pd
+import panel as pn
+
+from rbmviz import algorithms, datasets, viz
+from rbmviz.live import LIVE_KNOBS, Race, RaceSettings
+from rbmviz.settings import DataSettings, ModelSettings, TrainSettings, dataset_knobs
+
+#: knobs hidden in classroom mode
+ADVANCED = ("batch_size", "momentum", "weight_decay", "seed", "init_seed", "init", "init_scale",
+            "max_weight", "points_per_second", "max_speed", "visible_bias", "dtype",
+            "binarize", "data_seed", "limit")
+#: knobs whose change needs a new race ("Reset to apply")
+RESET_KNOBS = {"dataset", "D", "N", "B", "d", "binarize", "data_seed", "limit", "n_hidden",
+               "init", "init_scale", "visible_bias", "dtype", "init_seed", "batch_size",
+               "eval_every", "seed", "max_weight", "algorithms"}
+CURVE_COLUMNS = ["epoch", "updates", "gibbs_steps", "wall_time", "value"]
+COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
+
+
+def _available_datasets():
+    return [n for n in datasets.names() if datasets.available(n)]
+
+
+class ExplorerSession:
+    """Everything one browser session owns: settings, the race, streams, widgets."""
+
+    def __init__(self, *, threads=1, sync_url=True):
+        self.threads = threads
+        self.data = DataSettings(dataset="bars_and_stripes")
+        self.model = ModelSettings(n_hidden=4)
+        self.train = TrainSettings(k=5, learning_rate=0.3, eval_every=20, epochs=20_000)
+        self.view = RaceSettings()
+        self.doc = pn.state.curdoc
+        self.race: Race | None = None
+        self._images_due = 0.0
+        self._inbox, self._inbox_snapshot, self._update_scheduled = [], None, False
+        self._inbox_lock = threading.Lock()
+        self._build_widgets()
+        if sync_url and pn.state.location is not None:
+            self._sync_url()
+        self.reset()
+        pn.state.on_session_destroyed(self._destroyed)
+
+    # ------------------------------------------------------------------ widgets
+    def _build_widgets(self):
+        self.widgets = {}
+        ds, ms, ts, vs = self.data, self.model, self.train, self.view
+        self.widgets["dataset"] = pn.widgets.Select.from_param(
+            ds.param.dataset, options=_available_datasets(), name="Dataset")
+        for name in ("D", "N", "B", "d", "binarize", "data_seed"):
+            self.widgets[name] = pn.panel(ds.param[name])
+        # knobs that may be None ("all rows", "full batch") get number inputs, not sliders
+        self.widgets["limit"] = pn.widgets.IntInput.from_param(ds.param.limit, name="Rows (empty = all)")
+        self.widgets["n_hidden"] = pn.widgets.IntSlider.from_param(
+            ms.param.n_hidden, start=1, end=64, name="Hidden units")
+        for name in ("init", "init_scale", "visible_bias", "dtype", "init_seed"):
+            self.widgets[name] = pn.panel(ms.param[name])
+        self.widgets["algorithms"] = pn.widgets.CheckBoxGroup.from_param(
+            vs.param.algorithms, options=algorithms.names(), inline=False, name="Algorithms")
+        self.widgets["k"] = pn.widgets.IntSlider.from_param(ts.param.k, start=1, end=50, name="Gibbs steps k")
+        self.widgets["learning_rate"] = pn.widgets.FloatSlider.from_param(
+            ts.param.learning_rate, start=0.01, end=2.0, step=0.01, name="Learning rate η")
+        self.widgets["eval_every"] = pn.widgets.IntSlider.from_param(
+            ts.param.eval_every, start=1, end=500, name="Epochs per point")
+        self.widgets["epochs"] = pn.widgets.IntInput.from_param(ts.param.epochs, name="Stop after epochs")
+        self.widgets["batch_size"] = pn.widgets.IntInput.from_param(
+            ts.param.batch_size, name="Batch size (empty = full batch)")
+        for name in ("momentum", "weight_decay", "seed", "max_weight"):
+            self.widgets[name] = pn.panel(ts.param[name])
+        self.widgets["x_axis"] = pn.widgets.RadioButtonGroup.from_param(vs.param.x_axis, name="x axis")
+        for name in ("points_per_second", "max_speed", "classroom"):
+            self.widgets[name] = pn.panel(vs.param[name])
+
+        self.start_button = pn.widgets.Button(label="▶ Start", color="primary", width=90)
+        self.pause_button = pn.widgets.Button(label="❚❚ Pause", width=90)
+        self.step_button = pn.widgets.Button(label="Step", width=70)
+        self.reset_button = pn.widgets.Button(label="Reset", color="danger", width=70)
+        self.start_button.on_click(lambda e: self.start())
+        self.pause_button.on_click(lambda e: self.pause())
+        self.step_button.on_click(lambda e: self.step())
+        self.reset_button.on_click(lambda e: self.reset())
+        self.epoch_counter = pn.indicators.Number(label="epoch", value=0, format="{value:,}",
+                                                  font_size="28pt", title_size="10pt")
+        self.progress = pn.indicators.Progress(value=0, max=100, bar_color="primary",
+                                               sizing_mode="stretch_width")
+        self.state_text = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self.settings_text = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self.equations = pn.Column(sizing_mode="stretch_width")
+        self.download_csv = pn.widgets.FileDownload(callback=self._csv_bytes, filename="rbmviz_records.csv",
+                                                    label="Records (CSV)")
+        self.download_npz = pn.widgets.FileDownload(callback=self._npz_bytes, filename="rbmviz_model.npz",
+                                                    label="Model (.npz)")
+        self.curves_pane = pn.pane.HoloViews(sizing_mode="stretch_width", min_height=360,
+                                             name="curves")
+        self.fields_pane = pn.pane.HoloViews(sizing_mode="stretch_width", min_height=280)
+        self.samples_pane = pn.pane.HoloViews(sizing_mode="stretch_width", min_height=280)
+        self.bars_pane = pn.pane.HoloViews(sizing_mode="stretch_width", min_height=280)
+
+        for obj in (ds, ms, ts, vs):
+            obj.param.watch(self._on_knob, [n for n in obj.param if n != "name"])
+        self._update_visibility()
+
+    def _sync_url(self):
+        loc = pn.state.location
+        for obj in (self.data, self.model, self.train):
+            loc.sync(obj, {n: n for n in obj.param if n != "name"})
+        loc.sync(self.view, {"algorithms": "algorithms", "x_axis": "x_axis", "classroom": "classroom"})
+
+    def _update_visibility(self):
+        used = set(dataset_knobs(self.data.dataset))
+        classroom = self.view.classroom
+        for name, w in self.widgets.items():
+            visible = True
+            if name in ("D", "N", "B", "d", "binarize", "data_seed", "limit"):
+                visible = name in used
+            if classroom and name in ADVANCED:
+                visible = False
+            w.visible = visible
+        self.equations.objects = [
+            pn.pane.LaTeX(f"$\\text{{{algorithms.get(n).label or n}}}:\\ {algorithms.get(n).equation}$",
+                          renderer="katex", sizing_mode="stretch_width", styles={"font-size": "0.85em"})
+            for n in self.view.algorithms if algorithms.get(n).equation]
+
+    # ------------------------------------------------------------------ knob changes
+    def _on_knob(self, *events):
+        names = {e.name for e in events}
+        if names & {"dataset", "classroom", "algorithms"}:
+            self._update_visibility()
+        if names & {"x_axis", "classroom", "points_per_second", "max_speed"}:
+            if self.race is not None:
+                self.race.points_per_second = self.view.points_per_second
+                self.race.max_speed = self.view.max_speed
+            return
+        live = {e.name: e.new for e in events if e.name in LIVE_KNOBS}
+        if live and self.race is not None:
+            try:
+                applied = self.race.update_settings(**live)
+            except (ValueError, TypeError) as exc:
+                self._notify(str(exc), "error")
+            else:
+                what = ", ".join(f"{k} = {v:g}" for k, v in live.items())
+                who = ", ".join(sorted(applied)) or "no running algorithm"
+                self.settings_text.object = f"✔ {what} — applies at the next update ({who})."
+        needs_reset = sorted(names & RESET_KNOBS)
+        if needs_reset:
+            self.settings_text.object = (f"⟳ Changed {', '.join(needs_reset)}: press **Reset** to "
+                                         f"apply (the current race keeps its settings).")
+        if "epochs" in names:
+            self._refresh_state()
+
+    # ------------------------------------------------------------------ controls
+    def reset(self):
+        """A new race from the current settings (stops the old one)."""
+        if self.race is not None:
+            self.race.stop(timeout=2)
+        try:
+            self.race = Race(self.data, self.model, self.train, self.view.algorithms,
+                             sink=self._sink, on_error=self._error_from_thread, threads=self.threads,
+                             points_per_second=self.view.points_per_second,
+                             max_speed=self.view.max_speed)
+        except (ValueError, TypeError, FileNotFoundError) as exc:
+            self.race = None
+            self._notify(f"Cannot start: {exc}", "error")
+            self.state_text.object = f"⚠ {exc}"
+            return
+        race = self.race
+        self.buffers = {}
+        curves = []
+        for i, name in enumerate(race.algorithms):
+            buf = hv.streams.Buffer(pd.DataFrame({c: pd.Series(dtype=float) for c in CURVE_COLUMNS}),
+                                    length=200_000, index=False)
+            self.buffers[name] = buf
+            color = COLORS[i % len(COLORS)]
+            dmap = hv.DynamicMap(partial(self._curve, name=name, color=color),
+                                 streams=[buf, hv.streams.Params(self.view, ["x_axis"])])
+            curves.append(dmap)
+        overlay = reduce(operator.mul, curves)        # DynamicMap * DynamicMap: each keeps its stream
+        best = datasets.max_log_likelihood(race.train_data) if race.metric == "train_ll" else None
+        if best is not None:
+            overlay = overlay * hv.HLine(best).opts(color="black", line_dash="dashed", line_width=1)
+        title = race.metric_label + (f" — dashed: best possible {best:.3f}" if best is not None else "")
+        self.curves_pane.object = overlay.opts(
+            hv.opts.Overlay(title=title, legend_position="bottom_right", responsive=True,
+                            min_height=360))
+        snap = race.snapshot()
+        self.pipes = {key: hv.streams.Pipe(data=snap.get(key)) for key in ("W", "samples", "p_model")}
+        shape = viz.image_shape(snap["W"].shape[0])
+        focus = snap["focus"]
+        self.fields_pane.object = hv.DynamicMap(
+            lambda data: viz.receptive_fields(data, shape, title=f"receptive fields: columns of W ({focus})"),
+            streams=[self.pipes["W"]])
+        self.samples_pane.object = hv.DynamicMap(
+            lambda data: viz.samples_grid(data, shape, title=f"samples from the Gibbs chains ({focus})"),
+            streams=[self.pipes["samples"]])
+        if "p_model" in snap:
+            p_data = snap["p_data"]
+            top = min(2 * int((p_data > 0).sum()), 40)
+            self.bars_pane.object = hv.DynamicMap(
+                lambda data: viz.distribution_bars(data, p_data, top=top,
+                                                   title=f"p(v) over all patterns: model ({focus}) vs data"),
+                streams=[self.pipes["p_model"]])
+        self.bars_pane.visible = "p_model" in snap
+        self.settings_text.object = ""
+        self._refresh_state()
+
+    def start(self):
+        if self.race is None:
+            self.reset()
+        if self.race is not None:
+            if self.race.finished:
+                self._notify("The race reached its epoch limit: raise 'Stop after epochs' or Reset.",
+                             "warning")
+                return
+            self.race.start()
+            self._refresh_state()
+
+    def pause(self):
+        if self.race is not None:
+            self.race.pause()
+            self._refresh_state()
+
+    def step(self):
+        if self.race is None:
+            return
+        if self.race.running:
+            self.race.pause()
+        self.race.step()
+
+    # ------------------------------------------------------------------ thread → document
+    def _schedule(self, fn):
+        doc = self.doc
+        if doc is None:          # a notebook: no server document, apply directly
+            fn()
+            return
+        try:
+            doc.add_next_tick_callback(fn)
+        except (AttributeError, RuntimeError):   # the document is gone: the tab closed
+            if self.race is not None:
+                self.race.stop(timeout=0)
+
+    def _sink(self, records, snapshot):
+        """Called from the training thread: queue the records and, unless an update is
+        already waiting on the event loop, schedule one (so a slow browser never lets
+        callbacks pile up)."""
+        with self._inbox_lock:
+            self._inbox.extend(records)
+            self._inbox_snapshot = snapshot
+            if self._update_scheduled:
+                return
+            self._update_scheduled = True
+        self._schedule(self._drain)
+
+    def _drain(self):
+        with self._inbox_lock:
+            records, self._inbox = self._inbox, []
+            snapshot, self._update_scheduled = self._inbox_snapshot, False
+        # one model-graph recomputation and one message to the browser for the whole batch
+        # (unfrozen, every stream update re-walks the document: ~0.3 s each)
+        if self.doc is not None:
+            with self.doc.models.freeze(), pn.io.hold(self.doc):
+                self._apply(records, snapshot)
+        else:
+            self._apply(records, snapshot)
+
+    def _error_from_thread(self, name, message):
+        self._schedule(partial(self._notify, f"{name or 'training'}: {message}", "error"))
+
+    def _apply(self, records, snapshot, force_images=False):
+        race = self.race
+        if race is None:
+            return
+        if records:
+            df = pd.DataFrame.from_records(records)
+            for name, part in df.groupby("algorithm", sort=False):
+                buf = self.buffers.get(name)
+                if buf is not None:
+                    part = part.assign(value=part[race.metric])[CURVE_COLUMNS]
+                    buf.send(part.reset_index(drop=True))
+        now = time.perf_counter()
+        if snapshot is not None and (force_images or now >= self._images_due):  # ~2 per second
+            self._images_due = now + 0.5
+            self._update_images(snapshot)
+        self._refresh_state()
+
+    def _update_images(self, snap):
+        for key, pipe in self.pipes.items():
+            if snap.get(key) is not None:
+                pipe.send(snap[key])
+
+    def _curve(self, data, x_axis, name, color):
+        return hv.Curve(data, x_axis, "value", label=name).opts(
+            color=color, tools=["hover"], line_width=2, xlabel=viz.X_LABELS.get(x_axis, x_axis),
+            ylabel=self.race.metric if self.race else "value", show_grid=True)
+
+    def _refresh_state(self):
+        race = self.race
+        if race is None:
+            return
+        epoch = race.epoch
+        self.epoch_counter.value = epoch
+        target = self.train.epochs
+        if target:
+            self.progress.max = int(target)
+            self.progress.value = int(min(epoch, target))
+        state = "running" if race.running else ("finished" if race.finished else "paused")
+        failed = "".join(f"\n\n⚠ **{n}** stopped: {m}" for n, m in race.failed.items())
+        alg = race.runs[race.algorithms[0]].algorithm     # what the algorithms really use now
+        knobs = " · ".join(f"{k} = {getattr(alg, k):g}" for k in LIVE_KNOBS if hasattr(alg, k))
+        self.state_text.object = (f"**{state}** · {', '.join(race.active) or 'no active run'} · "
+                                  f"{knobs}{failed}")
+
+    def _notify(self, message, level="error"):
+        notes = pn.state.notifications
+        if notes is not None:
+            getattr(notes, level)(message, duration=0 if level == "error" else 6000)
+        self.state_text.object = f"⚠ {message}"
+
+    def _destroyed(self, session_context):
+        if self.race is not None:
+            self.race.stop(timeout=0)
+
+    # ------------------------------------------------------------------ export
+    def _csv_bytes(self):
+        df = self.race.frame() if self.race is not None else pd.DataFrame()
+        return io.BytesIO(df.to_csv(index=False).encode())
+
+    def _npz_bytes(self):
+        import tempfile
+        from pathlib import Path
+        race = self.race
+        rbm = race.runs[race.focus].rbm
+        with tempfile.TemporaryDirectory() as tmp:
+            path = rbm.save(Path(tmp) / "model.npz")
+            return io.BytesIO(path.read_bytes())
+
+    # ------------------------------------------------------------------ layout
+    def sidebar(self):
+        w = self.widgets
+        return [
+            pn.pane.Markdown("### Data and model"), w["dataset"], w["D"], w["N"], w["B"], w["d"],
+            w["binarize"], w["data_seed"], w["limit"], w["n_hidden"],
+            pn.pane.Markdown("### Algorithms"), w["algorithms"], self.equations,
+            pn.pane.Markdown("### Training"), w["k"], w["learning_rate"], w["eval_every"], w["epochs"],
+            w["batch_size"], w["momentum"], w["weight_decay"], w["seed"],
+            pn.pane.Markdown("### View"), w["x_axis"], w["points_per_second"], w["max_speed"],
+            w["classroom"],
+            pn.Card(w["init"], w["init_scale"], w["visible_bias"], w["dtype"], w["init_seed"],
+                    w["max_weight"], title="Initialisation and limits", collapsed=True),
+        ]
+
+    def race_tab(self):
+        controls = pn.Row(self.start_button, self.pause_button, self.step_button, self.reset_button,
+                          self.epoch_counter, sizing_mode="stretch_width")
+        return pn.Column(controls, self.progress, self.state_text, self.settings_text,
+                         self.curves_pane,
+                         pn.Row(self.fields_pane, self.samples_pane, sizing_mode="stretch_width"),
+                         self.bars_pane,
+                         pn.Row(self.download_csv, self.download_npz),
+                         name="Training race", sizing_mode="stretch_width")
+
+
+def build(*, threads=1, sync_url=True, extra_tabs=()):
+    """The explorer's layout for this session (a template when served, a plain layout
+    elsewhere).  ``extra_tabs``: ``(title, callable(session) -> panel object)`` pairs, the
+    hook through which later tabs ("CD bias", "TAP landscape") are added."""
+    session = ExplorerSession(threads=threads, sync_url=sync_url)
+    tabs = pn.Tabs(("Training race", session.race_tab()), dynamic=True,
+                   sizing_mode="stretch_width")
+    for title, make in extra_tabs:
+        tabs.append((title, make(session)))
+    template = pn.template.FastListTemplate(
+        title="rbmviz explorer — watch restricted Boltzmann machines learn",
+        sidebar=session.sidebar(), main=[tabs], sidebar_width=330)
+    template.session = session
+    return template

@@ -1,0 +1,282 @@
+"""Several algorithms racing on a background thread — the engine of the explorer.
+
+:class:`Race` trains one :class:`~rbmviz.runs.Run` per algorithm, all from the same initial
+parameters and the same data, on a thread of its own, and hands batches of records plus a
+snapshot of the models (receptive fields, chain samples, the distribution over patterns) to
+a sink callback at most ``max_updates_per_second`` times per second.  It knows nothing of
+Panel or Bokeh: the app's sink schedules the update on the document's event loop.
+
+Controls: :meth:`Race.start`, :meth:`Race.pause`, :meth:`Race.step`, :meth:`Race.stop`;
+hyper-parameters that an algorithm can change between updates (learning rate, k, momentum,
+weight decay) apply at the next update via :meth:`Race.update_settings`; everything else
+(data, model size, seeds, the set of algorithms) needs a new race.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+
+import numpy as np
+import param
+
+from . import algorithms as _algorithms
+from . import evaluate as _evaluate
+from .runs import Run, RunDiverged
+from .settings import (DataSettings, ModelSettings, TrainSettings, algorithm_knobs, build_model,
+                       from_dict, load_data, to_dict)
+
+#: hyper-parameters a running algorithm accepts between updates (Algorithm.set_settings)
+LIVE_KNOBS = ("learning_rate", "k", "momentum", "weight_decay")
+
+
+class RaceSettings(param.Parameterized):
+    """What the race shows and how fast it goes (knobs of the explorer, not of a run)."""
+
+    algorithms = param.ListSelector(
+        default=["cd", "pcd"], objects=_algorithms.names(),
+        doc="The training rules that race each other from the same initial parameters.")
+    x_axis = param.Selector(
+        default="epoch", objects=["epoch", "gibbs_steps", "updates", "wall_time"],
+        label="x axis", doc="Plot the curves against epochs, Gibbs steps per chain (compute), "
+                            "parameter updates or seconds.")
+    points_per_second = param.Integer(
+        40, bounds=(1, 1000), softbounds=(1, 200), label="Points per second",
+        doc="Evaluation points per algorithm per second (the pace of the race); each point is "
+            "`eval_every` epochs further on.")
+    max_speed = param.Boolean(False, label="Full speed",
+                              doc="Train as fast as the machine can (ignore the pace).")
+    classroom = param.Boolean(False, label="Classroom mode",
+                              doc="Hide advanced controls.")
+
+
+class Race:
+    """Train one run per algorithm side by side on a background thread.
+
+    Parameters
+    ----------
+    data, model, train : DataSettings, ModelSettings, TrainSettings
+        Copied at construction (later edits of these objects do not reach the race, except
+        through :meth:`update_settings`).  ``train.algorithm`` is ignored: ``algorithms``
+        says which rules race; each takes the knobs it accepts.
+    algorithms : sequence of str
+    sink : callable(records, snapshot), optional
+        Called from the training thread with the new records (list of dicts, each with an
+        ``algorithm`` key) and a :meth:`snapshot` dict.  Must be quick and thread-safe (the
+        app schedules the real work on its event loop).
+    on_error : callable(algorithm, message), optional
+        Called when a run diverges (that run stops; the others go on) or the thread fails.
+    threads : int
+        Numba threads for this race's thread (cap it so several sessions share 2 cores).
+    max_updates_per_second : float
+        Upper bound on sink calls per second.
+    """
+
+    def __init__(self, data: DataSettings, model: ModelSettings, train: TrainSettings,
+                 algorithms=("cd", "pcd"), *, sink=None, on_error=None, threads=1,
+                 points_per_second=40, max_speed=False, max_updates_per_second=10.0,
+                 focus=None):
+        if not algorithms:
+            raise ValueError("algorithms is empty: choose at least one training rule to race")
+        for name in algorithms:
+            _algorithms.get(name)
+        # plain copies of the values (not deepcopy: widgets may be watching the originals)
+        self.data_settings, self.model_settings, self.train_settings = from_dict(
+            to_dict(data, model, train))
+        self.algorithms = list(dict.fromkeys(algorithms))
+        self.sink, self.on_error = sink, on_error
+        self.threads = int(threads)
+        self.points_per_second = points_per_second
+        self.max_speed = max_speed
+        self.min_interval = 1.0 / max_updates_per_second
+        self.focus = focus if focus in self.algorithms else self.algorithms[-1]
+        self.train_data, self.test_data = load_data(self.data_settings)
+        rbm0 = build_model(self.model_settings, self.train_data)
+        self.exact = _evaluate.exact_feasible(rbm0, 20)
+        toy = self.test_data is self.train_data or np.array_equal(self.test_data, self.train_data)
+        if self.exact:
+            self.metric = "train_ll" if toy else "test_ll"
+        else:
+            self.metric = "pseudo_ll"
+        self.metric_label = {
+            "train_ll": "exact log-likelihood of the complete pattern set (nats)",
+            "test_ll": "exact test log-likelihood, ATLL (nats)",
+            "pseudo_ll": "pseudo-log-likelihood (cheap estimate, not the ATLL; nats)"}[self.metric]
+        metrics = [self.metric, "recon_error", "weight_norm"]
+        t = self.train_settings
+        self.runs: dict[str, Run] = {}
+        for name in self.algorithms:
+            kw = {n: getattr(t, n) for n in algorithm_knobs(name)}
+            self.runs[name] = Run(rbm0.copy(), self.train_data, name, epochs=None,
+                                  batch_size=t.batch_size, eval_every=t.eval_every,
+                                  max_weight=t.max_weight, metrics=metrics, pl_rows=500,
+                                  test_data=None if self.metric != "test_ll" else self.test_data,
+                                  **kw)
+        self.failed: dict[str, str] = {}
+        self.records: list[dict] = []
+        self._pending: list[dict] = []
+        self._lock = threading.RLock()
+        self._running = threading.Event()
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_emit = 0.0
+        self._snapshot_seed = 0
+        p_data = None
+        if rbm0.n_visible <= 16:
+            idx = (self.train_data.astype(np.int64) << np.arange(rbm0.n_visible - 1, -1, -1)).sum(1)
+            p_data = np.bincount(idx, minlength=2 ** rbm0.n_visible) / len(idx)
+        self.p_data = p_data
+
+    # ------------------------------------------------------------------ state
+    @property
+    def epoch(self) -> int:
+        return max(run.epoch for run in self.runs.values())
+
+    @property
+    def running(self) -> bool:
+        return self._running.is_set() and not self._stopped.is_set()
+
+    @property
+    def active(self) -> list[str]:
+        return [n for n in self.algorithms if n not in self.failed]
+
+    @property
+    def finished(self) -> bool:
+        """All runs diverged, or the target ``epochs`` of the train settings is reached."""
+        target = self.train_settings.epochs
+        return not self.active or (target is not None and target > 0 and self.epoch >= target)
+
+    # ------------------------------------------------------------------ controls
+    def start(self) -> None:
+        """Start (or resume) training on the background thread."""
+        if self._stopped.is_set():
+            raise RuntimeError("this race was stopped; build a new one")
+        self._running.set()
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="rbmviz-race", daemon=True)
+            self._thread.start()
+
+    def pause(self) -> None:
+        """Pause after the current evaluation point (pending records are delivered)."""
+        self._running.clear()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """End the race and its thread (e.g. when the browser tab closes)."""
+        self._stopped.set()
+        self._running.set()            # wake the thread so it can exit
+        th = self._thread
+        if th is not None and th is not threading.current_thread():
+            th.join(timeout)
+
+    def step(self) -> list[dict]:
+        """Advance every active run by one evaluation point and deliver at once (the
+        "Step" button; use while paused)."""
+        recs = self._advance()
+        self._emit(force=True)
+        return recs
+
+    def update_settings(self, **changes) -> dict:
+        """Apply ``learning_rate``, ``k``, ``momentum``, ``weight_decay`` to every running
+        algorithm that takes them; they take effect at the next update.  Returns the changes
+        applied per algorithm.  Other knobs raise ``ValueError`` (they need a new race)."""
+        bad = sorted(set(changes) - set(LIVE_KNOBS))
+        if bad:
+            raise ValueError(f"{bad} cannot change during a race (press Reset); live knobs: "
+                             f"{list(LIVE_KNOBS)}")
+        applied = {}
+        with self._lock:
+            for name, run in self.runs.items():
+                ok = {k: v for k, v in changes.items() if k in run.algorithm.settings()}
+                if ok:
+                    run.algorithm.set_settings(**ok)
+                    applied[name] = ok
+            for key, value in changes.items():
+                setattr(self.train_settings, key, value)
+        return applied
+
+    # ------------------------------------------------------------------ the loop
+    def _loop(self) -> None:
+        try:
+            import numba
+            numba.set_num_threads(max(1, min(self.threads, numba.config.NUMBA_NUM_THREADS)))
+            while not self._stopped.is_set():
+                if not self._running.is_set():
+                    self._emit(force=True)
+                    self._running.wait(0.5)
+                    continue
+                if self.finished:
+                    self._running.clear()
+                    self._emit(force=True)
+                    continue
+                t0 = time.perf_counter()
+                self._advance()
+                self._emit()
+                if not self.max_speed:
+                    rest = 1.0 / max(self.points_per_second, 1) - (time.perf_counter() - t0)
+                    if rest > 0:
+                        self._stopped.wait(rest)
+        except Exception:  # the thread must never die silently
+            msg = traceback.format_exc(limit=3)
+            self._running.clear()
+            if self.on_error:
+                self.on_error(None, f"training thread failed: {msg}")
+
+    def _advance(self) -> list[dict]:
+        new = []
+        with self._lock:
+            for name in self.active:
+                run = self.runs[name]
+                try:
+                    rec = run.step(self.train_settings.eval_every) if run.records else next(run)
+                except RunDiverged as err:
+                    self.failed[name] = str(err)
+                    if self.on_error:
+                        self.on_error(name, str(err))
+                    continue
+                rec = dict(rec, algorithm=name)
+                new.append(rec)
+            self.records.extend(new)
+            self._pending.extend(new)
+        return new
+
+    def _emit(self, force=False) -> None:
+        now = time.perf_counter()
+        if not self._pending or (not force and now - self._last_emit < self.min_interval):
+            return
+        with self._lock:
+            batch, self._pending = self._pending, []
+            snap = self.snapshot()
+        self._last_emit = now
+        if self.sink:
+            self.sink(batch, snap)
+
+    # ------------------------------------------------------------------ views
+    def snapshot(self, n_samples: int = 36) -> dict:
+        """Copies of what the views show: ``W`` of the focus algorithm, samples of its
+        Gibbs chains (persistent chains, or ``k`` steps from training rows for CD),
+        ``p_model``/``p_data`` over all patterns (n_visible ≤ 16), and per-algorithm
+        ``epoch``/``failed``."""
+        name = self.focus if self.focus in self.runs else self.algorithms[0]
+        run = self.runs[name]
+        rbm = run.rbm
+        chains = getattr(run.algorithm, "chains", None)
+        if chains is not None and len(chains):
+            samples = np.array(chains[:n_samples], dtype=np.float64)
+        else:
+            rows = self.train_data[: n_samples]
+            self._snapshot_seed += 1
+            samples = rbm.gibbs(rows, k=max(1, getattr(run.algorithm, "k", 1)),
+                                seed=self._snapshot_seed)
+        snap = {"focus": name, "W": rbm.W.astype(np.float64), "samples": samples,
+                "epoch": {n: r.epoch for n, r in self.runs.items()},
+                "failed": dict(self.failed)}
+        if self.p_data is not None and name not in self.failed:
+            snap["p_model"] = _evaluate.visible_distribution(rbm)
+            snap["p_data"] = self.p_data
+        return snap
+
+    def frame(self):
+        """All records so far as a pandas DataFrame."""
+        import pandas as pd
+        with self._lock:
+            return pd.DataFrame.from_records(self.records)
