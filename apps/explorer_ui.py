@@ -18,6 +18,7 @@ import time
 from functools import partial, reduce
 
 import holoviews as hv
+import numpy as np
 import pandas as pd
 import panel as pn
 
@@ -52,9 +53,12 @@ class ExplorerSession:
         self.view = RaceSettings()
         self.doc = pn.state.curdoc
         self.race: Race | None = None
+        self.race_id = 0
         self._images_due = 0.0
         self._inbox, self._inbox_snapshot, self._update_scheduled = [], None, False
         self._inbox_lock = threading.Lock()
+        self._applied = threading.Event()
+        self._applied.set()
         self._build_widgets()
         if sync_url and pn.state.location is not None:
             self._sync_url()
@@ -105,6 +109,7 @@ class ExplorerSession:
                                                sizing_mode="stretch_width")
         self.state_text = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.settings_text = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self.alert_text = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"color": "#b00020"})
         self.equations = pn.Column(sizing_mode="stretch_width")
         self.download_csv = pn.widgets.FileDownload(callback=self._csv_bytes, filename="rbmviz_records.csv",
                                                     label="Records (CSV)")
@@ -181,9 +186,9 @@ class ExplorerSession:
         except (ValueError, TypeError, FileNotFoundError) as exc:
             self.race = None
             self._notify(f"Cannot start: {exc}", "error")
-            self.state_text.object = f"⚠ {exc}"
             return
         race = self.race
+        self.race_id += 1
         self.buffers = {}
         curves = []
         for i, name in enumerate(race.algorithms):
@@ -191,7 +196,7 @@ class ExplorerSession:
                                     length=200_000, index=False)
             self.buffers[name] = buf
             color = COLORS[i % len(COLORS)]
-            dmap = hv.DynamicMap(partial(self._curve, name=name, color=color),
+            dmap = hv.DynamicMap(partial(self._curve, name=name, color=color, race_id=self.race_id),
                                  streams=[buf, hv.streams.Params(self.view, ["x_axis"])])
             curves.append(dmap)
         overlay = reduce(operator.mul, curves)        # DynamicMap * DynamicMap: each keeps its stream
@@ -213,14 +218,18 @@ class ExplorerSession:
             lambda data: viz.samples_grid(data, shape, title=f"samples from the Gibbs chains ({focus})"),
             streams=[self.pipes["samples"]])
         if "p_model" in snap:
+            # a fixed axis (the data's patterns, at most 40, plus "other") so streaming only
+            # changes bar heights
             p_data = snap["p_data"]
-            top = min(2 * int((p_data > 0).sum()), 40)
+            patterns = np.sort(np.argsort(-p_data, kind="stable")[:min(40, int((p_data > 0).sum()))])
             self.bars_pane.object = hv.DynamicMap(
-                lambda data: viz.distribution_bars(data, p_data, top=top,
-                                                   title=f"p(v) over all patterns: model ({focus}) vs data"),
+                lambda data: viz.distribution_bars(
+                    data, p_data, patterns=patterns,
+                    title=f"p(v) of the data's patterns (and all others): model ({focus}) vs data"),
                 streams=[self.pipes["p_model"]])
         self.bars_pane.visible = "p_model" in snap
         self.settings_text.object = ""
+        self.alert_text.object = ""
         self._refresh_state()
 
     def start(self):
@@ -262,12 +271,16 @@ class ExplorerSession:
         """Called from the training thread: queue the records and, unless an update is
         already waiting on the event loop, schedule one (so a slow browser never lets
         callbacks pile up)."""
+        # back-pressure: while the browser has not taken the previous batch the race waits
+        # (up to a second), so the curves never lag far behind the race and Pause is prompt
+        self._applied.wait(1.0)
         with self._inbox_lock:
             self._inbox.extend(records)
             self._inbox_snapshot = snapshot
             if self._update_scheduled:
                 return
             self._update_scheduled = True
+            self._applied.clear()
         self._schedule(self._drain)
 
     def _drain(self):
@@ -276,14 +289,20 @@ class ExplorerSession:
             snapshot, self._update_scheduled = self._inbox_snapshot, False
         # one model-graph recomputation and one message to the browser for the whole batch
         # (unfrozen, every stream update re-walks the document: ~0.3 s each)
-        if self.doc is not None:
-            with self.doc.models.freeze(), pn.io.hold(self.doc):
+        try:
+            if self.doc is not None:
+                with self.doc.models.freeze(), pn.io.hold(self.doc):
+                    self._apply(records, snapshot)
+            else:
                 self._apply(records, snapshot)
-        else:
-            self._apply(records, snapshot)
+        finally:
+            self._applied.set()
 
     def _error_from_thread(self, name, message):
-        self._schedule(partial(self._notify, f"{name or 'training'}: {message}", "error"))
+        def show():
+            self._notify(f"{name or 'training'}: {message}", "error")
+            self._refresh_state()
+        self._schedule(show)
 
     def _apply(self, records, snapshot, force_images=False):
         race = self.race
@@ -298,7 +317,7 @@ class ExplorerSession:
                     buf.send(part.reset_index(drop=True))
         now = time.perf_counter()
         if snapshot is not None and (force_images or now >= self._images_due):  # ~2 per second
-            self._images_due = now + 0.5
+            self._images_due = now + 0.4
             self._update_images(snapshot)
         self._refresh_state()
 
@@ -307,10 +326,12 @@ class ExplorerSession:
             if snap.get(key) is not None:
                 pipe.send(snap[key])
 
-    def _curve(self, data, x_axis, name, color):
+    def _curve(self, data, x_axis, name, color, race_id):
+        def tag_source(plot, element):     # lets tests find this race's streamed data
+            plot.handles["source"].name = f"curve:{race_id}:{name}"
         return hv.Curve(data, x_axis, "value", label=name).opts(
             color=color, tools=["hover"], line_width=2, xlabel=viz.X_LABELS.get(x_axis, x_axis),
-            ylabel=self.race.metric if self.race else "value", show_grid=True)
+            ylabel=self.race.metric if self.race else "value", show_grid=True, hooks=[tag_source])
 
     def _refresh_state(self):
         race = self.race
@@ -330,10 +351,11 @@ class ExplorerSession:
                                   f"{knobs}{failed}")
 
     def _notify(self, message, level="error"):
+        """A visible notification (toast) plus the message under the controls."""
         notes = pn.state.notifications
         if notes is not None:
             getattr(notes, level)(message, duration=0 if level == "error" else 6000)
-        self.state_text.object = f"⚠ {message}"
+        self.alert_text.object = f"⚠ {message}"
 
     def _destroyed(self, session_context):
         if self.race is not None:
@@ -371,7 +393,7 @@ class ExplorerSession:
     def race_tab(self):
         controls = pn.Row(self.start_button, self.pause_button, self.step_button, self.reset_button,
                           self.epoch_counter, sizing_mode="stretch_width")
-        return pn.Column(controls, self.progress, self.state_text, self.settings_text,
+        return pn.Column(controls, self.progress, self.state_text, self.settings_text, self.alert_text,
                          self.curves_pane,
                          pn.Row(self.fields_pane, self.samples_pane, sizing_mode="stretch_width"),
                          self.bars_pane,

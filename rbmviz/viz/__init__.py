@@ -95,20 +95,34 @@ def samples_grid(V, shape=None, n_cols=None, title="samples"):
         min_height=250, title=title)
 
 
-def distribution_bars(p_model, p_data, labels=None, top=None, title="p(v): model vs data"):
-    """Bar chart of the model's distribution over all visible patterns next to the data's
-    (small models).  ``top`` keeps the patterns with the largest max(p_model, p_data)."""
+def distribution_bars(p_model, p_data, labels=None, top=None, patterns=None, other=True,
+                      title="p(v): model vs data"):
+    """Bar chart of the model's distribution over visible patterns next to the data's
+    (small models).
+
+    ``patterns`` (indices into the ``2**n_visible`` states) fixes which patterns get a bar —
+    keep it fixed while streaming so the axis does not change; by default the ``top``
+    patterns by max(p_model, p_data) (all when ``top`` is None).  With ``other`` a last bar
+    holds the probability of all remaining patterns (for the data it is 0)."""
     hv = _hv()
     import pandas as pd
-    p_model, p_data = np.asarray(p_model), np.asarray(p_data)
+    p_model, p_data = np.asarray(p_model, dtype=np.float64), np.asarray(p_data, dtype=np.float64)
     n_bits = int(round(math.log2(len(p_model))))
     labels = labels or [format(i, f"0{n_bits}b") for i in range(len(p_model))]
-    idx = np.arange(len(p_model))
-    if top is not None:
-        idx = np.sort(np.argsort(-np.maximum(p_model, p_data))[:top])
-    df = pd.DataFrame({"pattern": [labels[i] for i in idx] * 2,
-                       "source": ["model"] * len(idx) + ["data"] * len(idx),
-                       "p": np.concatenate([p_model[idx], p_data[idx]])})
+    if patterns is None:
+        idx = np.arange(len(p_model))
+        if top is not None:
+            idx = np.sort(np.argsort(-np.maximum(p_model, p_data))[:top])
+    else:
+        idx = np.asarray(patterns, dtype=np.int64)
+    names = [labels[i] for i in idx]
+    pm, pd_ = list(p_model[idx]), list(p_data[idx])
+    if other and len(idx) < len(p_model):
+        names.append("other")
+        pm.append(max(0.0, 1.0 - float(np.sum(p_model[idx]))))
+        pd_.append(max(0.0, 1.0 - float(np.sum(p_data[idx]))))
+    df = pd.DataFrame({"pattern": names * 2, "source": ["model"] * len(names) + ["data"] * len(names),
+                       "p": np.concatenate([pm, pd_])})
     return hv.Bars(df, ["pattern", "source"], "p").opts(
         responsive=True, min_height=250, xrotation=90, tools=["hover"], title=title,
         multi_level=False, color="source", cmap=["#1f77b4", "#ff7f0e"], show_legend=True)
