@@ -401,17 +401,22 @@ class ExplorerSession:
                          name="Training race", sizing_mode="stretch_width")
 
 
-def build(*, threads=1, sync_url=True, extra_tabs=()):
-    """The explorer's layout for this session (a template when served, a plain layout
-    elsewhere).  ``extra_tabs``: ``(title, callable(session) -> panel object)`` pairs, the
-    hook through which later tabs ("CD bias", "TAP landscape") are added."""
+def build(*, threads=1, sync_url=True, extra_tabs=(), template=True):
+    """The explorer's layout for this session: a ``FastListTemplate`` when served, or with
+    ``template=False`` a plain ``Row`` (sidebar, tabs) that displays in a notebook cell.
+    ``extra_tabs``: ``(title, callable(session) -> panel object)`` pairs, the hook through
+    which later tabs ("CD bias", "TAP landscape") are added.  The session object is
+    available as ``layout.session``."""
     session = ExplorerSession(threads=threads, sync_url=sync_url)
     tabs = pn.Tabs(("Training race", session.race_tab()), dynamic=True,
                    sizing_mode="stretch_width")
     for title, make in extra_tabs:
         tabs.append((title, make(session)))
-    template = pn.template.FastListTemplate(
-        title="rbmviz explorer — watch restricted Boltzmann machines learn",
-        sidebar=session.sidebar(), main=[tabs], sidebar_width=330)
-    template.session = session
-    return template
+    if template:
+        layout = pn.template.FastListTemplate(
+            title="rbmviz explorer — watch restricted Boltzmann machines learn",
+            sidebar=session.sidebar(), main=[tabs], sidebar_width=330)
+    else:
+        layout = pn.Row(pn.Column(*session.sidebar(), width=320), tabs, sizing_mode="stretch_width")
+    layout.session = session
+    return layout

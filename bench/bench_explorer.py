@@ -1,0 +1,100 @@
+"""The served explorer under a long run: time to the first streamed point, plot updates per
+second seen by the browser, and the server's memory over time.
+
+Starts ``panel serve apps/explorer.py`` on a free port, opens it in headless Chromium
+(Debian's ``/usr/bin/chromium``), presses Start with "Full speed" on (bars & stripes 3×3,
+CD and PCD), counts how often the streamed curves change in the browser, and samples the
+server's resident memory every ``--every`` seconds for ``--minutes`` minutes.
+
+    python -m bench.bench_explorer --minutes 10
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COUNT_JS = """() => { let n = 0; for (const m of Bokeh.documents[0].all_models) {
+  if (typeof m.name === 'string' && m.name.startsWith('curve:') && m.data) {
+    const d = m.data; const v = (d instanceof Map) ? d.get('value') : d['value']; n += v ? v.length : 0; } }
+  return n; }"""
+#: the browser counts every change of the curves' data sources
+HOOK_JS = """() => { window.__updates = 0; for (const m of Bokeh.documents[0].all_models) {
+  if (typeof m.name === 'string' && m.name.startsWith('curve:')) {
+    m.streaming.connect(() => { window.__updates += 1; });
+    m.change.connect(() => { window.__updates += 1; }); } } }"""
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--minutes", type=float, default=10.0)
+    ap.add_argument("--every", type=float, default=30.0, help="seconds between memory samples")
+    args = ap.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "panel", "serve", str(ROOT / "apps" / "explorer.py"),
+                             "--port", str(port), "--address", "127.0.0.1",
+                             f"--allow-websocket-origin=127.0.0.1:{port}", "--liveness"],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out = {"samples": []}
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/liveness", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.3)
+        with sync_playwright() as p:
+            b = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                  args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            page = b.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"http://127.0.0.1:{port}/explorer?max_speed=true&epochs=0")
+            page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].is_idle",
+                                   timeout=60_000)
+            page.evaluate(HOOK_JS)
+            t0 = time.time()
+            page.get_by_role("button", name=re.compile("Start")).click()
+            page.wait_for_function(f"() => ({COUNT_JS})() > 0", timeout=60_000)
+            out["first_point_s"] = time.time() - t0
+            start, last_u = time.time(), page.evaluate("() => window.__updates")
+            while time.time() - start < args.minutes * 60:
+                time.sleep(args.every)
+                u = page.evaluate("() => window.__updates")
+                sample = {"t_s": round(time.time() - start, 1), "server_rss_mb": round(rss_mb(proc.pid), 1),
+                          "points": page.evaluate(COUNT_JS),
+                          "curve_updates_per_s": round((u - last_u) / args.every, 2)}
+                last_u = u
+                out["samples"].append(sample)
+                print(sample, flush=True)
+            b.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    rss = [s["server_rss_mb"] for s in out["samples"]]
+    out["summary"] = {"first_point_s": round(out["first_point_s"], 2),
+                      "rss_first_mb": rss[0], "rss_last_mb": rss[-1], "rss_max_mb": max(rss),
+                      "median_curve_updates_per_s": sorted(s["curve_updates_per_s"] for s in out["samples"])[len(rss) // 2]}
+    print(json.dumps(out["summary"], indent=1))
+    (ROOT / "bench" / "results").mkdir(exist_ok=True)
+    (ROOT / "bench" / "results" / "explorer.json").write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
