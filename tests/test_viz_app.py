@@ -45,8 +45,13 @@ def test_distribution_bars_compare_model_and_data():
     p = evaluate.visible_distribution(rbm)
     bars = viz.distribution_bars(p, np.eye(8)[3], top=4)
     df = bars.data
-    assert set(df.source) == {"model", "data"} and len(df) == 8
+    assert set(df.source) == {"model", "data"} and len(df) == 10        # 4 patterns + "other"
     assert df[df.source == "data"].p.sum() == 1.0
+    model = df[df.source == "model"]
+    assert model.p.sum() == pytest.approx(1.0)                            # "other" holds the rest
+    assert list(model.pattern) == sorted(model.pattern[:-1]) + ["other"]
+    fixed = viz.distribution_bars(p, np.eye(8)[3], patterns=[1, 3], other=False).data
+    assert list(fixed.pattern[:2]) == ["001", "011"] and len(fixed) == 4
     hv.render(bars)
 
 
@@ -61,13 +66,14 @@ def test_explorer_session_races_without_a_server():
     try:
         assert set(s.buffers) == {"cd", "pcd"}
         s.start()
-        deadline = time.time() + 20
-        while time.time() < deadline and min(len(b.data) for b in s.buffers.values()) < 5:
+        s.view.max_speed = True
+        deadline = time.time() + 60
+        while time.time() < deadline and min(len(b.data) for b in s.buffers.values()) < 40:
             time.sleep(0.1)
         s.pause()
         time.sleep(0.5)
         n = {k: len(b.data) for k, b in s.buffers.items()}
-        assert min(n.values()) >= 5
+        assert min(n.values()) >= 40
         time.sleep(0.5)
         assert {k: len(b.data) for k, b in s.buffers.items()} == n        # paused: no new points
         curve = s.buffers["pcd"].data

@@ -71,6 +71,13 @@ def tile_images(rows, shape=None, n_cols=None, pad=1, fill=np.nan):
     return out
 
 
+def _frame(w, h, size=300):
+    """Plot frame of at most ``size`` pixels a side with the grid's aspect ratio (square
+    pixels; array row 0 at the top, as HoloViews draws an Image)."""
+    scale = size / max(w, h)
+    return {"frame_width": max(40, int(round(w * scale))), "frame_height": max(40, int(round(h * scale)))}
+
+
 def receptive_fields(W, shape=None, n_cols=None, max_fields=100, title="receptive fields"):
     """Columns of ``W`` (one per hidden unit) as images in a grid, with a diverging colour
     map centred at 0 (blue negative, red positive)."""
@@ -80,9 +87,9 @@ def receptive_fields(W, shape=None, n_cols=None, max_fields=100, title="receptiv
     grid = tile_images(fields, shape, n_cols)
     lim = float(np.nanmax(np.abs(grid))) or 1.0
     h, w = grid.shape
-    return hv.Image(grid[::-1], bounds=(0, 0, w, h)).opts(
+    return hv.Image(grid, bounds=(0, 0, w, h)).opts(
         cmap="RdBu_r", clim=(-lim, lim), colorbar=True, xaxis=None, yaxis=None,
-        data_aspect=1, responsive=True, min_height=250, title=title, tools=["hover"])
+        title=title, tools=["hover"], **_frame(w, h))
 
 
 def samples_grid(V, shape=None, n_cols=None, title="samples"):
@@ -90,9 +97,8 @@ def samples_grid(V, shape=None, n_cols=None, title="samples"):
     hv = _hv()
     grid = tile_images(np.asarray(V)[:100], shape, n_cols)
     h, w = grid.shape
-    return hv.Image(grid[::-1], bounds=(0, 0, w, h)).opts(
-        cmap="gray_r", clim=(0, 1), xaxis=None, yaxis=None, data_aspect=1, responsive=True,
-        min_height=250, title=title)
+    return hv.Image(grid, bounds=(0, 0, w, h)).opts(
+        cmap="gray_r", clim=(0, 1), xaxis=None, yaxis=None, title=title, **_frame(w, h))
 
 
 def distribution_bars(p_model, p_data, labels=None, top=None, patterns=None, other=True,
