@@ -423,5 +423,39 @@ def _run_info(args, parser) -> int:
     return EXIT_OK
 
 
+# ---------------------------------------------------------------------------- reproduce
+
+@command("reproduce", help="reproduce an experiment of one of the source papers",
+         examples=("rbmviz reproduce cd-bias --out runs/cd_bias",
+                   "rbmviz reproduce cd-bias --reps 5 --iterations 5000 --ks 1,5 "
+                   "--weight-decay none"),
+         usage="<experiment> [options]")
+def _setup_reproduce(parser):
+    """Reproduce an experiment of one of the source papers, print its summary next to the
+    paper's numbers and optionally write its curves (CSV), summary (JSON) and figure (HTML).
+
+    Each experiment has its own options: rbmviz reproduce <experiment> --help.
+
+    Exit status: 0 done, 2 bad option or existing output directory, 3 a run diverged,
+    130 interrupted."""
+    from . import reproduce
+    sub = parser.add_subparsers(dest="experiment", metavar="<experiment>", title="experiments")
+    for name, exp in reproduce.EXPERIMENTS.items():
+        module = reproduce.get(name)
+        p = sub.add_parser(name, help=exp.help, description=inspect.cleandoc(module.__doc__ or exp.help),
+                           formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+        module.add_arguments(p)
+        p.set_defaults(_experiment_main=module.main, _experiment_parser=p)
+    return _run_reproduce
+
+
+def _run_reproduce(args, parser) -> int:
+    run = getattr(args, "_experiment_main", None)
+    if run is None:
+        parser.print_help()
+        return EXIT_USAGE
+    return run(args, args._experiment_parser)
+
+
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())

@@ -16,7 +16,7 @@ __all__ = [
     "log_partition_exact", "log_likelihood_exact", "log_probabilities_exact",
     "visible_distribution", "exact_gradient", "model_statistics", "expected_cd_update",
     "transition_matrix", "pseudo_log_likelihood", "pseudo_log_likelihood_rows", "reconstruction_error", "all_states",
-    "exact_feasible",
+    "exact_feasible", "ais_log_partition", "ais_log_likelihood",
 ]
 
 MAX_EXACT_BITS = _exact.MAX_ENUM_BITS
@@ -135,9 +135,11 @@ def transition_matrix(rbm) -> np.ndarray:
     V, H = all_states(rbm.n_visible), all_states(rbm.n_hidden)
     W, b, c = (x.astype(np.float64) for x in rbm.params)
     A = V @ W + c                                   # (2^nv, nh)
-    log_ph = H @ np.log(_sigmoid(A)).T + (1 - H) @ np.log(_sigmoid(-A)).T  # (2^nh, 2^nv)
+    # log σ(a) = −softplus(−a): finite for any a (np.log(σ(a)) underflows to −inf, and
+    # 0·(−inf) would give NaN in the products below)
+    log_ph = -(H @ _softplus(-A).T + (1 - H) @ _softplus(A).T)   # (2^nh, 2^nv)
     B = H @ W.T + b                                 # (2^nh, nv)
-    log_pv = V @ np.log(_sigmoid(B)).T + (1 - V) @ np.log(_sigmoid(-B)).T  # (2^nv, 2^nh)
+    log_pv = -(V @ _softplus(-B).T + (1 - V) @ _softplus(B).T)   # (2^nv, 2^nh)
     return np.exp(log_ph.T) @ np.exp(log_pv.T)
 
 
@@ -206,3 +208,6 @@ def reconstruction_error(rbm, V) -> float:
     V = check_data(V, "V", n_visible=rbm.n_visible)
     R = rbm.visible_probabilities(rbm.hidden_probabilities(V))
     return float(np.mean((V - R) ** 2))
+
+
+from .ais import ais_log_likelihood, ais_log_partition  # noqa: E402  (AIS, reference/ais.md §2)

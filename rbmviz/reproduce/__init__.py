@@ -1,0 +1,54 @@
+"""Reproductions of the source papers' experiments.
+
+Each experiment is a module of this package with
+
+* ``run(**settings) -> (records: pandas.DataFrame, summary: dict)`` — the experiment;
+* ``figure(records)`` — its HoloViews figure;
+* ``format_summary(summary) -> str`` — the printed summary;
+* ``add_arguments(parser)`` and ``main(args, parser) -> exit code`` — its
+  ``rbmviz reproduce <name>`` command line.
+
+and is registered in :data:`EXPERIMENTS` under its command-line name.  Modules are
+imported only when used (see :func:`get`).
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+__all__ = ["Experiment", "EXPERIMENTS", "get", "names"]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A registered reproduction: ``name`` on the command line, the ``module`` implementing
+    it, and a one-line ``help``."""
+
+    name: str
+    module: str
+    help: str
+
+
+EXPERIMENTS: dict[str, Experiment] = {}
+
+
+def register(name: str, module: str, help: str) -> Experiment:
+    """Add an experiment to :data:`EXPERIMENTS` (``module`` is imported lazily)."""
+    EXPERIMENTS[name] = exp = Experiment(name, module, help)
+    return exp
+
+
+register("cd-bias", "rbmviz.reproduce.cd_bias",
+         "Fischer & Igel 2011: exact CD-k bias vs its bound on 6x6 RBMs (Diag, 1DBall)")
+
+
+def names() -> list[str]:
+    """The registered experiment names."""
+    return list(EXPERIMENTS)
+
+
+def get(name: str):
+    """The module implementing experiment ``name`` (ValueError for an unknown name)."""
+    if name not in EXPERIMENTS:
+        raise ValueError(f"unknown experiment {name!r}; expected one of {names()}")
+    return importlib.import_module(EXPERIMENTS[name].module)
