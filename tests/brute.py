@@ -38,3 +38,13 @@ def model_stats(rbm):
 def state_index(v):
     v = np.asarray(v, dtype=np.int64)
     return int((v << np.arange(len(v) - 1, -1, -1)).sum())
+
+
+def random_rbm(n_visible, n_hidden, scale=1.0, seed=0, dtype="float64"):
+    """An RBM with N(0, scale²) weights and biases."""
+    import rbmviz
+    rng = np.random.default_rng(seed)
+    rbm = rbmviz.RBM(n_visible, n_hidden, init="zeros", dtype=dtype)
+    rbm.set_params(W=rng.normal(0, scale, (n_visible, n_hidden)),
+                   b=rng.normal(0, scale, n_visible), c=rng.normal(0, scale, n_hidden))
+    return rbm

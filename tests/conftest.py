@@ -9,7 +9,6 @@ import os
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 sys.modules.setdefault("rfc3987_syntax", None)
@@ -19,16 +18,7 @@ if "RBMVIZ_DATA" not in os.environ and _SHARED_DATA.is_dir():
     os.environ["RBMVIZ_DATA"] = str(_SHARED_DATA)
 
 
-def random_rbm(n_visible, n_hidden, scale=1.0, seed=0, dtype="float64"):
-    """An RBM with N(0, scale²) weights and biases."""
-    import rbmviz
-    rng = np.random.default_rng(seed)
-    rbm = rbmviz.RBM(n_visible, n_hidden, init="zeros", dtype=dtype)
-    rbm.set_params(W=rng.normal(0, scale, (n_visible, n_hidden)),
-                   b=rng.normal(0, scale, n_visible), c=rng.normal(0, scale, n_hidden))
-    return rbm
-
-
 @pytest.fixture
 def rbm_factory():
+    from brute import random_rbm
     return random_rbm

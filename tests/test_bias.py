@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import random_rbm
+from brute import random_rbm
 
 import rbmviz
 from rbmviz import bias, cli, datasets

@@ -4,7 +4,7 @@ import numba
 import numpy as np
 import pytest
 from brute import log_z, model_stats, visible_marginal
-from conftest import random_rbm
+from brute import random_rbm
 
 import rbmviz
 from rbmviz import evaluate as ev

@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 from brute import joint_log_weights, logsumexp, visible_marginal
-from conftest import random_rbm
+from brute import random_rbm
 
 import rbmviz
 from rbmviz import evaluate as ev

@@ -5,7 +5,7 @@ import math
 import numba
 import numpy as np
 import pytest
-from conftest import random_rbm
+from brute import random_rbm
 
 import rbmviz
 from rbmviz import algorithms, evaluate as ev

@@ -6,7 +6,9 @@ import time
 
 import pytest
 
-from conftest import OUTPUT
+from pathlib import Path
+
+OUTPUT = Path(__file__).resolve().parents[1] / "output"
 
 pytestmark = pytest.mark.browser
 
