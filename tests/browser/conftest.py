@@ -42,9 +42,22 @@ def _free_port():
         return s.getsockname()[1]
 
 
+#: compiles (and caches) the kernels a race uses before the server starts, so that the first
+#: Start does not wait for Numba on a fresh clone
+WARM_UP = """
+from rbmviz.live import Race
+from rbmviz.settings import DataSettings, ModelSettings, TrainSettings
+race = Race(DataSettings(), ModelSettings(n_hidden=4), TrainSettings(k=5, eval_every=2), ["cd", "pcd"])
+for _ in range(3):
+    race.step()
+race.snapshot()
+"""
+
+
 @pytest.fixture(scope="session")
 def explorer_url():
     _require_browser()
+    subprocess.run([sys.executable, "-c", WARM_UP], cwd=ROOT, check=True, timeout=600)
     port = _free_port()
     log = open(OUTPUT.mkdir(parents=True, exist_ok=True) or OUTPUT / "panel_serve.log", "w")
     proc = subprocess.Popen(

@@ -29,6 +29,7 @@ CURVES_JS = """() => {
 
 def open_explorer(browser, url, query=""):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(60_000)
     page.goto(url + query)
     page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0 && "
                            "Bokeh.documents[0].is_idle", timeout=60_000)
@@ -39,7 +40,7 @@ def curves(page):
     return page.evaluate(CURVES_JS)
 
 
-def wait_points(page, n, count=2, timeout=30_000):
+def wait_points(page, n, count=2, timeout=90_000):
     page.wait_for_function(f"() => ({CURVES_JS})().filter(v => v.length >= {n}).length >= {count}",
                            timeout=timeout)
 
@@ -60,7 +61,7 @@ def button(page, name):
 
 
 def test_race_streams_pauses_and_picks_up_a_slider(browser, explorer_url):
-    page = open_explorer(browser, explorer_url)
+    page = open_explorer(browser, explorer_url, "?max_speed=true")
     # choose the two algorithms: start from one, add the second, and apply with Reset
     page.get_by_label("pcd", exact=True).uncheck()
     button(page, "Reset").click()
@@ -121,7 +122,7 @@ def test_two_sessions_train_independently(browser, explorer_url):
 def test_diverging_run_notifies_and_the_page_keeps_working(browser, explorer_url):
     page = open_explorer(browser, explorer_url, "?learning_rate=10&max_weight=3")
     button(page, "Start").click()
-    page.locator(".notyf__toast").filter(has_text="diverged").first.wait_for(timeout=30_000)
+    page.locator(".notyf__toast").filter(has_text="diverged").first.wait_for(timeout=90_000)
     page.get_by_text(re.compile("no active run")).wait_for()
     set_slider(page, "Learning rate η", 0.3)
     button(page, "Reset").click()
