@@ -16,7 +16,7 @@ __all__ = [
     "log_partition_exact", "log_likelihood_exact", "log_probabilities_exact",
     "visible_distribution", "exact_gradient", "model_statistics", "expected_cd_update",
     "transition_matrix", "pseudo_log_likelihood", "pseudo_log_likelihood_rows", "reconstruction_error", "all_states",
-    "exact_feasible",
+    "exact_feasible", "ais_log_partition", "ais_log_likelihood",
 ]
 
 MAX_EXACT_BITS = _exact.MAX_ENUM_BITS
@@ -209,3 +209,5 @@ def reconstruction_error(rbm, V) -> float:
     R = rbm.visible_probabilities(rbm.hidden_probabilities(V))
     return float(np.mean((V - R) ** 2))
 
+
+from .ais import ais_log_likelihood, ais_log_partition  # noqa: E402  (AIS, reference/ais.md §2)

@@ -1,7 +1,7 @@
 """Training rules behind one small interface (:class:`~rbmviz.algorithms.base.Algorithm`).
 
-``get(name)`` returns the class for ``"cd"``, ``"pcd"`` (and, as they land, ``"cg"``,
-``"sdcp"``, ``"csdcp"``, ``"ssd"``, ``"tap"``); ``create(name, **settings)`` builds one and
+``get(name)`` returns the class for ``"cd"``, ``"pcd"``, ``"cg"``, ``"sdcp"``, ``"csdcp"``,
+``"ssd"`` (and, as it lands, ``"tap"``); ``create(name, **settings)`` builds one and
 names any setting it does not take.
 """
 from __future__ import annotations
@@ -11,6 +11,9 @@ import inspect
 from .._validation import check_choice
 from .base import Algorithm
 from .cd import CD, PCD
+from .centered import CG, CSDCP
+from .dcp import SDCP
+from .ssd import SSD
 
 _REGISTRY: dict[str, type[Algorithm]] = {}
 
@@ -21,7 +24,7 @@ def register(cls: type[Algorithm]) -> type[Algorithm]:
     return cls
 
 
-for _cls in (CD, PCD):
+for _cls in (CD, PCD, CG, SDCP, CSDCP, SSD):
     register(_cls)
 
 
@@ -52,4 +55,5 @@ def create(name: str, **settings) -> Algorithm:
     return cls(**settings)
 
 
-__all__ = ["Algorithm", "CD", "PCD", "register", "names", "get", "create", "accepted_settings"]
+__all__ = ["Algorithm", "CD", "PCD", "CG", "SDCP", "CSDCP", "SSD", "register", "names", "get",
+           "create", "accepted_settings"]

@@ -1,0 +1,218 @@
+"""Centered rules: the centered gradient CG (Melchior, Fischer & Wiskott 2016, Alg. 1, variant
+``dd^b_s``) and centered S-DCP, CS-DCP (Upadhya & Sastry 2017, Alg. 4).
+
+A centered RBM with visible offset ``μ`` and hidden offset ``λ`` has the energy
+``E(v, h) = −(v − μ)ᵀb̃ − (h − λ)ᵀc̃ − (v − μ)ᵀW(h − λ)`` (reference/centering.md §1).  It is
+the *same distribution* as the normal RBM
+
+    ``W = W``,  ``b = b̃ − Wλ``,  ``c = c̃ − Wᵀμ``      (centering.md §2),
+
+so these algorithms keep :class:`rbmviz.RBM` in the normal parameterisation ``(W, b, c)``
+— every evaluation (exact log-likelihood, AIS, sampling) works on it unchanged — and hold
+the offsets ``μ`` (:attr:`mu`), ``λ`` (:attr:`lam`) as algorithm state.
+:meth:`CenteredMixin.centered_params` gives ``(W, b̃, c̃, μ, λ)``.
+
+What centering changes is the *step*.  With the normal-parameter ascent direction
+``(∇W, ∇b, ∇c)`` of a batch (data minus model statistics), the centered gradient
+``∇W̃ = ⟨(v−μ)(h−λ)ᵀ⟩_d − ⟨(v−μ)(h−λ)ᵀ⟩_m``, ``∇b̃ = ∇b``, ``∇c̃ = ∇c`` equals
+``∇W − ∇b λᵀ − μ ∇cᵀ`` (the ``μλᵀ`` terms cancel), and the step
+``W̃ += η∇W̃``, ``b̃ += η∇b``, ``c̃ += η∇c`` is, in the normal parameters,
+
+    ``W += η∇W̃``,  ``b += η(∇b − ∇W̃ λ)``,  ``c += η(∇c − ∇W̃ᵀ μ)``   (centering.md §5).
+
+Moving the offsets (``μ ← (1−ν_μ)μ + ν_μ μ_batch``, ``λ`` alike) comes with the
+re-parameterisation ``b̃ ← b̃ + ν_λ W(λ_batch − λ)``, ``c̃ ← c̃ + ν_μ Wᵀ(μ_batch − μ)`` that
+keeps the model unchanged (errata.md seed 001 #3, corrected orientation; see
+:func:`reparameterise`).  In the normal parameterisation that re-parameterisation is the
+identity — ``(W, b, c)`` do not move when the offsets do — which is exactly the statement that
+the distribution is unchanged.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_float, check_int
+from .dcp import SDCP, InnerLoop
+
+DEFAULT_NU = 0.01
+
+
+def to_normal(W, b_centered, c_centered, mu, lam):
+    """Normal parameters ``(W, b, c)`` of the centered RBM ``(W, b̃, c̃; μ, λ)``:
+    ``b = b̃ − Wλ``, ``c = c̃ − Wᵀμ`` (centering.md §2)."""
+    return W, b_centered - W @ lam, c_centered - W.T @ mu
+
+
+def to_centered(W, b, c, mu, lam):
+    """Centered biases ``(W, b̃, c̃)`` of the normal RBM ``(W, b, c)`` for offsets ``μ, λ``:
+    ``b̃ = b + Wλ``, ``c̃ = c + Wᵀμ``."""
+    return W, b + W @ lam, c + W.T @ mu
+
+
+def centered_energy(V, H, W, b_centered, c_centered, mu, lam):
+    """``E(v, h) = −(v−μ)ᵀb̃ − (h−λ)ᵀc̃ − (v−μ)ᵀW(h−λ)`` for the rows of ``V`` and ``H``,
+    shape (n,)."""
+    Vc, Hc = V - mu, H - lam
+    return -(Vc @ b_centered) - (Hc @ c_centered) - np.einsum("ni,ij,nj->n", Vc, W, Hc)
+
+
+def reparameterise(W, b_centered, c_centered, mu, lam, mu_batch, lam_batch, nu_mu, nu_lambda):
+    """Move the offsets towards the batch means without changing the model
+    (Upadhya & Sastry Alg. 4 steps 4.2–4.3 with the corrected orientation, errata.md seed 001
+    #3; centering.md §2):
+
+    ``b̃' = b̃ + ν_λ W(λ_batch − λ)``, ``c̃' = c̃ + ν_μ Wᵀ(μ_batch − μ)``,
+    ``μ' = (1−ν_μ)μ + ν_μ μ_batch``, ``λ' = (1−ν_λ)λ + ν_λ λ_batch``.
+
+    Returns ``(b̃', c̃', μ', λ')`` (new arrays)."""
+    b_new = b_centered + nu_lambda * (W @ (lam_batch - lam))
+    c_new = c_centered + nu_mu * (W.T @ (mu_batch - mu))
+    mu_new = (1.0 - nu_mu) * mu + nu_mu * mu_batch
+    lam_new = (1.0 - nu_lambda) * lam + nu_lambda * lam_batch
+    return b_new, c_new, mu_new, lam_new
+
+
+class CenteredMixin:
+    """Offsets ``μ``, ``λ`` as algorithm state, moved towards the batch means with sliding
+    factors ``ν_μ``, ``ν_λ`` before every parameter step, and the centered step applied to the
+    normal parameters (module docstring).
+
+    ``μ`` starts at the mean of the training data given to :meth:`setup`, ``λ`` at 0.5
+    (Upadhya & Sastry §4.1, following Melchior et al.).  The model's own initial parameters
+    are kept as they are (so every algorithm of a comparison starts from the same
+    distribution)."""
+
+    def _init_nu(self, nu_mu, nu_lambda):
+        self.nu_mu = check_float(nu_mu, "nu_mu", low=0.0, high=1.0)
+        self.nu_lambda = check_float(nu_lambda, "nu_lambda", low=0.0, high=1.0)
+
+    def _nu_settings(self):
+        return {"nu_mu": self.nu_mu, "nu_lambda": self.nu_lambda}
+
+    def setup(self, rbm, data, batch_size):
+        super().setup(rbm, data, batch_size)
+        self.mu = np.asarray(data, dtype=np.float64).mean(axis=0).astype(rbm.dtype)
+        self.lam = np.full(rbm.n_hidden, 0.5, dtype=rbm.dtype)
+        self._mu_batch = np.empty_like(self.mu)
+        self._lam_batch = np.empty_like(self.lam)
+
+    def centered_params(self, rbm):
+        """``(W, b̃, c̃, μ, λ)``: the centered parameters of ``rbm`` for the current offsets
+        (copies)."""
+        W, b, c = rbm.params
+        W, bc, cc = to_centered(W, b, c, self.mu, self.lam)
+        return W.copy(), bc, cc, self.mu.copy(), self.lam.copy()
+
+    def _begin_batch(self, rbm, mean_v, mean_h):
+        self._mu_batch[...] = mean_v          # μ_batch = mean X
+        self._lam_batch[...] = mean_h         # λ_batch = mean σ(XW + c) at θ⁽ᵗ⁾
+
+    def _step(self, rbm, gW, gb, gc):
+        dt = self.mu.dtype.type
+        # offsets slide towards the batch means (the normal parameters do not change: this is
+        # the model-preserving re-parameterisation of b̃, c̃)
+        self.mu *= dt(1.0 - self.nu_mu)
+        self.mu += dt(self.nu_mu) * self._mu_batch
+        self.lam *= dt(1.0 - self.nu_lambda)
+        self.lam += dt(self.nu_lambda) * self._lam_batch
+        # centered direction with the new offsets, expressed as a normal-parameter step
+        gW -= np.outer(gb, self.lam)
+        gW -= np.outer(self.mu, gc)
+        gb -= gW @ self.lam
+        gc -= gW.T @ self.mu
+        self.apply_gradient_(rbm, gW, gb, gc)
+
+
+class CSDCP(CenteredMixin, SDCP):
+    """CS-DCP: centered S-DCP (Upadhya & Sastry 2017, Alg. 4).
+
+    S-DCP's ``d`` inner steps of ``k_inner`` Gibbs steps (see :class:`~.dcp.SDCP`, whose
+    budget settings ``k``/``d``/``k_inner`` it shares), where every inner step first slides
+    the offsets towards the batch means ``μ_batch = mean X``,
+    ``λ_batch = mean σ(XW + c)|θ⁽ᵗ⁾`` (so ``d`` times per batch, as printed) and then takes the
+    centered step with the new offsets.
+
+    Parameters
+    ----------
+    k, d, k_inner
+        Gibbs budget, see :func:`~.dcp.resolve_budget` (default d = 3, k_inner = 4).
+    nu_mu, nu_lambda : float in [0, 1]
+        Sliding factors of the visible and hidden offsets (default 0.01).  0 freezes an
+        offset.
+    learning_rate, momentum, weight_decay, seed
+        See :class:`~rbmviz.algorithms.base.Algorithm` (momentum and weight decay act on the
+        normal-parameter step).
+
+    Notes
+    -----
+    The printed Alg. 4 forms the data term ``G_W = (X−μ)ᵀ(H_p−λ)/N`` once, with the offsets of
+    inner step 0, and the model term with the offsets of step ``l``.  Here the data
+    statistics ``∇g(θ⁽ᵗ⁾)`` are computed once (in the normal parameterisation) and both terms
+    are centered with the *current* offsets: the step is then exactly the centered gradient of
+    the DC sub-problem ``f(θ) − θᵀ∇g(θ⁽ᵗ⁾)`` at the current parameterisation.  The two differ
+    by ``O(ν)`` within a batch; with ``d = 1`` they coincide.
+    """
+
+    name = "csdcp"
+    label = "CS-DCP"
+    reference = "Upadhya & Sastry (2017) Alg. 4; Melchior et al. (2016)"
+    equation = (r"\tilde\theta \leftarrow \tilde\theta + \eta\Big("
+                r"\nabla_{\tilde\theta} g(\theta^{(t)}) - \langle \phi_{\mu,\lambda}(\tilde v,h)"
+                r"\rangle_{\tilde v \leftarrow \text{Gibbs}^{K'}(\tilde v)}"
+                r"\Big)\ \ d\ \text{times per batch}")
+
+    def __init__(self, *, k=None, d=None, k_inner=None, nu_mu=DEFAULT_NU, nu_lambda=DEFAULT_NU,
+                 learning_rate=0.1, momentum=0.0, weight_decay=0.0, seed=0):
+        super().__init__(k=k, d=d, k_inner=k_inner, learning_rate=learning_rate,
+                         momentum=momentum, weight_decay=weight_decay, seed=seed)
+        self._init_nu(nu_mu, nu_lambda)
+
+    def settings(self):
+        return {**super().settings(), **self._nu_settings()}
+
+
+class CG(CenteredMixin, InnerLoop):
+    """CG: the centered gradient with CD-k (Melchior, Fischer & Wiskott 2016, Alg. 1,
+    ``dd^b_s``; reference/centering.md §4).
+
+    Per mini-batch: hidden probabilities of the data, ``k`` Gibbs steps from the data (as
+    CD-k), offsets slid towards ``mean X`` and ``mean σ(XW + c)``, then the centered step with
+    the new offsets.  This is CS-DCP with ``d = 1``, ``k_inner = k``.
+
+    Parameters
+    ----------
+    k : int
+        Gibbs steps per update (Melchior's Alg. 1 uses 1; Upadhya & Sastry run CG with
+        CD-24).
+    nu_mu, nu_lambda : float in [0, 1]
+        Sliding factors (default 0.01).  With ``nu_mu = nu_lambda = 0`` and offsets set to 0,
+        CG is CD-k.
+    learning_rate, momentum, weight_decay, seed
+        See :class:`~rbmviz.algorithms.base.Algorithm`.
+    """
+
+    name = "cg"
+    label = "CG"
+    reference = "Melchior, Fischer & Wiskott (2016) Alg. 1 (dd^b_s)"
+    equation = (r"\tilde\theta \leftarrow \tilde\theta + \eta\Big("
+                r"\langle \phi_{\mu,\lambda}(v,h)\rangle_{\text{data}}"
+                r" - \langle \phi_{\mu,\lambda}(v^{(k)},h)\rangle\Big),\ "
+                r"\phi_{\mu,\lambda} = ((v-\mu)(h-\lambda)^\top, v, h)")
+
+    def __init__(self, *, k=1, nu_mu=DEFAULT_NU, nu_lambda=DEFAULT_NU, learning_rate=0.1,
+                 momentum=0.0, weight_decay=0.0, seed=0):
+        super().__init__(learning_rate=learning_rate, momentum=momentum,
+                         weight_decay=weight_decay, seed=seed)
+        self.k = check_int(k, "k", low=1)
+        self._init_nu(nu_mu, nu_lambda)
+
+    @property
+    def k_inner(self):
+        return self.k
+
+    def settings(self):
+        return {"k": self.k, **self._nu_settings(), **super().settings()}
+
+
+__all__ = ["CG", "CSDCP", "CenteredMixin", "to_normal", "to_centered", "centered_energy",
+           "reparameterise"]

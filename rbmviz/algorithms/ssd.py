@@ -1,0 +1,122 @@
+"""Stochastic spectral descent, SSD (Carlson, Cevher & Carin 2015; reference/ssd.md).
+
+SSD takes steepest-descent steps in non-Euclidean norms: the Schatten-∞ (spectral) norm for
+the weights and the ℓ∞ norm for the biases.  With the #-operator of a norm,
+``s# = argmax_x ⟨s, x⟩ − ½‖x‖²`` (ssd.md §2),
+
+* ℓ∞ (dual ℓ1): ``s# = ‖s‖₁ · sign(s)``;
+* Schatten-∞ (dual Schatten-1 / nuclear): ``S# = ‖S‖_S1 · U Vᵀ`` for the thin SVD
+  ``S = U diag(σ) Vᵀ`` (components with σ_k = 0 dropped),
+
+one update from a CD-k estimate ``(G_W, g_b, g_c)`` of the log-likelihood gradient (ascent
+direction, data minus model statistics; ssd.md §4 with ``∇F = −G``) is
+
+    ``W += ε_W · G_W#``,  ``b += ε_b · g_b#``,  ``c += ε_c · g_c#``.
+
+Step sizes (the paper's constants are UNCONFIRMED; ssd.md §3–4 derives a valid majorisation
+with ``L_W = 3JM``, ``L_b = 3J²``, ``L_c = 3M²`` for J visible, M hidden units):
+
+* ``step_rule="relative"`` (default): ``ε_W = learning_rate``, ``ε_b = learning_rate·M/J``,
+  ``ε_c = learning_rate·J/M`` — the block ratios ``L_W/L_b``, ``L_W/L_c`` of the bound, with
+  ``learning_rate`` the weight step; ``learning_rate = 1/(3JM)``
+  (:func:`bound_learning_rate`) gives exactly the bound's ``1/L`` steps, which decrease the
+  objective for an exact gradient;
+* ``step_rule="plain"``: ``ε_W = ε_b = ε_c = learning_rate`` (tuned steps).
+
+Cost: one thin SVD of the J×M gradient per update.  SSD needs large batches (≈1000 on MNIST,
+ssd.md §5): ``‖G‖_S1`` grows with the noise of the estimate.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_choice, check_int
+from .dcp import InnerLoop
+
+STEP_RULES = ("relative", "plain")
+
+
+def sharp_vector(s: np.ndarray) -> np.ndarray:
+    """``s# = ‖s‖₁ · sign(s)``: the #-operator of the ℓ∞ norm (``sign(0) = 0``), shape of
+    ``s``.  It maximises ``⟨s, x⟩ − ½‖x‖²_∞`` (ssd.md §2)."""
+    s = np.asarray(s)
+    return np.abs(s).sum() * np.sign(s)
+
+
+def sharp_matrix(S: np.ndarray, rtol: float | None = None) -> np.ndarray:
+    """``S# = ‖S‖_S1 · U Vᵀ``: the #-operator of the spectral (Schatten-∞) norm, via the thin
+    SVD ``S = U diag(σ) Vᵀ``; singular directions with ``σ_k ≤ rtol · σ_max`` are dropped
+    (``rtol`` default ``max(J, M) · eps``).  It maximises ``⟨S, X⟩ − ½‖X‖²_S∞``; ``U Vᵀ`` is
+    the polar factor of ``S``.  Shape of ``S``."""
+    S = np.asarray(S)
+    if not np.all(np.isfinite(S)):
+        raise ValueError("sharp_matrix: the gradient contains NaN or inf")
+    U, sig, Vt = np.linalg.svd(S, full_matrices=False)
+    if sig.size == 0 or sig[0] == 0.0:
+        return np.zeros_like(S)
+    if rtol is None:
+        rtol = max(S.shape) * np.finfo(S.dtype).eps
+    r = int(np.count_nonzero(sig > rtol * sig[0]))
+    return sig.sum() * (U[:, :r] @ Vt[:r])
+
+
+def bound_learning_rate(n_visible: int, n_hidden: int) -> float:
+    """``1/(3JM)``: the ``learning_rate`` for which ``step_rule="relative"`` takes the
+    majorisation steps ``1/L_W``, ``1/L_b``, ``1/L_c`` of ssd.md §3–4."""
+    return 1.0 / (3.0 * n_visible * n_hidden)
+
+
+class SSD(InnerLoop):
+    """SSD: stochastic spectral descent with CD-k gradient estimates (Carlson et al. 2015).
+
+    Parameters
+    ----------
+    k : int
+        Gibbs steps of the CD-k estimate (≥ 1).  Carlson et al., as reproduced by Upadhya &
+        Sastry, use CD-25 with batches of 1000.
+    learning_rate : float
+        Weight step ``ε_W`` (see ``step_rule``).
+    step_rule : {"relative", "plain"}
+        How the bias steps follow from ``learning_rate`` (module docstring).
+    momentum, weight_decay, seed
+        See :class:`~rbmviz.algorithms.base.Algorithm` (applied to the #-directions).
+    """
+
+    name = "ssd"
+    label = "SSD"
+    reference = "Carlson, Cevher & Carin (2015)"
+    equation = (r"W \leftarrow W + \epsilon_W \|G_W\|_{S_1} U V^\top,\ "
+                r"b \leftarrow b + \epsilon_b \|g_b\|_1 \operatorname{sign} g_b,\ "
+                r"c \leftarrow c + \epsilon_c \|g_c\|_1 \operatorname{sign} g_c")
+
+    def __init__(self, *, k=1, step_rule="relative", learning_rate=0.1, momentum=0.0,
+                 weight_decay=0.0, seed=0):
+        super().__init__(learning_rate=learning_rate, momentum=momentum,
+                         weight_decay=weight_decay, seed=seed)
+        self.k = check_int(k, "k", low=1)
+        self.step_rule = check_choice(step_rule, "step_rule", STEP_RULES)
+
+    @property
+    def k_inner(self):
+        return self.k
+
+    def settings(self):
+        return {"k": self.k, "step_rule": self.step_rule, **super().settings()}
+
+    def step_sizes(self, n_visible, n_hidden) -> tuple[float, float, float]:
+        """``(ε_W, ε_b, ε_c)`` for a model of this size."""
+        lr = self.learning_rate
+        if self.step_rule == "plain":
+            return lr, lr, lr
+        return lr, lr * n_hidden / n_visible, lr * n_visible / n_hidden
+
+    def _step(self, rbm, gW, gb, gc):
+        _, eb, ec = self.step_sizes(rbm.n_visible, rbm.n_hidden)
+        lr = self.learning_rate
+        dW = sharp_matrix(gW).astype(gW.dtype, copy=False)
+        db = (sharp_vector(gb) * (eb / lr)).astype(gb.dtype, copy=False)
+        dc = (sharp_vector(gc) * (ec / lr)).astype(gc.dtype, copy=False)
+        self.apply_gradient_(rbm, dW, db, dc)       # θ += learning_rate · (…)
+
+
+__all__ = ["SSD", "sharp_vector", "sharp_matrix", "bound_learning_rate", "STEP_RULES"]
