@@ -116,10 +116,13 @@ class ExplorerSession:
         self.download_npz = pn.widgets.FileDownload(callback=self._npz_bytes, filename="rbmviz_model.npz",
                                                     label="Model (.npz)")
         self.curves_pane = pn.pane.HoloViews(sizing_mode="stretch_width", min_height=360,
-                                             name="curves")
-        self.fields_pane = pn.pane.HoloViews(sizing_mode="stretch_width", min_height=280)
-        self.samples_pane = pn.pane.HoloViews(sizing_mode="stretch_width", min_height=280)
-        self.bars_pane = pn.pane.HoloViews(sizing_mode="stretch_width", min_height=280)
+                                             name="curves", linked_axes=False)
+        # images keep their own square-pixel frame and their own axes (Panel links the x/y
+        # ranges of plots with the same dimension names by default: a 7×7 field grid would
+        # be drawn in the samples grid's 23×23 range)
+        self.fields_pane = pn.pane.HoloViews(sizing_mode="fixed", linked_axes=False)
+        self.samples_pane = pn.pane.HoloViews(sizing_mode="fixed", linked_axes=False)
+        self.bars_pane = pn.pane.HoloViews(sizing_mode="stretch_width", min_height=280, linked_axes=False)
 
         for obj in (ds, ms, ts, vs):
             obj.param.watch(self._on_knob, [n for n in obj.param if n != "name"])

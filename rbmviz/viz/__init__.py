@@ -95,7 +95,7 @@ def receptive_fields(W, shape=None, n_cols=None, max_fields=100, title="receptiv
 def samples_grid(V, shape=None, n_cols=None, title="samples"):
     """Binary (or probability) visible vectors as a grid of grey images."""
     hv = _hv()
-    grid = tile_images(np.asarray(V)[:100], shape, n_cols)
+    grid = tile_images(np.asarray(V)[:100], shape, n_cols, fill=0.5)   # grey gutters
     h, w = grid.shape
     return hv.Image(grid, bounds=(0, 0, w, h)).opts(
         cmap="gray_r", clim=(0, 1), xaxis=None, yaxis=None, title=title, **_frame(w, h))
