@@ -31,7 +31,9 @@ ADVANCED = ("batch_size", "momentum", "weight_decay", "seed", "init_seed", "init
             "max_weight", "points_per_second", "max_speed", "visible_bias", "dtype",
             "binarize", "data_seed", "limit")
 #: knobs whose change needs a new race ("Reset to apply")
-RESET_KNOBS = {"dataset", "D", "N", "B", "d", "binarize", "data_seed", "limit", "n_hidden",
+#: algorithms that split their Gibbs budget k into d inner steps of K′ (equal compute)
+DCP_ALGORITHMS = ("sdcp", "csdcp")
+RESET_KNOBS = {"dataset", "D", "N", "B", "d", "binarize", "data_seed", "limit", "n_hidden", "k_inner",
                "init", "init_scale", "visible_bias", "dtype", "init_seed", "batch_size",
                "eval_every", "seed", "max_weight", "algorithms"}
 CURVE_COLUMNS = ["epoch", "updates", "gibbs_steps", "wall_time", "value"]
@@ -82,6 +84,9 @@ class ExplorerSession:
         self.widgets["algorithms"] = pn.widgets.CheckBoxGroup.from_param(
             vs.param.algorithms, options=algorithms.names(), inline=False, name="Algorithms")
         self.widgets["k"] = pn.widgets.IntSlider.from_param(ts.param.k, start=1, end=50, name="Gibbs steps k")
+        self.widgets["k_inner"] = pn.widgets.IntInput.from_param(
+            ts.param.k_inner, name="K′: Gibbs steps per inner step (empty = 4 if it divides k)")
+        self.budget_text = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.widgets["learning_rate"] = pn.widgets.FloatSlider.from_param(
             ts.param.learning_rate, start=0.01, end=2.0, step=0.01, name="Learning rate η")
         self.widgets["eval_every"] = pn.widgets.IntSlider.from_param(
@@ -137,10 +142,13 @@ class ExplorerSession:
     def _update_visibility(self):
         used = set(dataset_knobs(self.data.dataset))
         classroom = self.view.classroom
+        dcp = any(a in DCP_ALGORITHMS for a in self.view.algorithms)
         for name, w in self.widgets.items():
             visible = True
             if name in ("D", "N", "B", "d", "binarize", "data_seed", "limit"):
                 visible = name in used
+            if name == "k_inner":
+                visible = dcp
             if classroom and name in ADVANCED:
                 visible = False
             w.visible = visible
@@ -148,11 +156,25 @@ class ExplorerSession:
             pn.pane.LaTeX(f"$\\text{{{algorithms.get(n).label or n}}}:\\ {algorithms.get(n).equation}$",
                           renderer="katex", sizing_mode="stretch_width", styles={"font-size": "0.85em"})
             for n in self.view.algorithms if algorithms.get(n).equation]
+        self.budget_text.visible = dcp
+        self.budget_text.object = self._budget()
+
+    def _budget(self):
+        """The equal-compute rule on screen: S-DCP/CS-DCP's d·K′ = k."""
+        from rbmviz.algorithms.dcp import resolve_budget
+        k, k_inner = self.train.k, self.train.k_inner
+        try:
+            d, inner = resolve_budget(k=k, k_inner=k_inner)
+        except ValueError:
+            return (f"⚠ K′ = {k_inner} does not divide k = {k}: choose k as a multiple of K′ "
+                    f"(equal compute: every algorithm spends k Gibbs steps per update)")
+        return (f"**Equal compute:** S-DCP/CS-DCP take d = {d} inner steps of K′ = {inner} Gibbs "
+                f"steps, d·K′ = k = {k} — the same Gibbs budget per update as CD-{k}.")
 
     # ------------------------------------------------------------------ knob changes
     def _on_knob(self, *events):
         names = {e.name for e in events}
-        if names & {"dataset", "classroom", "algorithms"}:
+        if names & {"dataset", "classroom", "algorithms", "k", "k_inner"}:
             self._update_visibility()
         if names & {"x_axis", "classroom", "points_per_second", "max_speed"}:
             if self.race is not None:
@@ -385,7 +407,8 @@ class ExplorerSession:
             pn.pane.Markdown("### Data and model"), w["dataset"], w["D"], w["N"], w["B"], w["d"],
             w["binarize"], w["data_seed"], w["limit"], w["n_hidden"],
             pn.pane.Markdown("### Algorithms"), w["algorithms"], self.equations,
-            pn.pane.Markdown("### Training"), w["k"], w["learning_rate"], w["eval_every"], w["epochs"],
+            pn.pane.Markdown("### Training"), w["k"], w["k_inner"], self.budget_text,
+            w["learning_rate"], w["eval_every"], w["epochs"],
             w["batch_size"], w["momentum"], w["weight_decay"], w["seed"],
             pn.pane.Markdown("### View"), w["x_axis"], w["points_per_second"], w["max_speed"],
             w["classroom"],

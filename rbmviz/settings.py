@@ -163,11 +163,18 @@ class TrainSettings(param.Parameterized):
 
     algorithm = param.Selector(
         default="cd", objects=_algorithms.names(),
-        doc="Training rule: cd = contrastive divergence CD-k (Gibbs chains start at the data), "
-            "pcd = persistent CD PCD-k (chains carry over between updates).")
+        doc="Training rule: cd = contrastive divergence CD-k (chains start at the data); "
+            "pcd = persistent CD (chains carry over); cg = centered gradient; sdcp / csdcp = "
+            "(centered) stochastic difference-of-convex programming; ssd = stochastic spectral "
+            "descent.")
     k = param.Integer(
         1, bounds=(1, 1000), softbounds=(1, 50), label="Gibbs steps k",
         doc="Block-Gibbs steps per parameter update.")
+    k_inner = param.Integer(
+        None, allow_None=True, bounds=(1, 1000), softbounds=(1, 12), label="Inner Gibbs steps K′",
+        doc="sdcp/csdcp only: Gibbs steps K′ of each of the d inner steps; d = k / K′ so that "
+            "every algorithm spends k Gibbs steps per update (equal compute, d·K′ = k); "
+            "none = K′ = 4 when 4 divides k.")
     learning_rate = param.Number(
         0.1, bounds=(0.0, 10.0), inclusive_bounds=(False, True), softbounds=(0.001, 1.0),
         doc="Step size η > 0 of each update.")
