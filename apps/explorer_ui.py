@@ -221,8 +221,10 @@ class ExplorerSession:
                                     length=200_000, index=False)
             self.buffers[name] = buf
             color = COLORS[i % len(COLORS)]
+            # cache_size=1: a DynamicMap otherwise keeps up to 500 past frames (each a copy of
+            # the whole curve), which made the server grow ~6 MB a minute
             dmap = hv.DynamicMap(partial(self._curve, name=name, color=color, race_id=self.race_id),
-                                 streams=[buf, hv.streams.Params(self.view, ["x_axis"])])
+                                 streams=[buf, hv.streams.Params(self.view, ["x_axis"])], cache_size=1)
             curves.append(dmap)
         overlay = reduce(operator.mul, curves)        # DynamicMap * DynamicMap: each keeps its stream
         best = datasets.max_log_likelihood(race.train_data) if race.metric == "train_ll" else None
@@ -238,10 +240,10 @@ class ExplorerSession:
         focus = snap["focus"]
         self.fields_pane.object = hv.DynamicMap(
             lambda data: viz.receptive_fields(data, shape, title=f"receptive fields: columns of W ({focus})"),
-            streams=[self.pipes["W"]])
+            streams=[self.pipes["W"]], cache_size=1)
         self.samples_pane.object = hv.DynamicMap(
             lambda data: viz.samples_grid(data, shape, title=f"samples from the Gibbs chains ({focus})"),
-            streams=[self.pipes["samples"]])
+            streams=[self.pipes["samples"]], cache_size=1)
         if "p_model" in snap:
             # a fixed axis (the data's patterns, at most 40, plus "other") so streaming only
             # changes bar heights
@@ -251,7 +253,7 @@ class ExplorerSession:
                 lambda data: viz.distribution_bars(
                     data, p_data, patterns=patterns,
                     title=f"p(v) of the data's patterns (and all others): model ({focus}) vs data"),
-                streams=[self.pipes["p_model"]])
+                streams=[self.pipes["p_model"]], cache_size=1)
         self.bars_pane.visible = "p_model" in snap
         self.settings_text.object = ""
         self.alert_text.object = ""
