@@ -7,12 +7,13 @@ engine in :mod:`rbmviz.live`, the knobs in :mod:`rbmviz.settings`, the plots in
 import panel as pn
 import holoviews as hv
 
+from bias_tab import make_bias_tab
 from explorer_ui import build
 
 pn.extension("katex", notifications=True, sizing_mode="stretch_width")
 hv.extension("bokeh")
 
 #: (title, factory(session) -> panel object) of the tabs after "Training race"
-TABS = []
+TABS = [("CD bias", make_bias_tab)]
 
 build(threads=1, extra_tabs=TABS).servable()

@@ -57,7 +57,9 @@ def set_slider(page, title, value):
 
 
 def button(page, name):
-    return page.get_by_role("button", name=re.compile(name))
+    """The Training race tab's button (exact label after its icon; the CD bias tab has
+    "… (bias)" buttons of its own)."""
+    return page.get_by_role("button", name=re.compile(rf"^[^A-Za-z]*{name}$"))
 
 
 def test_race_streams_pauses_and_picks_up_a_slider(browser, explorer_url):

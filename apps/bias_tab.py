@@ -1,0 +1,301 @@
+"""The explorer's "CD bias" tab: a small RBM trains with the exact expected CD-k update while
+its true bias, Fischer & Igel's bound and the Bengio–Delalleau-type bound stream on a log
+axis, with the bound's two factors in a second plot.
+
+Mirrors :class:`explorer_ui.ExplorerSession`: :class:`rbmviz.live_bias.BiasRace` trains on
+its own thread and calls ``_sink`` at most 10 times a second; ``_sink`` waits (back-pressure)
+until the browser took the previous batch and schedules ``_drain`` on the document's event
+loop, which sends the records to one HoloViews ``Buffer`` per curve.  One
+:class:`BiasSession` per browser session (the factory runs per session); closing the tab
+stops its thread.
+"""
+from __future__ import annotations
+
+import operator
+import threading
+from functools import partial, reduce
+
+import holoviews as hv
+import numpy as np
+import pandas as pd
+import panel as pn
+
+from rbmviz.live_bias import BIAS_DATASETS, LIVE_BIAS_KNOBS, PACE_KNOBS, BiasRace, BiasSettings
+
+#: values are clipped to this range before they reach the log axis
+CLIP = (1e-12, 1e12)
+#: series → (legend label, colour, plot)
+SERIES = {
+    "bias": ("true bias (exact, max over parameters)", "#d62728", "bias"),
+    "bound": ("Fischer–Igel bound (Thm 4)", "#1f77b4", "bias"),
+    "bd_bound": ("Bengio–Delalleau-type bound (stand-in)", "#7f7f7f", "bias"),
+    "distance": ("distance ½‖p_e − p‖₁", "#2ca02c", "factors"),
+    "mixing": ("mixing (1 − e^{−(m+n)Δ})ᵏ", "#ff7f0e", "factors"),
+}
+RESET_KNOBS = {"dataset", "n_hidden", "init_scale", "seed"}
+FORMULA = (r"\text{bias}_k \;\le\; \underbrace{\tfrac12\lVert p_e - p\rVert_1}_{\text{distance}}"
+           r"\;\underbrace{\bigl(1 - e^{-(m+n)\Delta}\bigr)^{k}}_{\text{mixing}}")
+INTRO = """\
+A small RBM (m visible, n hidden units) trains with the **exact expected CD-k update** (no
+sampling: every state is enumerated).  The red curve is the true bias of that update — the
+largest difference, over all parameters, between the log-likelihood gradient and the expected
+CD-k update.  Fischer & Igel (2011) bound it by a *distance* that shrinks as the model learns
+the data times a *mixing* factor that grows towards 1 with the parameters (through Δ).  The
+grey curve is a bound of the Bengio–Delalleau type (a Doeblin-argument stand-in derived in
+`reference/cd-bias.md`, not their exact formula): it lies between 0 and 2ᵐ.
+"""
+CAPTION = (f"Log axes: values are clipped to [{CLIP[0]:g}, {CLIP[1]:g}] before plotting (the "
+           "Bengio–Delalleau-type bound can be astronomically large or tiny, the bias can be 0); "
+           "hover shows the unclipped value.")
+
+
+class BiasSession:
+    """What one browser session's "CD bias" tab owns: settings, the race, streams, widgets."""
+
+    def __init__(self, doc=None):
+        self.settings = BiasSettings()
+        self.doc = doc if doc is not None else pn.state.curdoc
+        self.race: BiasRace | None = None
+        self.race_id = 0
+        self._inbox, self._update_scheduled = [], False
+        self._inbox_lock = threading.Lock()
+        self._applied = threading.Event()
+        self._applied.set()
+        self._build_widgets()
+        self.reset()
+        pn.state.on_session_destroyed(self._destroyed)
+
+    # ------------------------------------------------------------------ widgets
+    def _build_widgets(self):
+        s = self.settings
+        w = self.widgets = {}
+        w["dataset"] = pn.widgets.Select.from_param(
+            s.param.dataset, options={label: name for name, (label, _) in BIAS_DATASETS.items()},
+            name="Dataset (bias)")
+        w["n_hidden"] = pn.widgets.IntSlider.from_param(s.param.n_hidden, name="Hidden units n")
+        w["k"] = pn.widgets.IntSlider.from_param(s.param.k, name="k (Gibbs steps of CD-k)")
+        w["learning_rate"] = pn.widgets.FloatSlider.from_param(
+            s.param.learning_rate, start=0.01, end=2.0, step=0.01, name="η (learning rate)")
+        w["weight_decay"] = pn.widgets.FloatSlider.from_param(
+            s.param.weight_decay, start=0.0, end=0.05, step=0.0005, name="λ (weight decay)")
+        w["iterations_per_point"] = pn.widgets.IntSlider.from_param(
+            s.param.iterations_per_point, start=1, end=500, name="Iterations per point")
+        w["points_per_second"] = pn.widgets.IntSlider.from_param(
+            s.param.points_per_second, start=1, end=60, name="Points per second (bias)")
+        w["init_scale"] = pn.widgets.FloatInput.from_param(s.param.init_scale, step=0.1)
+        w["seed"] = pn.widgets.IntInput.from_param(s.param.seed, name="Seed (bias)")
+
+        self.start_button = pn.widgets.Button(label="▶ Start (bias)", button_type="primary", width=120)
+        self.pause_button = pn.widgets.Button(label="❚❚ Pause (bias)", width=120)
+        self.step_button = pn.widgets.Button(label="Step (bias)", width=100)
+        self.reset_button = pn.widgets.Button(label="Reset (bias)", button_type="danger", width=100)
+        self.start_button.on_click(lambda e: self.start())
+        self.pause_button.on_click(lambda e: self.pause())
+        self.step_button.on_click(lambda e: self.step())
+        self.reset_button.on_click(lambda e: self.reset())
+        self.state_text = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self.settings_text = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self.alert_text = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"color": "#b00020"})
+        self.bias_pane = pn.pane.HoloViews(sizing_mode="stretch_width", min_height=340,
+                                           linked_axes=False)
+        self.factors_pane = pn.pane.HoloViews(sizing_mode="stretch_width", min_height=260,
+                                              linked_axes=False)
+        s.param.watch(self._on_knob, [n for n in s.param if n != "name"])
+
+    def _on_knob(self, *events):
+        live = {e.name: e.new for e in events if e.name in LIVE_BIAS_KNOBS + PACE_KNOBS}
+        if live and self.race is not None:
+            try:
+                self.race.update_settings(**live)
+            except (ValueError, TypeError) as exc:
+                self._notify(str(exc))
+            else:
+                what = ", ".join(f"{k} = {v:g}" for k, v in live.items())
+                self.settings_text.object = f"✔ {what} — applies from the next point."
+        needs_reset = sorted({e.name for e in events} & RESET_KNOBS)
+        if needs_reset:
+            self.settings_text.object = (f"⟳ Changed {', '.join(needs_reset)}: press **Reset (bias)** "
+                                         f"to apply.")
+        self._refresh_state()
+
+    # ------------------------------------------------------------------ controls
+    def reset(self):
+        if self.race is not None:
+            self.race.stop(timeout=2)
+        with self._inbox_lock:
+            self._inbox = []
+        try:
+            self.race = BiasRace(self.settings, sink=self._sink, on_error=self._error_from_thread)
+        except (ValueError, TypeError) as exc:
+            self.race = None
+            self._notify(f"Cannot start: {exc}")
+            return
+        self.race_id += 1
+        self.buffers = {}
+        dmaps = {"bias": [], "factors": []}
+        for name, (label, color, plot) in SERIES.items():
+            buf = hv.streams.Buffer(pd.DataFrame({c: pd.Series(dtype=float)
+                                                  for c in ("iteration", "value", "raw")}),
+                                    length=100_000, index=False)
+            self.buffers[name] = buf
+            dmaps[plot].append(hv.DynamicMap(
+                partial(self._curve, name=name, label=label, color=color, race_id=self.race_id),
+                streams=[buf]))
+        race = self.race
+        m, n = race.rbm.n_visible, race.rbm.n_hidden
+        ds = BIAS_DATASETS[race.settings.dataset][0]
+        self.bias_pane.object = reduce(operator.mul, dmaps["bias"]).opts(hv.opts.Overlay(
+            title=f"CD-k bias and its bounds — {ds}, m = {m}, n = {n} (log scale)",
+            legend_position="bottom_left", responsive=True, min_height=340))
+        self.factors_pane.object = reduce(operator.mul, dmaps["factors"]).opts(hv.opts.Overlay(
+            title="the two factors of the Fischer–Igel bound (log scale)",
+            legend_position="bottom_left", responsive=True, min_height=260))
+        self.settings_text.object = ""
+        self.alert_text.object = ""
+        self._apply(race.records[:])          # the point at iteration 0
+        race._pending.clear()
+
+    def start(self):
+        if self.race is None:
+            self.reset()
+        if self.race is not None:
+            if self.race.finished:
+                self._notify("This run stopped (diverged or reached its point limit): press Reset (bias).",
+                             "warning")
+                return
+            self.race.start()
+            self._refresh_state()
+
+    def pause(self):
+        if self.race is not None:
+            self.race.pause()
+            self._refresh_state()
+
+    def step(self):
+        if self.race is None:
+            return
+        if self.race.running:
+            self.race.pause()
+        threading.Thread(target=self.race.step, daemon=True).start()   # the sink may wait
+
+    # ------------------------------------------------------------------ thread → document
+    def _schedule(self, fn):
+        doc = self.doc
+        if doc is None:
+            fn()
+            return
+        try:
+            doc.add_next_tick_callback(fn)
+        except (AttributeError, RuntimeError):   # the document is gone: the tab closed
+            if self.race is not None:
+                self.race.stop(timeout=0)
+
+    def _sink(self, records):
+        self._applied.wait(1.0)                  # back-pressure: one batch in flight at most
+        with self._inbox_lock:
+            self._inbox.extend(records)
+            if self._update_scheduled:
+                return
+            self._update_scheduled = True
+            self._applied.clear()
+        self._schedule(self._drain)
+
+    def _drain(self):
+        with self._inbox_lock:
+            records, self._inbox = self._inbox, []
+            self._update_scheduled = False
+        try:
+            if self.doc is not None:
+                with self.doc.models.freeze(), pn.io.hold(self.doc):
+                    self._apply(records)
+            else:
+                self._apply(records)
+        finally:
+            self._applied.set()
+
+    def _error_from_thread(self, message):
+        def show():
+            self._notify(f"CD bias: {message}")
+            self._refresh_state()
+        self._schedule(show)
+
+    def _apply(self, records):
+        if records:
+            df = pd.DataFrame.from_records(records)
+            for name, buf in self.buffers.items():
+                raw = df[name].to_numpy(dtype=float)
+                buf.send(pd.DataFrame({"iteration": df["iteration"].to_numpy(dtype=float),
+                                       "value": np.clip(np.nan_to_num(raw, nan=CLIP[0]), *CLIP),
+                                       "raw": raw}))
+        self._refresh_state()
+
+    def _curve(self, data, name, label, color, race_id):
+        def tag_source(plot, element):           # lets tests find this race's streamed data
+            plot.handles["source"].name = f"curve-bias:{race_id}:{name}"
+        return hv.Curve(data, "iteration", "value", label=label).opts(
+            color=color, line_width=2, logy=True, show_grid=True, tools=["hover"],
+            hover_tooltips=[("iteration", "@iteration"), (name, "@raw")],
+            xlabel="iteration (exact expected CD-k updates)", ylabel="value (clipped, log)",
+            hooks=[tag_source])
+
+    def _refresh_state(self):
+        race = self.race
+        if race is None:
+            return
+        state = ("running" if race.running else
+                 "stopped (diverged)" if race.failed else "paused")
+        s = race.settings
+        last = race.records[-1] if race.records else None
+        text = (f"**{state}** · iteration {race.iteration:,} · k = {s.k} · η = {s.learning_rate:g} · "
+                f"λ = {s.weight_decay:g}")
+        if last is not None:
+            text += (f" · bias = {last['bias']:.3g} ≤ bound = {last['bound']:.3g} "
+                     f"(Δ = {last['delta']:.3g}, log-likelihood {last['log_likelihood']:.3f})")
+        if race.failed:
+            text += f"\n\n⚠ {race.failed}"
+        self.state_text.object = text
+
+    def _notify(self, message, level="error"):
+        notes = pn.state.notifications
+        if notes is not None:
+            getattr(notes, level)(message, duration=0 if level == "error" else 6000)
+        self.alert_text.object = f"⚠ {message}"
+
+    def _destroyed(self, session_context):
+        if self.race is not None:
+            self.race.stop(timeout=0)
+
+    # ------------------------------------------------------------------ layout
+    def panel(self):
+        w = self.widgets
+        controls = pn.Column(
+            pn.pane.Markdown("### Data and model"), w["dataset"], w["n_hidden"],
+            pn.pane.Markdown("### Training (live)"), w["k"], w["learning_rate"], w["weight_decay"],
+            pn.pane.Markdown("### Pace"), w["iterations_per_point"], w["points_per_second"],
+            pn.Card(w["init_scale"], w["seed"], title="Initialisation", collapsed=True),
+            width=300)
+        buttons = pn.Row(self.start_button, self.pause_button, self.step_button, self.reset_button)
+        plots = pn.Column(
+            buttons, self.state_text, self.settings_text, self.alert_text,
+            self.bias_pane, self.factors_pane,
+            pn.pane.Markdown(f"*{CAPTION}*", sizing_mode="stretch_width"),
+            sizing_mode="stretch_width")
+        text = pn.Column(
+            pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
+            pn.pane.LaTeX(f"${FORMULA}$", renderer="katex", sizing_mode="stretch_width"),
+            pn.pane.Markdown("m visible and n hidden units, Δ from the ϑ/ξ formulas of Fischer & "
+                             "Igel §5; the distance is the total-variation distance between the "
+                             "data's empirical distribution p_e and the model's p.",
+                             sizing_mode="stretch_width"),
+            sizing_mode="stretch_width")
+        return pn.Column(text, pn.Row(controls, plots, sizing_mode="stretch_width"),
+                         name="CD bias", sizing_mode="stretch_width")
+
+
+def make_bias_tab(session=None):
+    """The "CD bias" tab for this browser session (``session``: the explorer's
+    :class:`~explorer_ui.ExplorerSession`, unused — the tab has its own race)."""
+    bias = BiasSession(doc=getattr(session, "doc", None) if session is not None else None)
+    layout = bias.panel()
+    layout.bias_session = bias
+    return layout

@@ -1,0 +1,225 @@
+"""A small RBM trained with the exact expected CD-k update on a background thread, streaming
+its CD bias and the bounds on it — the engine of the explorer's "CD bias" tab.
+
+:class:`BiasRace` follows :class:`rbmviz.live.Race`: it owns one tiny RBM (at most 10 visible
+and 10 hidden units, as :mod:`rbmviz.bias` requires), advances it by
+``iterations_per_point`` exact expected-CD-k iterations per point (no sampling:
+:func:`rbmviz.bias.train_expected_cd`), and hands batches of records
+
+    {iteration, k, bias, bound, bd_bound, distance, mixing, one_minus_mixing, delta,
+     log_likelihood, weight_norm}
+
+to ``sink(records)`` at most ``max_updates_per_second`` times per second.  ``bias`` is the
+exact maximal bias over all parameters of the batch update, ``bound`` Fischer & Igel's
+Theorem 4 (``distance · mixing``), ``bd_bound`` the Bengio–Delalleau-type stand-in of
+:func:`rbmviz.bias.bengio_delalleau_bound`.  No Panel import.
+
+Controls: :meth:`start`, :meth:`pause`, :meth:`step`, :meth:`stop`; ``k``, ``learning_rate``
+and ``weight_decay`` change between points via :meth:`update_settings`; the dataset, the
+hidden units and the seed need a new race.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+
+import numpy as np
+import param
+
+from . import datasets
+from .bias import train_expected_cd
+from .model import RBM
+from .runs import RunDiverged
+
+#: knobs the running race accepts between points
+LIVE_BIAS_KNOBS = ("k", "learning_rate", "weight_decay")
+#: knobs of the view (pace), applied at once
+PACE_KNOBS = ("iterations_per_point", "points_per_second")
+#: the fields of a record
+RECORD_FIELDS = ("iteration", "k", "bias", "bound", "bd_bound", "distance", "mixing",
+                 "one_minus_mixing", "delta", "log_likelihood", "weight_norm")
+
+#: dataset name → (label, builder); all with at most 10 visible units
+BIAS_DATASETS = {
+    "diag": ("Diag (d = 6)", lambda: datasets.diag(6)),
+    "ball_1d": ("1DBall (d = 6)", lambda: datasets.ball_1d(6)),
+    "bars_and_stripes_2": ("Bars & Stripes 2×2", lambda: datasets.bars_and_stripes(2)),
+    "bars_and_stripes_3": ("Bars & Stripes 3×3", lambda: datasets.bars_and_stripes(3)),
+    "shifting_bar": ("Shifting Bar (N = 6, B = 1)", lambda: datasets.shifting_bar(6, 1)),
+}
+
+
+def bias_data(name) -> np.ndarray:
+    """The training set of a :data:`BIAS_DATASETS` entry, as 0/1 float64 rows."""
+    if name not in BIAS_DATASETS:
+        raise ValueError(f"unknown dataset {name!r}; choose from {list(BIAS_DATASETS)}")
+    return np.asarray(BIAS_DATASETS[name][1](), dtype=np.float64)
+
+
+class BiasSettings(param.Parameterized):
+    """The knobs of the CD-bias experiment (Fischer & Igel 2011, exact expected CD-k)."""
+
+    dataset = param.Selector(default="diag", objects=list(BIAS_DATASETS),
+                             doc="Training set (its empirical distribution p_e).")
+    n_hidden = param.Integer(6, bounds=(2, 8), label="Hidden units",
+                             doc="Hidden units n (exact enumeration of both layers).")
+    k = param.Integer(1, bounds=(1, 10), label="Gibbs steps k", doc="k of CD-k (live).")
+    learning_rate = param.Number(0.1, bounds=(0.001, 2.0), label="Learning rate η",
+                                 doc="η of the full-batch expected CD update (live).")
+    weight_decay = param.Number(0.0, bounds=(0.0, 0.1), label="Weight decay λ",
+                                doc="L2 decay of the weights (live).")
+    init_scale = param.Number(0.5, bounds=(0.0, 5.0), label="Initial weights U[−a, a]",
+                              doc="Weights drawn from U[−a, a], biases 0 (Fischer & Igel: a = 0.5).")
+    seed = param.Integer(0, bounds=(0, None), label="Seed", doc="Seed of the initial weights.")
+    iterations_per_point = param.Integer(50, bounds=(1, 10_000), softbounds=(1, 500),
+                                         label="Iterations per point",
+                                         doc="Expected-CD iterations between two plotted points.")
+    points_per_second = param.Integer(20, bounds=(1, 200), label="Points per second",
+                                      doc="Pace of the stream.")
+
+
+class BiasRace:
+    """Train one small RBM with exact expected CD-k on a background thread and stream the
+    bias and its bounds.
+
+    Parameters
+    ----------
+    settings : BiasSettings — copied at construction (live knobs via :meth:`update_settings`).
+    sink : callable(records), optional — called from the thread with a list of record dicts;
+        must be quick and thread-safe (it may block briefly for back-pressure).
+    on_error : callable(message), optional — called when training diverges or the thread fails.
+    max_updates_per_second : float — upper bound on sink calls per second.
+    """
+
+    def __init__(self, settings: BiasSettings | None = None, *, sink=None, on_error=None,
+                 threads=1, max_updates_per_second=10.0, max_points=100_000):
+        s = settings if settings is not None else BiasSettings()
+        self.settings = BiasSettings(**{n: getattr(s, n) for n in s.param if n != "name"})
+        self.sink, self.on_error = sink, on_error
+        self.threads = int(threads)
+        self.min_interval = 1.0 / max_updates_per_second
+        self.max_points = int(max_points)
+        self.data = bias_data(self.settings.dataset)
+        self.rbm = RBM(self.data.shape[1], self.settings.n_hidden, init="uniform",
+                       scale=self.settings.init_scale, seed=self.settings.seed)
+        self.iteration = 0
+        self.failed: str | None = None
+        self.records: list[dict] = []
+        self._pending: list[dict] = []
+        self._lock = threading.RLock()
+        self._running = threading.Event()
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_emit = 0.0
+        # the point at iteration 0 (the initial model), delivered with the first batch
+        self._record_point(0)
+
+    # ------------------------------------------------------------------ state
+    @property
+    def running(self) -> bool:
+        return self._running.is_set() and not self._stopped.is_set()
+
+    @property
+    def finished(self) -> bool:
+        return self.failed is not None or len(self.records) >= self.max_points
+
+    # ------------------------------------------------------------------ controls
+    def start(self) -> None:
+        if self._stopped.is_set():
+            raise RuntimeError("this race was stopped; build a new one")
+        self._running.set()
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="rbmviz-bias", daemon=True)
+            self._thread.start()
+
+    def pause(self) -> None:
+        self._running.clear()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stopped.set()
+        self._running.set()
+        th = self._thread
+        if th is not None and th is not threading.current_thread():
+            th.join(timeout)
+
+    def step(self) -> list[dict]:
+        """Advance by one point and deliver at once (use while paused)."""
+        recs = self._advance()
+        self._emit(force=True)
+        return recs
+
+    def update_settings(self, **changes) -> dict:
+        """Apply ``k``, ``learning_rate``, ``weight_decay`` (from the next point on) and the
+        pace knobs; others raise ``ValueError`` (they need a new race)."""
+        bad = sorted(set(changes) - set(LIVE_BIAS_KNOBS) - set(PACE_KNOBS))
+        if bad:
+            raise ValueError(f"{bad} cannot change during a run (press Reset); live knobs: "
+                             f"{list(LIVE_BIAS_KNOBS + PACE_KNOBS)}")
+        with self._lock:
+            self.settings.param.update(**changes)
+        return dict(changes)
+
+    # ------------------------------------------------------------------ the loop
+    def _loop(self) -> None:
+        try:
+            import numba
+            numba.set_num_threads(max(1, min(self.threads, numba.config.NUMBA_NUM_THREADS)))
+            while not self._stopped.is_set():
+                if not self._running.is_set() or self.finished:
+                    self._running.clear()
+                    self._emit(force=True)
+                    self._running.wait(0.5)
+                    continue
+                t0 = time.perf_counter()
+                self._advance()
+                self._emit()
+                rest = 1.0 / max(self.settings.points_per_second, 1) - (time.perf_counter() - t0)
+                if rest > 0:
+                    self._stopped.wait(rest)
+        except Exception:  # the thread must never die silently
+            self._running.clear()
+            if self.on_error:
+                self.on_error(f"training thread failed: {traceback.format_exc(limit=3)}")
+
+    def _record_point(self, n) -> list[dict]:
+        """Run ``n`` iterations (0: only measure) and record the parameters after them."""
+        s = self.settings
+        with self._lock:
+            if self.failed is not None:
+                return []
+            try:
+                frame = train_expected_cd(self.rbm, self.data, k=s.k, learning_rate=s.learning_rate,
+                                          iterations=n, weight_decay=s.weight_decay,
+                                          record_at=[n], chunk=max(n, 1))
+            except RunDiverged as err:
+                self.failed = str(err)
+                self._running.clear()
+                if self.on_error:
+                    self.on_error(self.failed)
+                return []
+            row = frame.iloc[-1]
+            self.iteration += n
+            rec = {"iteration": self.iteration, "k": int(s.k)}
+            rec.update({f: float(row[f]) for f in RECORD_FIELDS[2:]})
+            self.records.append(rec)
+            self._pending.append(rec)
+            return [rec]
+
+    def _advance(self) -> list[dict]:
+        return self._record_point(self.settings.iterations_per_point)
+
+    def _emit(self, force=False) -> None:
+        now = time.perf_counter()
+        if not self._pending or (not force and now - self._last_emit < self.min_interval):
+            return
+        with self._lock:
+            batch, self._pending = self._pending, []
+        self._last_emit = now
+        if self.sink:
+            self.sink(batch)
+
+    def frame(self):
+        import pandas as pd
+        with self._lock:
+            return pd.DataFrame.from_records(self.records, columns=list(RECORD_FIELDS))
