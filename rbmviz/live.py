@@ -111,7 +111,7 @@ class Race:
                                   batch_size=t.batch_size, eval_every=t.eval_every,
                                   max_weight=t.max_weight, metrics=metrics, pl_rows=500,
                                   test_data=None if self.metric != "test_ll" else self.test_data,
-                                  **kw)
+                                  keep_records=False, **kw)   # the race keeps the stream
         self.failed: dict[str, str] = {}
         self.records: list[dict] = []
         self._pending: list[dict] = []

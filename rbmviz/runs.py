@@ -94,6 +94,9 @@ class Run:
         Rows (the first ones) used for the pseudo-likelihood and reconstruction error.
     exact_max_bits : int
         Exact log-likelihoods only when the smaller layer has at most this many units.
+    keep_records : bool
+        Keep every record in ``run.records`` (default); ``False`` keeps only the latest (a
+        front end that stores the stream itself, e.g. the explorer's race).
     record_initial : bool
         Make a record at epoch 0, before training (default).  A ready algorithm instance
         (``algorithm.ready``) continues with its chains, velocities and random-stream
@@ -105,7 +108,7 @@ class Run:
     def __init__(self, rbm, data, algorithm="cd", *, epochs=None, batch_size=None,
                  learning_rate=0.1, seed=0, test_data=None, eval_every=1, metrics="auto",
                  max_weight=1e3, pl_rows=1000, exact_max_bits=20, record_initial=True,
-                 **settings):
+                 keep_records=True, **settings):
         if not isinstance(rbm, RBM):
             raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
         self.rbm = rbm
@@ -149,6 +152,7 @@ class Run:
         else:
             self.algorithm.setup(rbm, self.data, self.batch_size)
         self.record_initial = bool(record_initial)
+        self.keep_records = bool(keep_records)
         self.epoch = 0
         self.wall_time = 0.0
         self.records: list[dict] = []
@@ -246,6 +250,8 @@ class Run:
         self.wall_time += time.perf_counter() - t0
         rec["wall_time"] = self.wall_time
         self._last_good = epoch
+        if not self.keep_records:
+            self.records.clear()
         self.records.append(rec)
         return rec
 

@@ -263,3 +263,14 @@ def test_pattern_tables_draw_exactly_the_direct_samples():
         out.append((rbm, chains, ctr, epochs))
     assert out[0][0] == out[1][0] and np.array_equal(out[0][1], out[1][1])
     assert out[0][2:] == out[1][2:] == (20 * 2 * 7, 20)
+
+
+def test_keep_records_false_keeps_only_the_latest_record():
+    full = Run(rbmviz.RBM(9, 4, seed=0), BS, "cd", epochs=30, eval_every=10, learning_rate=0.1)
+    lean = Run(rbmviz.RBM(9, 4, seed=0), BS, "cd", epochs=30, eval_every=10, learning_rate=0.1,
+               keep_records=False)
+    a, b = list(full), list(lean)
+    assert [r["epoch"] for r in b] == [0, 10, 20, 30]                 # the stream is the same
+    assert [{k: v for k, v in r.items() if k != "wall_time"} for r in a] == \
+           [{k: v for k, v in r.items() if k != "wall_time"} for r in b]
+    assert len(full.records) == 4 and [r["epoch"] for r in lean.records] == [30]
