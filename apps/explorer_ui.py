@@ -37,6 +37,8 @@ RESET_KNOBS = {"dataset", "D", "N", "B", "d", "binarize", "data_seed", "limit", 
                "init", "init_scale", "visible_bias", "dtype", "init_seed", "batch_size",
                "eval_every", "seed", "max_weight", "algorithms"}
 CURVE_COLUMNS = ["epoch", "updates", "gibbs_steps", "wall_time", "value"]
+#: points per streamed curve; beyond, the curve is thinned to every other point
+MAX_CURVE_POINTS = 4000
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
 
 
@@ -340,8 +342,15 @@ class ExplorerSession:
             for name, part in df.groupby("algorithm", sort=False):
                 buf = self.buffers.get(name)
                 if buf is not None:
-                    part = part.assign(value=part[race.metric])[CURVE_COLUMNS]
-                    buf.send(part.reset_index(drop=True))
+                    part = part.assign(value=part[race.metric])[CURVE_COLUMNS].reset_index(drop=True)
+                    if len(buf.data) + len(part) > MAX_CURVE_POINTS:
+                        # keep the whole history at half the resolution: bounded memory and
+                        # bounded work per update however long the race runs
+                        thinned = pd.concat([buf.data.iloc[::2], part], ignore_index=True)
+                        buf.clear()
+                        buf.send(thinned)
+                    else:
+                        buf.send(part)
         now = time.perf_counter()
         if snapshot is not None and (force_images or now >= self._images_due):  # ~2 per second
             self._images_due = now + 0.4

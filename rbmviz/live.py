@@ -26,6 +26,8 @@ from .runs import Run, RunDiverged
 from .settings import (DataSettings, ModelSettings, TrainSettings, algorithm_knobs, build_model,
                        from_dict, load_data, to_dict)
 
+#: records kept as dicts before they are compacted into a DataFrame chunk
+RECORD_CHUNK = 2000
 #: hyper-parameters a running algorithm accepts between updates (Algorithm.set_settings)
 LIVE_KNOBS = ("learning_rate", "k", "momentum", "weight_decay")
 
@@ -113,7 +115,8 @@ class Race:
                                   test_data=None if self.metric != "test_ll" else self.test_data,
                                   keep_records=False, **kw)   # the race keeps the stream
         self.failed: dict[str, str] = {}
-        self.records: list[dict] = []
+        self._recent: list[dict] = []       # newest records, as dicts
+        self._chunks: list = []             # older records, compacted into DataFrames
         self._pending: list[dict] = []
         self._lock = threading.RLock()
         self._running = threading.Event()
@@ -235,7 +238,11 @@ class Race:
                     continue
                 rec = dict(rec, algorithm=name)
                 new.append(rec)
-            self.records.extend(new)
+            self._recent.extend(new)
+            if len(self._recent) >= RECORD_CHUNK:   # ~100 bytes a record instead of ~1 kB
+                import pandas as pd
+                self._chunks.append(pd.DataFrame.from_records(self._recent))
+                self._recent = []
             self._pending.extend(new)
         return new
 
@@ -275,8 +282,13 @@ class Race:
             snap["p_data"] = self.p_data
         return snap
 
+    @property
+    def n_records(self) -> int:
+        return sum(len(c) for c in self._chunks) + len(self._recent)
+
     def frame(self):
         """All records so far as a pandas DataFrame."""
         import pandas as pd
         with self._lock:
-            return pd.DataFrame.from_records(self.records)
+            parts = self._chunks + ([pd.DataFrame.from_records(self._recent)] if self._recent else [])
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()

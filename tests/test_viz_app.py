@@ -92,3 +92,25 @@ def test_explorer_session_races_without_a_server():
         assert s._npz_bytes().getvalue()[:2] == b"PK"
     finally:
         s.race.stop()
+
+
+def test_long_races_thin_their_curves_and_keep_compact_records(monkeypatch):
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "apps"))
+    import explorer_ui
+    import rbmviz.live
+    monkeypatch.setattr(explorer_ui, "MAX_CURVE_POINTS", 20)
+    monkeypatch.setattr(rbmviz.live, "RECORD_CHUNK", 8)
+    s = explorer_ui.ExplorerSession(sync_url=False)
+    try:
+        for _ in range(45):
+            s.race.step()
+        data = s.buffers["cd"].data
+        assert len(data) <= 20                                   # bounded
+        assert data.epoch.iloc[0] == 0 and data.epoch.iloc[-1] == s.race.epoch
+        assert data.epoch.is_monotonic_increasing
+        frame = s.race.frame()                                   # every record is kept
+        assert len(frame) == s.race.n_records == 2 * 45
+        assert list(frame[frame.algorithm == "cd"].epoch) == [20 * i for i in range(45)]
+    finally:
+        s.race.stop()
