@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import panel as pn
 
+from feed import DocumentFeed
 from rbmviz.live_bias import BIAS_DATASETS, LIVE_BIAS_KNOBS, PACE_KNOBS, BiasRace, BiasSettings
 
 #: values are clipped to this range before they reach the log axis
@@ -49,7 +50,7 @@ CAPTION = (f"Log axes: values are clipped to [{CLIP[0]:g}, {CLIP[1]:g}] before p
            "hover shows the unclipped value.")
 
 
-class BiasSession:
+class BiasSession(DocumentFeed):
     """What one browser session's "CD bias" tab owns: settings, the race, streams, widgets."""
 
     def __init__(self, doc=None):
@@ -57,10 +58,7 @@ class BiasSession:
         self.doc = doc if doc is not None else pn.state.curdoc
         self.race: BiasRace | None = None
         self.race_id = 0
-        self._inbox, self._update_scheduled = [], False
-        self._inbox_lock = threading.Lock()
-        self._applied = threading.Event()
-        self._applied.set()
+        self._init_feed()
         self._build_widgets()
         self.reset()
         pn.state.on_session_destroyed(self._destroyed)
@@ -122,8 +120,7 @@ class BiasSession:
     def reset(self):
         if self.race is not None:
             self.race.stop(timeout=2)
-        with self._inbox_lock:
-            self._inbox = []
+        self._clear_feed()
         try:
             self.race = BiasRace(self.settings, sink=self._sink, on_error=self._error_from_thread)
         except (ValueError, TypeError) as exc:
@@ -179,39 +176,11 @@ class BiasSession:
         threading.Thread(target=self.race.step, daemon=True).start()   # the sink may wait
 
     # ------------------------------------------------------------------ thread → document
-    def _schedule(self, fn):
-        doc = self.doc
-        if doc is None:
-            fn()
-            return
-        try:
-            doc.add_next_tick_callback(fn)
-        except (AttributeError, RuntimeError):   # the document is gone: the tab closed
-            if self.race is not None:
-                self.race.stop(timeout=0)
-
     def _sink(self, records):
-        self._applied.wait(1.0)                  # back-pressure: one batch in flight at most
-        with self._inbox_lock:
-            self._inbox.extend(records)
-            if self._update_scheduled:
-                return
-            self._update_scheduled = True
-            self._applied.clear()
-        self._schedule(self._drain)
+        self._feed(records)
 
-    def _drain(self):
-        with self._inbox_lock:
-            records, self._inbox = self._inbox, []
-            self._update_scheduled = False
-        try:
-            if self.doc is not None:
-                with self.doc.models.freeze(), pn.io.hold(self.doc):
-                    self._apply(records)
-            else:
-                self._apply(records)
-        finally:
-            self._applied.set()
+    def _apply_batch(self, records, state):
+        self._apply(records)
 
     def _error_from_thread(self, message):
         def show():
@@ -254,16 +223,6 @@ class BiasSession:
         if race.failed:
             text += f"\n\n⚠ {race.failed}"
         self.state_text.object = text
-
-    def _notify(self, message, level="error"):
-        notes = pn.state.notifications
-        if notes is not None:
-            getattr(notes, level)(message, duration=0 if level == "error" else 6000)
-        self.alert_text.object = f"⚠ {message}"
-
-    def _destroyed(self, session_context):
-        if self.race is not None:
-            self.race.stop(timeout=0)
 
     # ------------------------------------------------------------------ layout
     def panel(self):

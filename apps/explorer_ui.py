@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import io
 import operator
-import threading
 import time
 from functools import partial, reduce
 
@@ -23,6 +22,7 @@ import pandas as pd
 import panel as pn
 
 from rbmviz import algorithms, datasets, viz
+from feed import DocumentFeed
 from rbmviz.live import LIVE_KNOBS, Race, RaceSettings
 from rbmviz.settings import DataSettings, ModelSettings, TrainSettings, dataset_knobs
 
@@ -46,7 +46,7 @@ def _available_datasets():
     return [n for n in datasets.names() if datasets.available(n)]
 
 
-class ExplorerSession:
+class ExplorerSession(DocumentFeed):
     """Everything one browser session owns: settings, the race, streams, widgets."""
 
     def __init__(self, *, threads=1, sync_url=True):
@@ -59,10 +59,7 @@ class ExplorerSession:
         self.race: Race | None = None
         self.race_id = 0
         self._images_due = 0.0
-        self._inbox, self._inbox_snapshot, self._update_scheduled = [], None, False
-        self._inbox_lock = threading.Lock()
-        self._applied = threading.Event()
-        self._applied.set()
+        self._init_feed()
         self._build_widgets()
         if sync_url and pn.state.location is not None:
             self._sync_url()
@@ -285,47 +282,11 @@ class ExplorerSession:
         self.race.step()
 
     # ------------------------------------------------------------------ thread → document
-    def _schedule(self, fn):
-        doc = self.doc
-        if doc is None:          # a notebook: no server document, apply directly
-            fn()
-            return
-        try:
-            doc.add_next_tick_callback(fn)
-        except (AttributeError, RuntimeError):   # the document is gone: the tab closed
-            if self.race is not None:
-                self.race.stop(timeout=0)
-
     def _sink(self, records, snapshot):
-        """Called from the training thread: queue the records and, unless an update is
-        already waiting on the event loop, schedule one (so a slow browser never lets
-        callbacks pile up)."""
-        # back-pressure: while the browser has not taken the previous batch the race waits
-        # (up to a second), so the curves never lag far behind the race and Pause is prompt
-        self._applied.wait(1.0)
-        with self._inbox_lock:
-            self._inbox.extend(records)
-            self._inbox_snapshot = snapshot
-            if self._update_scheduled:
-                return
-            self._update_scheduled = True
-            self._applied.clear()
-        self._schedule(self._drain)
+        self._feed(records, snapshot)
 
-    def _drain(self):
-        with self._inbox_lock:
-            records, self._inbox = self._inbox, []
-            snapshot, self._update_scheduled = self._inbox_snapshot, False
-        # one model-graph recomputation and one message to the browser for the whole batch
-        # (unfrozen, every stream update re-walks the document: ~0.3 s each)
-        try:
-            if self.doc is not None:
-                with self.doc.models.freeze(), pn.io.hold(self.doc):
-                    self._apply(records, snapshot)
-            else:
-                self._apply(records, snapshot)
-        finally:
-            self._applied.set()
+    def _apply_batch(self, records, snapshot):
+        self._apply(records, snapshot)
 
     def _error_from_thread(self, name, message):
         def show():
@@ -385,17 +346,6 @@ class ExplorerSession:
         knobs = " · ".join(f"{k} = {getattr(alg, k):g}" for k in LIVE_KNOBS if hasattr(alg, k))
         self.state_text.object = (f"**{state}** · {', '.join(race.active) or 'no active run'} · "
                                   f"{knobs}{failed}")
-
-    def _notify(self, message, level="error"):
-        """A visible notification (toast) plus the message under the controls."""
-        notes = pn.state.notifications
-        if notes is not None:
-            getattr(notes, level)(message, duration=0 if level == "error" else 6000)
-        self.alert_text.object = f"⚠ {message}"
-
-    def _destroyed(self, session_context):
-        if self.race is not None:
-            self.race.stop(timeout=0)
 
     # ------------------------------------------------------------------ export
     def _csv_bytes(self):
