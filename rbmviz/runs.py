@@ -14,7 +14,14 @@ this run: training plus evaluation) and the chosen metrics:
 * ``pseudo_ll`` — deterministic pseudo-log-likelihood over all sites (on at most
   ``pl_rows`` rows);
 * ``recon_error`` — mean squared reconstruction error per pixel;
-* ``weight_norm`` — Frobenius norm of W.
+* ``weight_norm`` — Frobenius norm of W;
+* ``ais_test_ll`` / ``ais_train_ll`` — average log-likelihood with an AIS estimate of
+  ``log Z`` (Salakhutdinov & Murray 2008; reference/ais.md §2.5), for models too large to
+  enumerate (the ATLL of Upadhya & Sastry's MNIST/Omniglot figures).  One AIS run per
+  evaluation serves both; its options come from ``metric_options`` (``n_chains``, default
+  100; ``n_betas``, default 10,000, linear β schedule; ``seed``, default the run's seed,
+  the same for every evaluation so that the estimates along a curve share their random
+  numbers; ``betas``; ``dtype``).  The base-rate model is fitted to the training rows.
 
 A run whose parameters or metrics become NaN/inf, or whose largest parameter exceeds
 ``max_weight`` in magnitude, stops by raising :class:`RunDiverged`, which says which
@@ -33,7 +40,10 @@ from ._validation import check_choice, check_data, check_float, check_int, check
 from .algorithms.base import stream_seed
 from .model import RBM
 
-METRICS = ("train_ll", "test_ll", "pseudo_ll", "recon_error", "weight_norm")
+METRICS = ("train_ll", "test_ll", "pseudo_ll", "recon_error", "weight_norm", "ais_test_ll",
+           "ais_train_ll")
+#: ``metric_options`` understood by the AIS metrics (passed to ``ais_log_partition``)
+AIS_OPTIONS = ("n_chains", "n_betas", "seed", "betas", "dtype")
 RECORD_KEYS = ("algorithm", "epoch", "updates", "gibbs_steps", "wall_time")
 
 
@@ -94,6 +104,10 @@ class Run:
         Rows (the first ones) used for the pseudo-likelihood and reconstruction error.
     exact_max_bits : int
         Exact log-likelihoods only when the smaller layer has at most this many units.
+    metric_options : dict, optional
+        Options of the AIS metrics (``ais_test_ll``, ``ais_train_ll``): ``n_chains``,
+        ``n_betas``, ``seed``, ``betas``, ``dtype`` of
+        :func:`rbmviz.evaluate.ais_log_partition`.
     keep_records : bool
         Keep every record in ``run.records`` (default); ``False`` keeps only the latest (a
         front end that stores the stream itself, e.g. the explorer's race).
@@ -108,7 +122,7 @@ class Run:
     def __init__(self, rbm, data, algorithm="cd", *, epochs=None, batch_size=None,
                  learning_rate=0.1, seed=0, test_data=None, eval_every=1, metrics="auto",
                  max_weight=1e3, pl_rows=1000, exact_max_bits=20, record_initial=True,
-                 keep_records=True, **settings):
+                 keep_records=True, metric_options=None, **settings):
         if not isinstance(rbm, RBM):
             raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
         self.rbm = rbm
@@ -143,8 +157,19 @@ class Run:
             raise ValueError(f"exact log-likelihood needs a layer of at most {exact_max_bits} units "
                              f"(model is {rbm.n_visible}x{rbm.n_hidden}); drop 'train_ll'/'test_ll' "
                              f"from metrics or use AIS")
-        if "test_ll" in self.metrics and self.test_data is None:
-            raise ValueError("metric 'test_ll' needs test_data")
+        for m in ("test_ll", "ais_test_ll"):
+            if m in self.metrics and self.test_data is None:
+                raise ValueError(f"metric {m!r} needs test_data")
+        opts = {} if metric_options is None else metric_options
+        if not isinstance(opts, dict):
+            raise TypeError(f"metric_options must be a dict, got {type(opts).__name__}")
+        bad = sorted(set(opts) - set(AIS_OPTIONS))
+        if bad:
+            raise ValueError(f"unknown metric_options {bad}; expected some of {list(AIS_OPTIONS)}")
+        self.metric_options = {"n_chains": 100, "n_betas": 10000, "seed": self.seed, **opts}
+        check_int(self.metric_options["n_chains"], "metric_options['n_chains']", low=1)
+        check_int(self.metric_options["n_betas"], "metric_options['n_betas']", low=2)
+        check_seed(self.metric_options["seed"], "metric_options['seed']")
         self.bounds = batch_bounds(n, self.batch_size)
         self._shuffle = np.random.default_rng(stream_seed(self.seed, "shuffle"))
         if self.algorithm.ready:            # a ready instance continues with its state
@@ -231,6 +256,9 @@ class Run:
                "gibbs_steps": self.algorithm.gibbs_steps}
         log_z = _evaluate.log_partition_exact(rbm) if ("train_ll" in self.metrics or
                                                        "test_ll" in self.metrics) else None
+        ais = None
+        if "ais_test_ll" in self.metrics or "ais_train_ll" in self.metrics:
+            ais = _evaluate.ais_log_partition(rbm, data=self.data, **self.metric_options)
         sub = self.data[: self.pl_rows]
         for m in self.metrics:
             if m == "train_ll":
@@ -241,6 +269,9 @@ class Run:
                 val = _evaluate.pseudo_log_likelihood(rbm, sub)
             elif m == "recon_error":
                 val = _evaluate.reconstruction_error(rbm, sub)
+            elif m in ("ais_test_ll", "ais_train_ll"):
+                V = self.test_data if m == "ais_test_ll" else self.data
+                val = float(_evaluate.ais_log_likelihood(rbm, V, log_z=ais))
             else:
                 val = float(np.linalg.norm(rbm.W))
             if not math.isfinite(val):
