@@ -13,14 +13,12 @@ weight decay) apply at the next update via :meth:`Race.update_settings`; everyth
 """
 from __future__ import annotations
 
-import threading
-import time
-import traceback
 
 import numpy as np
 import param
 
 from . import algorithms as _algorithms
+from ._background import BackgroundLoop
 from . import evaluate as _evaluate
 from .runs import Run, RunDiverged
 from .settings import (DataSettings, ModelSettings, TrainSettings, algorithm_knobs, build_model,
@@ -52,7 +50,7 @@ class RaceSettings(param.Parameterized):
                               doc="Hide advanced controls.")
 
 
-class Race:
+class Race(BackgroundLoop):
     """Train one run per algorithm side by side on a background thread.
 
     Parameters
@@ -74,6 +72,8 @@ class Race:
         Upper bound on sink calls per second.
     """
 
+    thread_name = "rbmviz-race"
+
     def __init__(self, data: DataSettings, model: ModelSettings, train: TrainSettings,
                  algorithms=("cd", "pcd"), *, sink=None, on_error=None, threads=1,
                  points_per_second=40, max_speed=False, max_updates_per_second=10.0,
@@ -87,10 +87,9 @@ class Race:
             to_dict(data, model, train))
         self.algorithms = list(dict.fromkeys(algorithms))
         self.sink, self.on_error = sink, on_error
-        self.threads = int(threads)
+        self._init_loop(threads=threads, max_updates_per_second=max_updates_per_second)
         self.points_per_second = points_per_second
         self.max_speed = max_speed
-        self.min_interval = 1.0 / max_updates_per_second
         self.focus = focus if focus in self.algorithms else self.algorithms[-1]
         self.train_data, self.test_data = load_data(self.data_settings)
         rbm0 = build_model(self.model_settings, self.train_data)
@@ -117,12 +116,6 @@ class Race:
         self.failed: dict[str, str] = {}
         self._recent: list[dict] = []       # newest records, as dicts
         self._chunks: list = []             # older records, compacted into DataFrames
-        self._pending: list[dict] = []
-        self._lock = threading.RLock()
-        self._running = threading.Event()
-        self._stopped = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._last_emit = 0.0
         self._snapshot_seed = 0
         p_data = None
         if rbm0.n_visible <= 16:
@@ -136,10 +129,6 @@ class Race:
         return max(run.epoch for run in self.runs.values())
 
     @property
-    def running(self) -> bool:
-        return self._running.is_set() and not self._stopped.is_set()
-
-    @property
     def active(self) -> list[str]:
         return [n for n in self.algorithms if n not in self.failed]
 
@@ -150,34 +139,6 @@ class Race:
         return not self.active or (target is not None and target > 0 and self.epoch >= target)
 
     # ------------------------------------------------------------------ controls
-    def start(self) -> None:
-        """Start (or resume) training on the background thread."""
-        if self._stopped.is_set():
-            raise RuntimeError("this race was stopped; build a new one")
-        self._running.set()
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="rbmviz-race", daemon=True)
-            self._thread.start()
-
-    def pause(self) -> None:
-        """Pause after the current evaluation point (pending records are delivered)."""
-        self._running.clear()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """End the race and its thread (e.g. when the browser tab closes)."""
-        self._stopped.set()
-        self._running.set()            # wake the thread so it can exit
-        th = self._thread
-        if th is not None and th is not threading.current_thread():
-            th.join(timeout)
-
-    def step(self) -> list[dict]:
-        """Advance every active run by one evaluation point and deliver at once (the
-        "Step" button; use while paused)."""
-        recs = self._advance()
-        self._emit(force=True)
-        return recs
-
     def update_settings(self, **changes) -> dict:
         """Apply ``learning_rate``, ``k``, ``momentum``, ``weight_decay`` to every running
         algorithm that takes them; they take effect at the next update.  Returns the changes
@@ -198,31 +159,18 @@ class Race:
         return applied
 
     # ------------------------------------------------------------------ the loop
-    def _loop(self) -> None:
-        try:
-            import numba
-            numba.set_num_threads(max(1, min(self.threads, numba.config.NUMBA_NUM_THREADS)))
-            while not self._stopped.is_set():
-                if not self._running.is_set():
-                    self._emit(force=True)
-                    self._running.wait(0.5)
-                    continue
-                if self.finished:
-                    self._running.clear()
-                    self._emit(force=True)
-                    continue
-                t0 = time.perf_counter()
-                self._advance()
-                self._emit()
-                if not self.max_speed:
-                    rest = 1.0 / max(self.points_per_second, 1) - (time.perf_counter() - t0)
-                    if rest > 0:
-                        self._stopped.wait(rest)
-        except Exception:  # the thread must never die silently
-            msg = traceback.format_exc(limit=3)
-            self._running.clear()
-            if self.on_error:
-                self.on_error(None, f"training thread failed: {msg}")
+    def _pace(self):
+        return None if self.max_speed else 1.0 / max(self.points_per_second, 1)
+
+    def _report_failure(self, message: str) -> None:
+        if self.on_error:
+            self.on_error(None, message)
+
+    def _deliver(self, batch) -> None:
+        with self._lock:
+            snap = self.snapshot()
+        if self.sink:
+            self.sink(batch, snap)
 
     def _advance(self) -> list[dict]:
         new = []
@@ -245,17 +193,6 @@ class Race:
                 self._recent = []
             self._pending.extend(new)
         return new
-
-    def _emit(self, force=False) -> None:
-        now = time.perf_counter()
-        if not self._pending or (not force and now - self._last_emit < self.min_interval):
-            return
-        with self._lock:
-            batch, self._pending = self._pending, []
-            snap = self.snapshot()
-        self._last_emit = now
-        if self.sink:
-            self.sink(batch, snap)
 
     # ------------------------------------------------------------------ views
     def snapshot(self, n_samples: int = 36) -> dict:

@@ -20,14 +20,11 @@ hidden units and the seed need a new race.
 """
 from __future__ import annotations
 
-import threading
-import time
-import traceback
-
 import numpy as np
 import param
 
 from . import datasets
+from ._background import BackgroundLoop
 from .bias import train_expected_cd
 from .model import RBM
 from .runs import RunDiverged
@@ -79,7 +76,8 @@ class BiasSettings(param.Parameterized):
                                       doc="Pace of the stream.")
 
 
-class BiasRace:
+class BiasRace(BackgroundLoop):
+    thread_name = "rbmviz-bias"
     """Train one small RBM with exact expected CD-k on a background thread and stream the
     bias and its bounds.
 
@@ -97,8 +95,7 @@ class BiasRace:
         s = settings if settings is not None else BiasSettings()
         self.settings = BiasSettings(**{n: getattr(s, n) for n in s.param if n != "name"})
         self.sink, self.on_error = sink, on_error
-        self.threads = int(threads)
-        self.min_interval = 1.0 / max_updates_per_second
+        self._init_loop(threads=threads, max_updates_per_second=max_updates_per_second)
         self.max_points = int(max_points)
         self.data = bias_data(self.settings.dataset)
         self.rbm = RBM(self.data.shape[1], self.settings.n_hidden, init="uniform",
@@ -106,49 +103,15 @@ class BiasRace:
         self.iteration = 0
         self.failed: str | None = None
         self.records: list[dict] = []
-        self._pending: list[dict] = []
-        self._lock = threading.RLock()
-        self._running = threading.Event()
-        self._stopped = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._last_emit = 0.0
         # the point at iteration 0 (the initial model), delivered with the first batch
         self._record_point(0)
 
     # ------------------------------------------------------------------ state
     @property
-    def running(self) -> bool:
-        return self._running.is_set() and not self._stopped.is_set()
-
-    @property
     def finished(self) -> bool:
         return self.failed is not None or len(self.records) >= self.max_points
 
     # ------------------------------------------------------------------ controls
-    def start(self) -> None:
-        if self._stopped.is_set():
-            raise RuntimeError("this race was stopped; build a new one")
-        self._running.set()
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="rbmviz-bias", daemon=True)
-            self._thread.start()
-
-    def pause(self) -> None:
-        self._running.clear()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self._stopped.set()
-        self._running.set()
-        th = self._thread
-        if th is not None and th is not threading.current_thread():
-            th.join(timeout)
-
-    def step(self) -> list[dict]:
-        """Advance by one point and deliver at once (use while paused)."""
-        recs = self._advance()
-        self._emit(force=True)
-        return recs
-
     def update_settings(self, **changes) -> dict:
         """Apply ``k``, ``learning_rate``, ``weight_decay`` (from the next point on) and the
         pace knobs; others raise ``ValueError`` (they need a new race)."""
@@ -161,26 +124,16 @@ class BiasRace:
         return dict(changes)
 
     # ------------------------------------------------------------------ the loop
-    def _loop(self) -> None:
-        try:
-            import numba
-            numba.set_num_threads(max(1, min(self.threads, numba.config.NUMBA_NUM_THREADS)))
-            while not self._stopped.is_set():
-                if not self._running.is_set() or self.finished:
-                    self._running.clear()
-                    self._emit(force=True)
-                    self._running.wait(0.5)
-                    continue
-                t0 = time.perf_counter()
-                self._advance()
-                self._emit()
-                rest = 1.0 / max(self.settings.points_per_second, 1) - (time.perf_counter() - t0)
-                if rest > 0:
-                    self._stopped.wait(rest)
-        except Exception:  # the thread must never die silently
-            self._running.clear()
-            if self.on_error:
-                self.on_error(f"training thread failed: {traceback.format_exc(limit=3)}")
+    def _pace(self):
+        return 1.0 / max(self.settings.points_per_second, 1)
+
+    def _report_failure(self, message: str) -> None:
+        if self.on_error:
+            self.on_error(message)
+
+    def _deliver(self, batch) -> None:
+        if self.sink:
+            self.sink(batch)
 
     def _record_point(self, n) -> list[dict]:
         """Run ``n`` iterations (0: only measure) and record the parameters after them."""
@@ -208,16 +161,6 @@ class BiasRace:
 
     def _advance(self) -> list[dict]:
         return self._record_point(self.settings.iterations_per_point)
-
-    def _emit(self, force=False) -> None:
-        now = time.perf_counter()
-        if not self._pending or (not force and now - self._last_emit < self.min_interval):
-            return
-        with self._lock:
-            batch, self._pending = self._pending, []
-        self._last_emit = now
-        if self.sink:
-            self.sink(batch)
 
     def frame(self):
         import pandas as pd
