@@ -9,6 +9,12 @@ Layout (the one convention of rbmviz; the three papers disagree with each other,
 
 Energy of the binary RBM, ``E(v, h) = −vᵀWh − bᵀv − cᵀh``; free energy
 ``F(v) = −bᵀv − Σ_j softplus(c_j + (vW)_j)`` so that ``p(v) = exp(−F(v)) / Z``.
+
+Unit types (Tramel et al. 2018, App. C; :mod:`rbmviz.units`): each layer has a prior object,
+``rbm.visible_prior`` / ``rbm.hidden_prior``, whose linear natural parameter is the layer's bias
+(``b`` / ``c``) and which holds the extra parameters (``V``, ``rho``, the interval).  Only
+Bernoulli layers have the energies, conditionals and samplers below; models with other
+priors are handled by :mod:`rbmviz.tap`.
 """
 from __future__ import annotations
 
@@ -19,11 +25,14 @@ from pathlib import Path
 
 import numpy as np
 
+from . import units as _units
 from ._validation import check_choice, check_data, check_float, check_int, check_seed
 
-FORMAT_VERSION = 1
+#: 1: W, b, c (Bernoulli units only); 2: adds the unit priors' parameters
+#: (``<layer>_prior_<param>`` arrays).  Version-1 files load as Bernoulli/Bernoulli models.
+FORMAT_VERSION = 2
 _FORMAT_TAG = "rbmviz.RBM"
-UNIT_TYPES = ("bernoulli",)
+UNIT_TYPES = _units.PRIOR_NAMES
 _DTYPES = {"float64": np.float64, "float32": np.float32}
 
 
@@ -47,15 +56,21 @@ def _as_rng(seed):
 
 
 class RBM:
-    """A restricted Boltzmann machine with binary visible and hidden units.
+    """A restricted Boltzmann machine (binary units by default).
 
     Parameters
     ----------
     n_visible, n_hidden : int
         Layer sizes (>= 1).
-    visible, hidden : str
-        Unit types.  ``"bernoulli"`` ({0, 1} units) is the only type so far; the TAP paper's
-        truncated-Gaussian priors are added with :mod:`rbmviz.units`.
+    visible, hidden : str or rbmviz.units.Prior
+        Unit types: ``"bernoulli"`` ({0, 1} units), ``"truncated_gaussian"`` or
+        ``"truncated_gauss_bernoulli"`` (the TAP paper's priors, App. C; default parameters
+        ``V = 1``, ``rho = 0.5``, interval ``[0, 1]``), or a prior instance from
+        :mod:`rbmviz.units` with that layer's size (copied), e.g.
+        ``units.TruncatedGaussian(784, V=2.0, interval=(0, 1))``.  Stored as
+        ``rbm.visible_prior`` / ``rbm.hidden_prior``; ``rbm.visible`` / ``rbm.hidden`` are their
+        names.  Energies, conditionals, samplers and exact enumeration need Bernoulli units
+        (ValueError otherwise).
     seed : int or numpy.random.Generator, optional
         Seed of the weight initialisation.
     init : {"normal", "uniform", "zeros"}
@@ -67,7 +82,9 @@ class RBM:
     data : array (n_samples, n_visible), optional
         If given, the visible biases start at the data's base rate,
         ``b_i = logit(mean_i)`` with the mean clipped to [1e-3, 1 − 1e-3] (Hinton's practical
-        guide; Upadhya & Sastry); otherwise ``b = 0``.  Hidden biases start at 0.
+        guide; Upadhya & Sastry); otherwise ``b = 0``.  Hidden biases start at 0.  For
+        non-Bernoulli visible units the data are only checked against the prior's support
+        and ``b`` stays 0.
     dtype : {"float64", "float32"}
         float64 by default (exact computations); float32 for large-model training.
 
@@ -83,8 +100,8 @@ class RBM:
                  seed=None, init="normal", scale=0.01, data=None, dtype="float64"):
         self.n_visible = check_int(n_visible, "n_visible", low=1)
         self.n_hidden = check_int(n_hidden, "n_hidden", low=1)
-        self.visible = check_choice(visible, "visible unit type", UNIT_TYPES)
-        self.hidden = check_choice(hidden, "hidden unit type", UNIT_TYPES)
+        self.visible_prior = _units.as_prior(visible, self.n_visible, "visible unit type")
+        self.hidden_prior = _units.as_prior(hidden, self.n_hidden, "hidden unit type")
         dtype = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
         check_choice(dtype, "dtype", tuple(_DTYPES))
         check_choice(init, "init", ("normal", "uniform", "zeros"))
@@ -101,9 +118,36 @@ class RBM:
         self.b = np.zeros(self.n_visible, dtype=_DTYPES[dtype])
         self.c = np.zeros(self.n_hidden, dtype=_DTYPES[dtype])
         if data is not None:
-            self.b[:] = base_rate_bias(check_data(data, "data", n_visible=self.n_visible))
+            if self.visible == "bernoulli":
+                self.b[:] = base_rate_bias(check_data(data, "data", n_visible=self.n_visible))
+            else:
+                self.visible_prior.check_data(data, "data")
 
     # ------------------------------------------------------------------ basics
+    @property
+    def visible(self) -> str:
+        """Name of the visible unit type (``rbm.visible_prior.name``)."""
+        return self.visible_prior.name
+
+    @property
+    def hidden(self) -> str:
+        """Name of the hidden unit type (``rbm.hidden_prior.name``)."""
+        return self.hidden_prior.name
+
+    @property
+    def is_binary(self) -> bool:
+        """True if both layers have Bernoulli units."""
+        return self.visible == "bernoulli" and self.hidden == "bernoulli"
+
+    def require_binary(self, what: str) -> None:
+        """Raise ValueError naming ``what`` unless both layers are Bernoulli."""
+        if self.is_binary:
+            return
+        bad = [f"{layer} units are {p.name!r}" for layer, p in
+               (("visible", self.visible_prior), ("hidden", self.hidden_prior)) if p.name != "bernoulli"]
+        raise ValueError(f"{what} needs Bernoulli (binary) units, but the {' and the '.join(bad)}; "
+                         f"models with other unit priors are handled by rbmviz.tap")
+
     @property
     def dtype(self) -> np.dtype:
         return self.W.dtype
@@ -117,6 +161,7 @@ class RBM:
         new = object.__new__(RBM)
         new.__dict__.update(self.__dict__)
         new.W, new.b, new.c = self.W.copy(), self.b.copy(), self.c.copy()
+        new.visible_prior, new.hidden_prior = self.visible_prior.copy(), self.hidden_prior.copy()
         return new
 
     def astype(self, dtype) -> "RBM":
@@ -142,12 +187,13 @@ class RBM:
         return self
 
     def __repr__(self):
-        return (f"RBM(n_visible={self.n_visible}, n_hidden={self.n_hidden}, "
+        types = "" if self.is_binary else f"visible={self.visible_prior!r}, hidden={self.hidden_prior!r}, "
+        return (f"RBM(n_visible={self.n_visible}, n_hidden={self.n_hidden}, {types}"
                 f"dtype={self.dtype.name}, |W|_F={np.linalg.norm(self.W):.4g})")
 
     def __eq__(self, other):
-        return (isinstance(other, RBM) and self.visible == other.visible
-                and self.hidden == other.hidden and self.dtype == other.dtype
+        return (isinstance(other, RBM) and self.visible_prior == other.visible_prior
+                and self.hidden_prior == other.hidden_prior and self.dtype == other.dtype
                 and all(np.array_equal(x, y) for x, y in zip(self.params, other.params)))
 
     # ------------------------------------------------------------------ energies
@@ -159,6 +205,7 @@ class RBM:
 
     def energy(self, V, H) -> np.ndarray:
         """``E(v, h) = −vᵀWh − bᵀv − cᵀh`` for paired rows; returns shape (n_samples,)."""
+        self.require_binary("RBM.energy")
         V, H = self._check_v(V), self._check_h(H)
         if V.shape[0] != H.shape[0]:
             raise ValueError(f"V and H must have the same number of rows, got {V.shape[0]} and {H.shape[0]}")
@@ -167,12 +214,14 @@ class RBM:
 
     def free_energy(self, V) -> np.ndarray:
         """``F(v) = −bᵀv − Σ_j softplus(c_j + (vW)_j)``, shape (n_samples,), float64."""
+        self.require_binary("RBM.free_energy")
         V = self._check_v(V)
         W, b, c = (a.astype(np.float64) for a in self.params)
         return -(V @ b) - _softplus(V @ W + c).sum(axis=1)
 
     def hidden_free_energy(self, H) -> np.ndarray:
         """``F(h) = −cᵀh − Σ_i softplus(b_i + (Wh)_i)`` (visible layer summed out)."""
+        self.require_binary("RBM.hidden_free_energy")
         H = self._check_h(H)
         W, b, c = (a.astype(np.float64) for a in self.params)
         return -(H @ c) - _softplus(H @ W.T + b).sum(axis=1)
@@ -182,6 +231,7 @@ class RBM:
         """``p(h_j = 1 | v) = σ(c_j + (vW)_j)``, shape (n_samples, n_hidden).
 
         ``V`` may hold probabilities in [0, 1] (mean-field inputs) as well as 0/1 states."""
+        self.require_binary("RBM.hidden_probabilities")
         V = self._check_v(V, binary=False)
         return _sigmoid(V @ self.W.astype(np.float64) + self.c)
 
@@ -189,6 +239,7 @@ class RBM:
         """``p(v_i = 1 | h) = σ(b_i + (W h)_i)``, shape (n_samples, n_visible).
 
         ``H`` may hold probabilities in [0, 1] as well as 0/1 states."""
+        self.require_binary("RBM.visible_probabilities")
         H = self._check_h(H, binary=False)
         return _sigmoid(H @ self.W.T.astype(np.float64) + self.b)
 
@@ -210,6 +261,7 @@ class RBM:
         Returns the sampled visible states (and their probabilities if asked).
         """
         from .kernels.gibbs import sample_layer_
+        self.require_binary("RBM.gibbs")
         k = check_int(k, "k", low=1)
         seed = check_seed(seed)
         V = self._check_v(V).astype(self.dtype)
@@ -223,6 +275,15 @@ class RBM:
         return (V, PV) if return_probabilities else V
 
     # ------------------------------------------------------------------ persistence
+    def _prior_arrays(self) -> dict:
+        """The priors' parameters as ``<layer>_prior_<param>`` float64 arrays (format v2)."""
+        out = {}
+        for layer, prior in (("visible", self.visible_prior), ("hidden", self.hidden_prior)):
+            for k, v in prior.to_dict().items():
+                if k not in ("name", "n"):
+                    out[f"{layer}_prior_{k}"] = np.asarray(v, dtype=np.float64)
+        return out
+
     def save(self, path, *, overwrite=False) -> Path:
         """Save to ``path`` (``.npz`` appended if missing) with a format version.
 
@@ -241,7 +302,7 @@ class RBM:
             with os.fdopen(fd, "wb") as fh:
                 np.savez(fh, format=np.array(_FORMAT_TAG), format_version=np.array(FORMAT_VERSION),
                          visible=np.array(self.visible), hidden=np.array(self.hidden),
-                         W=self.W, b=self.b, c=self.c)
+                         W=self.W, b=self.b, c=self.c, **self._prior_arrays())
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, path)
@@ -257,6 +318,7 @@ class RBM:
 
         Raises ``FileNotFoundError`` for a missing file and ``ValueError`` for a corrupt
         file, a file that is not an rbmviz model, or one written by a newer format version.
+        Version-1 files (before unit priors) load as Bernoulli/Bernoulli models.
         """
         path = Path(path)
         if not path.exists():
@@ -283,7 +345,21 @@ class RBM:
             raise ValueError(f"{path} has inconsistent shapes W{W.shape}, b{b.shape}, c{c.shape}")
         if W.dtype.name not in _DTYPES:
             raise ValueError(f"{path} has parameters of unsupported dtype {W.dtype}")
-        rbm = cls(W.shape[0], W.shape[1], visible=str(arrays["visible"]), hidden=str(arrays["hidden"]),
+        priors = {}
+        for layer, n in (("visible", W.shape[0]), ("hidden", W.shape[1])):
+            name = str(arrays[layer])
+            if name not in UNIT_TYPES:
+                raise ValueError(f"{path} has an unknown {layer} unit type {name!r}")
+            prefix = f"{layer}_prior_"
+            d = {k[len(prefix):]: arrays[k] for k in arrays if k.startswith(prefix)}
+            if version == 1 and name != "bernoulli":
+                raise ValueError(f"{path} is a version-1 file with {layer} units {name!r}; "
+                                 f"version 1 stores Bernoulli units only")
+            try:
+                priors[layer] = _units.from_dict({"name": name, "n": n, **d})
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"{path} has invalid {layer} prior parameters: {exc}") from exc
+        rbm = cls(W.shape[0], W.shape[1], visible=priors["visible"], hidden=priors["hidden"],
                   init="zeros", dtype=W.dtype.name)
         rbm.W, rbm.b, rbm.c = (np.ascontiguousarray(a) for a in (W, b, c))
         return rbm

@@ -553,6 +553,7 @@ def as_prior(spec, n, name="unit type") -> Prior:
             raise ValueError(f"{name} prior has n={spec.n} units, expected {n}")
         return spec.copy()
     if isinstance(spec, str):
+        check_choice(spec, name, PRIOR_NAMES)
         return make(spec, n)
     raise TypeError(f"{name} must be one of {list(PRIOR_NAMES)} or an rbmviz.units prior, got {spec!r}")
 

@@ -209,3 +209,109 @@ def test_other_bad_inputs():
         Run(rbmviz.RBM(40, 30), np.zeros((5, 40)), metrics=["train_ll"], epochs=1)
     with pytest.raises(ValueError, match="'test_ll' needs test_data"):
         Run(rbmviz.RBM(9, 4), BS, metrics=["test_ll"], epochs=1)
+
+
+# ---------------------------------------------------------------- unit priors (rbmviz.units)
+def _tap_models():
+    tg = rbmviz.units.TruncatedGaussian(4, V=[0.5, 1.0, 2.0, 3.0], interval=(-1.0, 2.0))
+    return [
+        rbmviz.RBM(4, 3, visible="truncated_gaussian", seed=0),
+        rbmviz.RBM(4, 3, visible=tg, hidden="truncated_gauss_bernoulli", seed=1),
+        rbmviz.RBM(4, 3, hidden=rbmviz.units.TruncatedGaussBernoulli(3, rho=[0.1, 0.5, 0.9], V=-0.5,
+                                                                      interval=(-2.0, 0.5)), seed=2),
+    ]
+
+
+def test_unit_types_construct_and_keep_their_parameters():
+    rbm = rbmviz.RBM(5, 3)
+    assert rbm.visible == rbm.hidden == "bernoulli" and rbm.is_binary
+    assert isinstance(rbm.visible_prior, rbmviz.units.Bernoulli) and rbm.hidden_prior.n == 3
+    tg, tgb, mixed = _tap_models()
+    assert tg.visible == "truncated_gaussian" and tg.hidden == "bernoulli" and not tg.is_binary
+    assert tg.visible_prior.interval == (0.0, 1.0) and np.array_equal(tg.visible_prior.V, np.ones(4))
+    assert tgb.hidden_prior.rho.shape == (3,) and tgb.visible_prior.V[2] == 2.0
+    assert mixed.visible == "bernoulli" and mixed.hidden_prior.interval == (-2.0, 0.5)
+    # a prior instance is copied, not shared
+    prior = rbmviz.units.TruncatedGaussian(4)
+    m = rbmviz.RBM(4, 2, visible=prior)
+    prior.V[:] = 7.0
+    assert np.array_equal(m.visible_prior.V, np.ones(4))
+    # copy() is deep, == compares the priors
+    c = tgb.copy()
+    assert c == tgb
+    c.hidden_prior.rho[0] = 0.3
+    assert c != tgb and tgb.hidden_prior.rho[0] == 0.5
+    assert "TruncatedGaussian" in repr(tg)
+    # the bias is the prior's U: kernel arguments come from (prior, bias)
+    assert np.array_equal(tg.visible_prior.kernel_args(tg.b)[1], tg.b)
+
+
+@pytest.mark.parametrize("k", range(3))
+def test_save_load_round_trips_the_priors(tmp_path, k):
+    rbm = _tap_models()[k]
+    rbm.b[:] = np.linspace(-1, 1, 4)
+    path = rbm.save(tmp_path / "tap")
+    with np.load(path) as z:
+        assert int(z["format_version"]) == rbmviz.model.FORMAT_VERSION == 2
+    back = rbmviz.RBM.load(path)
+    assert back == rbm
+    for layer in ("visible_prior", "hidden_prior"):
+        a, b = getattr(back, layer), getattr(rbm, layer)
+        assert type(a) is type(b) and a.to_dict().keys() == b.to_dict().keys()
+        assert all(np.array_equal(a.to_dict()[key], b.to_dict()[key]) for key in a.to_dict())
+
+
+def test_version_1_files_still_load_as_bernoulli(tmp_path):
+    rbm = random_rbm(4, 3, seed=3)
+    np.savez(tmp_path / "v1.npz", format=np.array("rbmviz.RBM"), format_version=np.array(1),
+             visible=np.array("bernoulli"), hidden=np.array("bernoulli"), W=rbm.W, b=rbm.b, c=rbm.c)
+    back = rbmviz.RBM.load(tmp_path / "v1.npz")
+    assert back == rbm and back.is_binary
+    assert isinstance(back.visible_prior, rbmviz.units.Bernoulli)
+
+
+def test_load_rejects_bad_prior_parameters(tmp_path):
+    rbm = _tap_models()[1]
+    path = rbm.save(tmp_path / "m")
+    with np.load(path) as z:
+        arrays = dict(z)
+    bad = dict(arrays, hidden_prior_rho=np.array([0.5, 1.5, 0.5]))
+    np.savez(tmp_path / "rho.npz", **bad)
+    with pytest.raises(ValueError, match="invalid hidden prior parameters: rho must be < 1"):
+        rbmviz.RBM.load(tmp_path / "rho.npz")
+    bad = dict(arrays, visible_prior_V=np.ones(5))
+    np.savez(tmp_path / "v.npz", **bad)
+    with pytest.raises(ValueError, match=r"invalid visible prior parameters: V must .* shape \(4,\)"):
+        rbmviz.RBM.load(tmp_path / "v.npz")
+    bad = dict(arrays, visible=np.array("gaussian"))
+    np.savez(tmp_path / "name.npz", **bad)
+    with pytest.raises(ValueError, match="unknown visible unit type 'gaussian'"):
+        rbmviz.RBM.load(tmp_path / "name.npz")
+
+
+def test_binary_only_methods_refuse_other_unit_types():
+    tg, tgb, mixed = _tap_models()
+    V = np.full((2, 4), 0.5)
+    with pytest.raises(ValueError, match=r"RBM.free_energy needs Bernoulli.*visible units are 'truncated_gaussian'"):
+        tg.free_energy(V)
+    with pytest.raises(ValueError, match="hidden units are 'truncated_gauss_bernoulli'"):
+        mixed.free_energy(np.zeros((2, 4)))
+    for call in (lambda m: m.energy(np.zeros((1, 4)), np.zeros((1, 3))),
+                 lambda m: m.hidden_free_energy(np.zeros((1, 3))),
+                 lambda m: m.hidden_probabilities(V), lambda m: m.visible_probabilities(np.zeros((1, 3))),
+                 lambda m: m.sample_hidden(V, seed=0), lambda m: m.gibbs(np.zeros((1, 4)))):
+        with pytest.raises(ValueError, match="needs Bernoulli"):
+            call(tgb)
+
+
+def test_unit_type_bad_inputs():
+    with pytest.raises(ValueError, match="unknown hidden unit type 'gauss'"):
+        rbmviz.RBM(3, 3, hidden="gauss")
+    with pytest.raises(ValueError, match="visible unit type prior has n=5 units, expected 3"):
+        rbmviz.RBM(3, 2, visible=rbmviz.units.TruncatedGaussian(5))
+    with pytest.raises(TypeError, match="hidden unit type must be one of"):
+        rbmviz.RBM(3, 2, hidden=1.0)
+    with pytest.raises(ValueError, match=r"data has 1\.5 at row 0, column 1, outside the support"):
+        rbmviz.RBM(3, 2, visible="truncated_gaussian", data=[[0.5, 1.5, 0.0]])
+    m = rbmviz.RBM(3, 2, visible="truncated_gaussian", data=[[0.5, 0.25, 0.0]])
+    assert (m.b == 0).all()
