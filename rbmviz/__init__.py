@@ -24,9 +24,9 @@ if _numba.config.THREADING_LAYER == "default":
 
 from .model import RBM  # noqa: E402
 from .runs import Run, RunDiverged, train  # noqa: E402
-from . import algorithms, bias, datasets, evaluate, units  # noqa: E402,F401
+from . import algorithms, bias, datasets, evaluate, tap, units  # noqa: E402,F401
 
 __version__ = "0.1.0"
 
-__all__ = ["RBM", "Run", "RunDiverged", "train", "algorithms", "bias", "datasets", "evaluate", "units",
+__all__ = ["RBM", "Run", "RunDiverged", "train", "algorithms", "bias", "datasets", "evaluate", "tap", "units",
            "__version__"]

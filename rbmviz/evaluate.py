@@ -16,7 +16,7 @@ __all__ = [
     "log_partition_exact", "log_likelihood_exact", "log_probabilities_exact",
     "visible_distribution", "exact_gradient", "model_statistics", "expected_cd_update",
     "transition_matrix", "pseudo_log_likelihood", "pseudo_log_likelihood_rows", "reconstruction_error", "all_states",
-    "exact_feasible", "ais_log_partition", "ais_log_likelihood",
+    "exact_feasible", "ais_log_partition", "ais_log_likelihood", "tap_log_likelihood",
 ]
 
 MAX_EXACT_BITS = _exact.MAX_ENUM_BITS
@@ -211,3 +211,10 @@ def reconstruction_error(rbm, V) -> float:
 
 
 from .ais import ais_log_likelihood, ais_log_partition  # noqa: E402  (AIS, reference/ais.md §2)
+
+
+def tap_log_likelihood(rbm, V, **options):
+    """The TAP log-likelihood (Tramel et al. 2018, eq. 39): :func:`rbmviz.tap.log_likelihood`
+    (imported on first use, so that ``rbmviz.tap`` may itself import this module)."""
+    from .tap import log_likelihood
+    return log_likelihood(rbm, V, **options)

@@ -1,0 +1,14 @@
+"""TAP machines (Tramel et al. 2018; Gabrié et al. 2015): TAP inference, unique solutions,
+TAP free energies and the TAP log-likelihood (reference/tap.md).
+
+* :func:`solve` — fixed points of the TAP equations from many initialisations (Alg. 1,
+  eqs. 37–38; orders 1–3 of the extended mean field for binary models), with their TAP free
+  energies (eq. 36) and log-partition estimates;
+* :func:`unique_solutions` — distinct solutions and the map initialisation → solution;
+* :func:`log_likelihood` — the TAP log-likelihood (eq. 39).
+"""
+from .inference import (TAPLogLikelihood, TAPSolution, UniqueSolutions, free_energy_binary,
+                        log_likelihood, solve, unique_solutions)
+
+__all__ = ["solve", "TAPSolution", "unique_solutions", "UniqueSolutions", "log_likelihood",
+           "TAPLogLikelihood", "free_energy_binary"]

@@ -1,0 +1,660 @@
+"""TAP inference: fixed points of the TAP / extended-mean-field free energy, their free
+energies, unique solutions and the TAP log-likelihood.
+
+References (formulas restated and checked in ``reference/tap.md``):
+
+* binary RBMs, orders 1–3 (Gabrié, Tramel & Krzakala 2015; tap.md Part A): the expansion
+  ``−Γ(m^v, m^h)`` of A.1 and its self-consistency equations A.2, with the derived
+  third-order factor ``g(m) = (m − m²)(½ − m)`` (not the reference code's ``m²(1 − m)``,
+  errata.md EMF #1);
+* general priors, second order (Tramel et al. 2018; tap.md Part B): Alg. 1 (B.4) with
+  data-anchored initialisation (eqs. 37–38), the TAP free energy ``𝔽_RBM`` (eq. 36) and the
+  TAP log-likelihood (eq. 39).  With Bernoulli priors Alg. 1 is TAP2 of A.2 (B.8).
+
+Speed (binary models): the products ``a W``, ``c (W∘W)`` (and ``g (W∘W∘W)``) are BLAS
+matmuls (numpy, float64) into preallocated buffers; the elementwise part of each half-step
+is one fused, row-parallel Numba pass (:func:`rbmviz.kernels.tap.layer_update_`); rows
+that have converged leave the matmuls (an *active set*, compacted in place).
+"""
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import numpy as np
+
+from .._validation import check_choice, check_data, check_float, check_int, check_seed
+from ..kernels import tap as _k
+
+__all__ = ["solve", "TAPSolution", "unique_solutions", "UniqueSolutions", "log_likelihood",
+           "TAPLogLikelihood", "free_energy_binary"]
+
+#: compaction of the active set happens once this fraction of its rows has converged
+_COMPACT_FRACTION = 1.0 / 16.0
+
+
+# ---------------------------------------------------------------------------- results
+@dataclasses.dataclass
+class TAPSolution:
+    """TAP fixed points reached from ``R`` initialisations (one per row).
+
+    Attributes
+    ----------
+    av, cv, Bv, Av : ndarray (R, n_visible)
+        Visible means ``a^v``, variances ``c^v`` and the fields ``B^v``, ``A^v`` of eqs.
+        (33)–(34) evaluated at the returned means and variances
+        (``A^v = −(W∘W) c^h``, ``B^v = A^v a^v + W a^h`` [+ ``visible_field``]).  At third
+        order ``B`` also holds the ``W∘W∘W`` term, so that ``a = f_a(B, A)`` still holds.
+    ah, ch, Bh, Ah : ndarray (R, n_hidden)
+        The same for the hidden layer.
+    converged : ndarray of bool (R,)
+        The mean squared change of both layers' means between successive iterations fell
+        below ``tol``.  Rows that hit ``max_iter`` are ``False`` and hold the last iterate.
+    n_iter : ndarray of int (R,)
+        Iterations done (``max_iter`` for non-converged rows).
+    free_energy : ndarray (R,)
+        ``𝔽_RBM`` of eq. (36) at the solution, ≈ ``−ln 𝒵`` of the model with NORMALISED unit
+        priors (eq. 9).  For binary models it is ``Γ(m^v, m^h) + Σ softplus(b) +
+        Σ softplus(c)`` with ``Γ`` the order-``order`` expansion of tap.md A.1 (B.8).
+    log_z : ndarray (R,)
+        The same estimate as the RBM's own log partition function:
+        ``−𝔽_RBM + Σ_i ln z_i + Σ_j ln z_j`` with ``ln z`` the priors' log-normalisers
+        (``softplus(U)`` for Bernoulli units), i.e. ``−Γ`` for binary models — comparable to
+        :func:`rbmviz.evaluate.log_partition_exact`.  With a ``visible_field`` ``D`` both
+        refer to the model with the extra factor ``e^{D·x}`` (for Bernoulli units: visible
+        biases ``b + D``).
+    order, damping, tol : the settings used.
+    """
+
+    av: np.ndarray
+    cv: np.ndarray
+    ah: np.ndarray
+    ch: np.ndarray
+    Bv: np.ndarray
+    Av: np.ndarray
+    Bh: np.ndarray
+    Ah: np.ndarray
+    converged: np.ndarray
+    n_iter: np.ndarray
+    free_energy: np.ndarray
+    log_z: np.ndarray
+    order: int = 2
+    damping: float = 0.5
+    tol: float = 1e-8
+
+    _ROW_FIELDS = ("av", "cv", "ah", "ch", "Bv", "Av", "Bh", "Ah", "converged", "n_iter",
+                   "free_energy", "log_z")
+
+    def __len__(self):
+        return int(self.converged.shape[0])
+
+    @property
+    def n_converged(self) -> int:
+        return int(np.count_nonzero(self.converged))
+
+    @property
+    def not_converged(self) -> np.ndarray:
+        """Indices of the rows that did not converge within ``max_iter``."""
+        return np.flatnonzero(~self.converged)
+
+    def subset(self, idx) -> "TAPSolution":
+        """The solutions of the rows ``idx`` (indices or a boolean mask), copied."""
+        idx = np.asarray(idx)
+        if idx.dtype == bool:
+            if idx.shape != (len(self),):
+                raise ValueError(f"a boolean idx must have shape ({len(self)},), got {idx.shape}")
+            idx = np.flatnonzero(idx)
+        elif idx.size and not np.issubdtype(idx.dtype, np.integer):
+            raise TypeError(f"idx must hold integers or booleans, got dtype {idx.dtype}")
+        idx = idx.astype(np.int64).reshape(-1)
+        return dataclasses.replace(self, **{f: np.ascontiguousarray(getattr(self, f)[idx])
+                                            for f in self._ROW_FIELDS})
+
+    def __repr__(self):
+        return (f"TAPSolution(R={len(self)}, order={self.order}, converged={self.n_converged}, "
+                f"n_iter median={int(np.median(self.n_iter)) if len(self) else 0})")
+
+
+@dataclasses.dataclass
+class UniqueSolutions:
+    """Distinct TAP solutions among the converged rows of a :class:`TAPSolution`.
+
+    Attributes
+    ----------
+    representatives : ndarray of int (n_unique,)
+        One row index (into the solution) per distinct solution, in canonical order.
+    labels : ndarray of int (R,)
+        Solution id of every initialisation (−1 for rows that did not converge).
+    counts : ndarray of int (n_unique,)
+        Initialisations that reached each solution.
+    free_energy : ndarray (n_unique,)
+        ``𝔽_RBM`` (eq. 36) of each solution (its representative's).
+    n_unique : int
+    tol : float
+    solutions : TAPSolution
+        The representatives' solutions (``sol.subset(representatives)``).
+    """
+
+    representatives: np.ndarray
+    labels: np.ndarray
+    counts: np.ndarray
+    free_energy: np.ndarray
+    n_unique: int
+    tol: float
+    solutions: TAPSolution
+
+    def __repr__(self):
+        return f"UniqueSolutions(n_unique={self.n_unique}, tol={self.tol:g}, counts={self.counts.tolist()[:8]}...)"
+
+
+@dataclasses.dataclass
+class TAPLogLikelihood:
+    """Detailed result of :func:`log_likelihood` (``details=True``).
+
+    ``value`` is eq. (39) averaged over the rows of ``V``; ``data_term`` (N,) the per-row
+    ``Σ_i ln P_i(x_i) + Σ_j ln Z^h_j(Σ_i W_ij x_i, 0)``; ``mean_free_energy`` the average
+    ``𝔽_RBM`` over the solutions used; ``n_solutions`` how many entered the average
+    (unique ones if ``unique``), ``n_not_converged`` the excluded initialisations."""
+
+    value: float
+    data_term: np.ndarray
+    mean_free_energy: float
+    n_solutions: int
+    n_not_converged: int
+    unique: bool
+    solution: TAPSolution
+    unique_solutions: UniqueSolutions | None
+
+    def __float__(self):
+        return float(self.value)
+
+
+# ---------------------------------------------------------------------------- priors
+def _bernoulli_args(U):
+    return 0, U, np.zeros_like(U), np.zeros_like(U), 0.0, 1.0, np.logaddexp(0.0, U)
+
+
+class _Layer:
+    """One layer's prior in kernel form: ``(kind, U, V, rho, lo, hi, logz0)``."""
+
+    def __init__(self, prior, U, name):
+        self.prior = prior
+        self.name = name
+        U = np.ascontiguousarray(U, dtype=np.float64)
+        self.args = _bernoulli_args(U) if prior is None else tuple(prior.kernel_args(U))
+        self.kind = int(self.args[0])
+        self.U = self.args[1]
+        self.lo, self.hi = float(self.args[4]), float(self.args[5])
+        self.logz0 = self.args[6]
+
+    @property
+    def binary(self):
+        return self.kind == 0
+
+    def check(self, X, name, data_anchored):
+        """Initial means: data of this prior (eqs. 37–38) or, if not data-anchored, values in
+        ``[lo, hi]``."""
+        if data_anchored and not self.binary:
+            return np.ascontiguousarray(self.prior.check_data(X, name), dtype=np.float64)
+        X = check_data(X, name, n_visible=self.U.shape[0], binary=False)
+        if data_anchored:
+            nonbin = (X != 0) & (X != 1)
+            if nonbin.any():
+                r, col = np.argwhere(nonbin)[0]
+                raise ValueError(
+                    f"{name} must be binary (0/1) data for Bernoulli {self.name} units (data-anchored "
+                    f"initialisation, eqs. 37-38); found {float(X[r, col])!r} at row {r}, column {col}. "
+                    f"Pass data_anchored=False to start from means in [0, 1] (e.g. the OPE for denoising)")
+            return X
+        bad = (X < self.lo) | (X > self.hi)
+        if bad.any():
+            r, col = np.argwhere(bad)[0]
+            raise ValueError(f"{name} has {float(X[r, col])!r} at row {r}, column {col}; means of "
+                             f"{self.name} units must lie in [{self.lo:g}, {self.hi:g}]")
+        return X
+
+    def moments(self, B, A):
+        from ..kernels import priors as _kp
+        lz, fa, fc = np.empty_like(B), np.empty_like(B), np.empty_like(B)
+        _kp.moments_rows(*self.args, np.ascontiguousarray(B), np.ascontiguousarray(A), lz, fa, fc)
+        return lz, fa, fc
+
+
+def _layers(rbm):
+    from ..model import RBM
+    if not isinstance(rbm, RBM):
+        raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
+    return (_Layer(getattr(rbm, "visible_prior", None), rbm.b, "visible"),
+            _Layer(getattr(rbm, "hidden_prior", None), rbm.c, "hidden"))
+
+
+def _softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+# ---------------------------------------------------------------------------- active set
+def _iterate(state, ride, step, n_units, tol, max_iter):
+    """Iterate ``step`` on the rows of ``state`` until each row's mean squared change is
+    below ``tol``, with an active set.
+
+    ``state``: name → (R, n) working arrays, updated by ``step(n, diff)`` on their first
+    ``n`` rows (``diff[:n]`` receives each row's sum of squared changes of the means);
+    ``ride``: per-row arrays that only follow the compaction (e.g. a field).  Converged rows
+    are copied out at once; the working arrays are compacted (converged rows dropped, order
+    kept) once a sixteenth of them has converged.  Returns ``(out, converged, n_iter)``.
+    """
+    R = next(iter(state.values())).shape[0]
+    out = {k: np.empty_like(v) for k, v in state.items()}
+    converged = np.zeros(R, dtype=bool)
+    n_iter = np.full(R, max_iter, dtype=np.int64)
+    idx = np.arange(R)
+    live = np.ones(R, dtype=bool)
+    diff = np.empty(R)
+    thresh = tol * n_units
+    n, n_live = R, R
+    for it in range(1, max_iter + 1):
+        step(n, diff[:n])
+        newly = live[:n] & (diff[:n] < thresh)          # NaN never converges
+        if not newly.any():
+            continue
+        rows = np.flatnonzero(newly)
+        orig = idx[rows]
+        for k, v in state.items():
+            out[k][orig] = v[rows]
+        converged[orig] = True
+        n_iter[orig] = it
+        live[rows] = False
+        n_live -= rows.size
+        if n_live == 0:
+            n = 0
+            break
+        if n - n_live >= max(1, int(n * _COMPACT_FRACTION)):
+            keep = np.flatnonzero(live[:n])
+            for v in list(state.values()) + list(ride):
+                v[:keep.size] = v[keep]
+            idx[:keep.size] = idx[keep]
+            live[:keep.size] = True
+            n = keep.size
+    if n:
+        rows = np.flatnonzero(live[:n])
+        for k, v in state.items():
+            out[k][idx[rows]] = v[rows]
+    return out, converged, n_iter
+
+
+# ---------------------------------------------------------------------------- binary path
+def _solve_binary(W, b, c, order, damping, tol, max_iter, av0, ah0, field):
+    """Orders 1–3 for Bernoulli units (A.2; order 2 = Alg. 1 with Bernoulli priors, B.8)."""
+    R, nv = av0.shape
+    nh = W.shape[1]
+    WT = np.ascontiguousarray(W.T)
+    W2 = W * W if order >= 2 else None
+    W2T = np.ascontiguousarray(W2.T) if order >= 2 else None
+    W3 = W2 * W if order == 3 else None
+    W3T = np.ascontiguousarray(W3.T) if order == 3 else None
+    av = av0.copy()
+    cv = np.zeros_like(av)                       # c^v(0) = 0 (eq. 38)
+    ah = ah0.copy()
+    ch = ah - ah * ah
+    state = {"av": av, "cv": cv, "ah": ah, "ch": ch}
+    if order == 3:
+        gv = np.zeros_like(av)                   # g = 0 together with c^v(0) = 0
+        gh = ch * (0.5 - ah)
+        state.update(gv=gv, gh=gh)
+    else:
+        gv, gh = av, ah                          # never read or written below order 3
+    Ph, Pv = np.empty((R, nh)), np.empty((R, nv))
+    Qh = np.empty((R, nh)) if order >= 2 else Ph
+    Qv = np.empty((R, nv)) if order >= 2 else Pv
+    Th = np.empty((R, nh)) if order == 3 else Ph
+    Tv = np.empty((R, nv)) if order == 3 else Pv
+    fld = field if field is not None else np.empty((0, nv))
+    no_field = np.empty((0, nh))
+    ride = [fld] if field is not None else []
+
+    def step(n, diff):
+        # hidden side (uses the visible moments of the previous iteration)
+        np.matmul(av[:n], W, out=Ph[:n])
+        if order >= 2:
+            np.matmul(cv[:n], W2, out=Qh[:n])
+        if order == 3:
+            np.matmul(gv[:n], W3, out=Th[:n])
+        _k.layer_update_(order, damping, c, no_field, Ph[:n], Qh[:n], Th[:n],
+                         ah[:n], ch[:n], gh[:n], diff, False)
+        # visible side (uses the new hidden moments)
+        np.matmul(ah[:n], WT, out=Pv[:n])
+        if order >= 2:
+            np.matmul(ch[:n], W2T, out=Qv[:n])
+        if order == 3:
+            np.matmul(gh[:n], W3T, out=Tv[:n])
+        _k.layer_update_(order, damping, b, fld[:n], Pv[:n], Qv[:n], Tv[:n],
+                         av[:n], cv[:n], gv[:n], diff, True)
+
+    out, converged, n_iter = _iterate(state, ride, step, nv + nh, tol, max_iter)
+    return out["av"], out["cv"], out["ah"], out["ch"], converged, n_iter
+
+
+def _nu(m):
+    return m - m * m
+
+
+def _g(m):
+    return (m - m * m) * (0.5 - m)
+
+
+def free_energy_binary(rbm, av, ah, *, order=2, visible_field=None):
+    """``−Γ(m^v, m^h)`` of tap.md A.1 (order 1, 2 or 3) for binary RBMs, per row:
+
+    ``S(m^v) + S(m^h) + bᵀm^v + cᵀm^h + Σ W_ij m^v_i m^h_j + ½ Σ W_ij² ν(m^v_i) ν(m^h_j)
+    + ⅔ Σ W_ij³ g(m^v_i) g(m^h_j)``  (the last two terms from order 2 and 3 on).
+
+    This is the TAP estimate of the RBM's own ``ln Z`` (``TAPSolution.log_z``).  With a
+    ``visible_field`` ``D`` (R, n_visible) the visible biases are ``b + D``.  ``av`` (R,
+    n_visible), ``ah`` (R, n_hidden) in [0, 1]; returns shape (R,)."""
+    order = check_choice(order, "order", (1, 2, 3))
+    W, b, c = (np.asarray(x, dtype=np.float64) for x in rbm.params)
+    av = np.ascontiguousarray(av, dtype=np.float64)
+    ah = np.ascontiguousarray(ah, dtype=np.float64)
+    Sv, Sh = np.empty(av.shape[0]), np.empty(ah.shape[0])
+    _k.entropy_rows(av, Sv)
+    _k.entropy_rows(ah, Sh)
+    bias = b if visible_field is None else b + visible_field
+    out = Sv + Sh + np.einsum("ri,ri->r", av, np.broadcast_to(bias, av.shape)) + ah @ c
+    out += np.einsum("rj,rj->r", av @ W, ah)
+    if order >= 2:
+        out += 0.5 * np.einsum("rj,rj->r", _nu(av) @ (W * W), _nu(ah))
+    if order == 3:
+        out += (2.0 / 3.0) * np.einsum("rj,rj->r", _g(av) @ (W * W * W), _g(ah))
+    return out
+
+
+# ---------------------------------------------------------------------------- general path
+def _solve_general(W, vis, hid, damping, tol, max_iter, av0, ah0, field):
+    """Alg. 1 (tap.md B.4) for any priors (order 2), batched over rows, with damping."""
+    R, nv = av0.shape
+    nh = W.shape[1]
+    WT = np.ascontiguousarray(W.T)
+    W2 = W * W
+    W2T = np.ascontiguousarray(W2.T)
+    av = av0.copy()
+    cv = np.zeros_like(av)                       # c^v(0) = 0 (eq. 38)
+    B0 = av @ W
+    _, fa0, fc0 = hid.moments(B0, np.zeros_like(B0))    # the undamped first update
+    ah = fa0 if ah0 is None else ah0.copy()
+    ch = fc0
+    state = {"av": av, "cv": cv, "ah": ah, "ch": ch}
+    fld = field if field is not None else None
+    ride = [fld] if field is not None else []
+    keep = 1.0 - damping
+
+    def step(n, diff):
+        Ah = -(cv[:n] @ W2)
+        Bh = Ah * ah[:n] + av[:n] @ W
+        _, fa, fc = hid.moments(Bh, Ah)
+        new = damping * fa + keep * ah[:n]
+        diff[:] = np.square(new - ah[:n]).sum(axis=1)
+        ah[:n] = new
+        ch[:n] = damping * fc + keep * ch[:n]
+        Av = -(ch[:n] @ W2T)
+        Bv = Av * av[:n] + ah[:n] @ WT
+        if fld is not None:
+            Bv += fld[:n]
+        _, fa, fc = vis.moments(Bv, Av)
+        new = damping * fa + keep * av[:n]
+        diff += np.square(new - av[:n]).sum(axis=1)
+        av[:n] = new
+        cv[:n] = damping * fc + keep * cv[:n]
+
+    out, converged, n_iter = _iterate(state, ride, step, nv + nh, tol, max_iter)
+    return out["av"], out["cv"], out["ah"], out["ch"], converged, n_iter
+
+
+def _fields(W, av, cv, ah, ch, order, field):
+    """``(Bv, Av, Bh, Ah)`` of eqs. (33)–(34) at given moments (plus the third-order term)."""
+    W2 = W * W
+    Pv, Ph = ah @ W.T, av @ W
+    if order >= 2:
+        Ah, Av = -(cv @ W2), -(ch @ W2.T)
+    else:
+        Ah, Av = np.zeros_like(ah), np.zeros_like(av)
+    Bh, Bv = Ah * ah + Ph, Av * av + Pv
+    if order == 3:
+        W3 = W2 * W
+        Bh += (1.0 / 3.0 - 2.0 * _nu(ah)) * (_g(av) @ W3)
+        Bv += (1.0 / 3.0 - 2.0 * _nu(av)) * (_g(ah) @ W3.T)
+    if field is not None:
+        Bv += field
+    return Bv, Av, Bh, Ah
+
+
+def _free_energy_eq36(W, vis, hid, av, cv, ah, ch, Bv, Av, Bh, Ah, field):
+    """``𝔽_RBM`` of eq. (36) per row (with a field ``D`` in ``B^v``: ``−Σ D a^v`` more, so
+    that it estimates ``−ln 𝒵`` of the model with the factor ``e^{D·x}``)."""
+    lzv, _, _ = vis.moments(Bv, Av)
+    lzh, _, _ = hid.moments(Bh, Ah)
+    neg = (lzv - Bv * av + 0.5 * Av * (av * av + cv)).sum(axis=1)
+    neg += (lzh - Bh * ah + 0.5 * Ah * (ah * ah + ch)).sum(axis=1)
+    neg += np.einsum("rj,rj->r", av @ W, ah) + 0.5 * np.einsum("rj,rj->r", cv @ (W * W), ch)
+    if field is not None:
+        neg += np.einsum("ri,ri->r", field, av)
+    return -neg
+
+
+# ---------------------------------------------------------------------------- solve
+def solve(rbm, init_visible, *, order=2, damping=0.5, tol=1e-8, max_iter=1000,
+          visible_field=None, init_hidden=None, data_anchored=True) -> TAPSolution:
+    """TAP fixed points from ``R`` initialisations (Alg. 1, tap.md B.4; Part A for orders 1/3).
+
+    Each row of ``init_visible`` starts one run of the iteration (data-anchored
+    initialisation, eqs. 37–38: ``a^v(0) = x``, ``c^v(0) = 0``; with damping the hidden
+    moments start at the undamped first update ``a^h(0) = f_a^h(Wᵀx, 0)``,
+    ``c^h(0) = f_c^h(Wᵀx, 0)``).  Every iteration updates the hidden layer, then the visible
+    layer with the new hidden moments (Alg. 1):
+
+    ``A^h = −(W∘W)ᵀc^v``, ``B^h = A^h a^h + Wᵀa^v``, ``a^h = f_a^h(B^h, A^h)``, ``c^h = f_c^h``;
+    ``A^v = −(W∘W)c^h``, ``B^v = A^v a^v + W a^h [+ D]``, ``a^v = f_a^v``, ``c^v = f_c^v``,
+
+    each new value damped as ``δ·new + (1 − δ)·old``.  For all-binary models ``order`` picks
+    the expansion of tap.md A.1–A.2: 1 = naive mean field, 2 = TAP2 (identical to Alg. 1
+    with Bernoulli priors, B.8), 3 = TAP3 (with ``g(m) = (m − m²)(½ − m)``; at orders 1 and 3
+    only the magnetisations are damped, A.3).  Other priors: order 2 only.
+
+    A row has converged when the mean squared change of both layers' means between two
+    successive iterations, ``(‖Δa^v‖² + ‖Δa^h‖²)/(n_v + n_h)``, falls below ``tol``
+    (the ``10⁻⁸`` of Tramel et al., Fig. 3); rows that reach ``max_iter`` are flagged.
+
+    Parameters
+    ----------
+    rbm : rbmviz.RBM
+    init_visible : array (R, n_visible)
+        Initial visible means.  With ``data_anchored=True`` they must be data of the visible
+        prior (0/1 for Bernoulli units, inside the interval for truncated priors).
+    order : {1, 2, 3}
+    damping : float in (0, 1] or None
+        δ; ``None`` or 1 is the undamped iteration.
+    tol : float > 0
+    max_iter : int ≥ 1
+    visible_field : array (R, n_visible) or (n_visible,), optional
+        Extra field ``D`` added to ``B^v`` at every iteration (e.g. a channel's
+        log-likelihood ratio in denoising: the visible biases become ``b + D``).
+    init_hidden : array (R, n_hidden), optional
+        Initial hidden means ``a^h(0)`` instead of the undamped first update (they only
+        matter with damping; ``c^h(0)`` stays the first update's variance, or ``ν(a^h(0))``
+        for binary models).
+    data_anchored : bool
+        ``False`` accepts any initial means in the prior's range (e.g. ``[0, 1]`` for
+        Bernoulli units: the OPE means of denoising); ``c^v(0) = 0`` still.
+
+    Returns
+    -------
+    TAPSolution
+    """
+    vis, hid = _layers(rbm)
+    order = check_choice(order, "order", (1, 2, 3))
+    binary = vis.binary and hid.binary
+    if order != 2 and not binary:
+        raise ValueError(f"order={order} needs Bernoulli visible and hidden units (Part A EMF); "
+                         f"models with other unit priors support order=2 only")
+    if damping is None:
+        damping = 1.0
+    damping = check_float(damping, "damping", low=0.0, high=1.0, low_open=True)
+    tol = check_float(tol, "tol", low=0.0, low_open=True)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    if not isinstance(data_anchored, (bool, np.bool_)):
+        raise TypeError(f"data_anchored must be True or False, got {data_anchored!r}")
+    nv, nh = rbm.n_visible, rbm.n_hidden
+    av0 = vis.check(init_visible, "init_visible", bool(data_anchored))
+    R = av0.shape[0]
+    field = None
+    if visible_field is not None:
+        field = check_data(visible_field, "visible_field", n_visible=nv, binary=False)
+        if field.shape[0] == 1 and R > 1:
+            field = np.repeat(field, R, axis=0)
+        if field.shape[0] != R:
+            raise ValueError(f"visible_field has {field.shape[0]} rows but init_visible has {R}")
+    W = np.ascontiguousarray(rbm.W, dtype=np.float64)
+    ah0 = None
+    if init_hidden is not None:
+        ah0 = check_data(init_hidden, "init_hidden", n_visible=nh, binary=False)
+        if ah0.shape[0] != R:
+            raise ValueError(f"init_hidden has {ah0.shape[0]} rows but init_visible has {R}")
+        bad = (ah0 < hid.lo) | (ah0 > hid.hi)
+        if bad.any():
+            r, col = np.argwhere(bad)[0]
+            raise ValueError(f"init_hidden has {float(ah0[r, col])!r} at row {r}, column {col}; "
+                             f"hidden means must lie in [{hid.lo:g}, {hid.hi:g}]")
+    if binary:
+        if ah0 is None:
+            ah0 = 0.5 + 0.5 * np.tanh(0.5 * (av0 @ W + hid.U))    # σ(c + Wᵀx)
+        av, cv, ah, ch, converged, n_iter = _solve_binary(
+            W, vis.U, hid.U, order, damping, tol, max_iter, av0, ah0, field)
+        Bv, Av, Bh, Ah = _fields(W, av, cv, ah, ch, order, field)
+        log_z = free_energy_binary(rbm, av, ah, order=order, visible_field=field)
+        free = -log_z + vis.logz0.sum() + hid.logz0.sum()
+    else:
+        av, cv, ah, ch, converged, n_iter = _solve_general(
+            W, vis, hid, damping, tol, max_iter, av0, ah0, field)
+        Bv, Av, Bh, Ah = _fields(W, av, cv, ah, ch, 2, field)
+        free = _free_energy_eq36(W, vis, hid, av, cv, ah, ch, Bv, Av, Bh, Ah, field)
+        log_z = -free + vis.logz0.sum() + hid.logz0.sum()
+    return TAPSolution(av=av, cv=cv, ah=ah, ch=ch, Bv=Bv, Av=Av, Bh=Bh, Ah=Ah,
+                       converged=converged, n_iter=n_iter, free_energy=free, log_z=log_z,
+                       order=order, damping=damping, tol=tol)
+
+
+# ---------------------------------------------------------------------------- unique
+def _canonical_order(X, s):
+    """Row order by ``s``, ties broken by the rows' bytes: a function of the multiset of
+    rows only (so invariant to the order of the initialisations)."""
+    order = np.argsort(s, kind="stable")
+    ss = s[order]
+    if X.shape[0] > 1 and np.any(ss[1:] == ss[:-1]):
+        keys = [(float(s[i]), X[i].tobytes()) for i in order]
+        order = order[np.array(sorted(range(len(order)), key=keys.__getitem__), dtype=np.int64)]
+    return order
+
+
+def unique_solutions(sol, tol=1e-4) -> UniqueSolutions:
+    """De-duplicate the converged solutions of ``sol`` (tap-experiments.md §3).
+
+    Two solutions are the same when ``max_i |Δa^v_i| < tol`` and ``max_j |Δa^h_j| < tol``;
+    solutions are grouped by single linkage (connected components of that relation), so the
+    grouping, the solution ids, the representatives' values and the counts do not depend on
+    the order of the initialisations: rows are put in a canonical order (by the sum of
+    ``[a^v, a^h]``, ties by value) and ids are numbered in that order; the representative of
+    a solution is its first member in that order.  Non-converged rows get label −1 and are
+    left out.
+    """
+    if not isinstance(sol, TAPSolution):
+        raise TypeError(f"sol must be a TAPSolution (from rbmviz.tap.solve), got {type(sol).__name__}")
+    tol = check_float(tol, "tol", low=0.0, low_open=True)
+    R = len(sol)
+    conv = np.flatnonzero(sol.converged)
+    labels = np.full(R, -1, dtype=np.int64)
+    if conv.size == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return UniqueSolutions(empty, labels, empty.copy(), np.empty(0), 0, tol, sol.subset(empty))
+    nv = sol.av.shape[1]
+    X = np.ascontiguousarray(np.hstack([sol.av[conv], sol.ah[conv]]))
+    s = X.sum(axis=1)
+    order = _canonical_order(X, s)
+    window = tol * X.shape[1] * (1.0 + 1e-9) + 1e-12 * (np.abs(s).max() + 1.0)
+    lab_sorted = _k.cluster_sorted(X[order], s[order], nv, window, tol, tol)
+    labels[conv[order]] = lab_sorted
+    n_unique = int(lab_sorted.max()) + 1
+    first = np.full(n_unique, -1, dtype=np.int64)
+    for pos in range(lab_sorted.size - 1, -1, -1):   # first occurrence of each id
+        first[lab_sorted[pos]] = pos
+    reps = conv[order[first]]
+    counts = np.bincount(lab_sorted, minlength=n_unique).astype(np.int64)
+    return UniqueSolutions(representatives=reps, labels=labels, counts=counts,
+                           free_energy=sol.free_energy[reps].copy(), n_unique=n_unique, tol=tol,
+                           solutions=sol.subset(reps))
+
+
+# ---------------------------------------------------------------------------- likelihood
+def _data_term(rbm, vis, hid, X):
+    """``Σ_i ln P_i(x_i; θ) + Σ_j ln Z^h_j(Σ_i W_ij x_i, 0; θ)`` per row (eq. 39)."""
+    W = np.asarray(rbm.W, dtype=np.float64)
+    pre = X @ W
+    if vis.prior is None or vis.binary:
+        lp = X @ vis.U - vis.logz0.sum()
+    else:
+        lp = vis.prior.log_prior(vis.U, X).sum(axis=1)
+    if hid.binary:
+        lz = (_softplus(pre + hid.U) - hid.logz0).sum(axis=1)
+    else:
+        lz = hid.moments(pre, np.zeros_like(pre))[0].sum(axis=1)
+    return lp + lz
+
+
+def log_likelihood(rbm, V, *, init=None, n_init=None, unique=True, seed=0, order=2,
+                   damping=0.5, tol=1e-8, max_iter=1000, unique_tol=1e-4, details=False):
+    """TAP estimate of the average log-likelihood of the rows of ``V`` (eq. 39), in nats:
+
+    ``ln P(x) ≈ Σ_i ln P_i(x_i) + Σ_j ln Z^h_j(Σ_i W_ij x_i, 0) + (1/K) Σ_k 𝔽_RBM(k)``
+
+    averaged over the rows ``x`` of ``V``, with the ``K`` TAP solutions obtained by
+    :func:`solve` from data-anchored initialisations (eqs. 37–38): the rows of ``init``
+    (default: ``V`` itself), or ``n_init`` of them drawn without replacement with ``seed``.
+    ``unique=True`` averages uniformly over the unique converged solutions (Fig. 3, Sec.
+    V.2; :func:`unique_solutions` with ``unique_tol``), ``unique=False`` over all converged
+    runs (multiplicity-weighted).  Initialisations that do not converge within ``max_iter``
+    are excluded with a ``RuntimeWarning``; if none converges the result is NaN.  For binary
+    models ``order`` 1 or 3 uses the corresponding expansion of tap.md A.1.
+
+    Returns a float, or a :class:`TAPLogLikelihood` with the details if ``details=True``.
+    The per-unit value of the paper's figures is this divided by ``n_visible + n_hidden``.
+    """
+    vis, hid = _layers(rbm)
+    X = vis.check(V, "V", True)
+    I = X if init is None else vis.check(init, "init", True)
+    if n_init is not None:
+        n_init = check_int(n_init, "n_init", low=1)
+        seed = check_seed(seed)
+        if n_init < I.shape[0]:
+            pick = np.sort(np.random.default_rng(seed).choice(I.shape[0], n_init, replace=False))
+            I = I[pick]
+    sol = solve(rbm, I, order=order, damping=damping, tol=tol, max_iter=max_iter)
+    bad = len(sol) - sol.n_converged
+    if bad:
+        warnings.warn(f"{bad} of {len(sol)} TAP initialisations did not converge within "
+                      f"max_iter={max_iter} (tol={tol:g}); they are left out of the TAP "
+                      f"log-likelihood", RuntimeWarning, stacklevel=2)
+    us = None
+    if sol.n_converged == 0:
+        F, n_sol = np.array([np.nan]), 0
+    elif unique:
+        us = unique_solutions(sol, unique_tol)
+        F, n_sol = us.free_energy, us.n_unique
+    else:
+        F = sol.free_energy[sol.converged]
+        n_sol = F.size
+    data = _data_term(rbm, vis, hid, X)
+    mean_f = float(np.mean(F))
+    value = float(np.mean(data) + mean_f)
+    if not details:
+        return value
+    return TAPLogLikelihood(value=value, data_term=data, mean_free_energy=mean_f,
+                            n_solutions=n_sol, n_not_converged=bad, unique=bool(unique),
+                            solution=sol, unique_solutions=us)

@@ -1,0 +1,325 @@
+"""TAP inference (rbmviz.tap): exactness at W = 0, weak-coupling error orders of the
+extended mean field (tap.md A.1: O(ε²) naive MF, O(ε³) TAP2, O(ε⁴) TAP3), stationarity of
+the free energies (A.1 and eq. 36), Alg. 1 = TAP2 with Bernoulli priors (B.8), the TAP
+log-likelihood (eq. 39) against exact enumeration, unique-solution counting, bad input."""
+import numpy as np
+import pytest
+from brute import random_rbm
+
+import rbmviz
+from rbmviz import tap
+from rbmviz.evaluate import log_likelihood_exact, log_partition_exact, model_statistics
+from rbmviz.tap import inference as inf
+
+
+def _sp(x):
+    return np.logaddexp(0.0, x)
+
+
+def _sig(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _binary_rows(n_rows, n, seed):
+    return (np.random.default_rng(seed).random((n_rows, n)) < 0.5).astype(np.float64)
+
+
+def _scaled(rbm, eps):
+    r = rbm.copy()
+    r.W = rbm.W * eps
+    return r
+
+
+# ------------------------------------------------------------------ exactness, error orders
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_zero_weights_exact(order):
+    rbm = random_rbm(6, 4, scale=1.0, seed=3)
+    rbm.W[:] = 0.0
+    X = _binary_rows(5, 6, 0)
+    sol = tap.solve(rbm, X, order=order, tol=1e-20)
+    assert sol.converged.all()
+    np.testing.assert_allclose(sol.av, np.broadcast_to(_sig(rbm.b), sol.av.shape), atol=1e-12)
+    np.testing.assert_allclose(sol.ah, np.broadcast_to(_sig(rbm.c), sol.ah.shape), atol=1e-12)
+    exact = log_partition_exact(rbm)
+    assert exact == pytest.approx(_sp(rbm.b).sum() + _sp(rbm.c).sum(), abs=1e-12)
+    np.testing.assert_allclose(sol.log_z, exact, atol=1e-10)
+    # the normalised-prior model has 𝒵 = 1 when W = 0
+    np.testing.assert_allclose(sol.free_energy, 0.0, atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_weak_coupling_error_orders(seed):
+    """|ln Z − ln Z_TAP| and the magnetisation errors scale like ε^(order+1) (tap.md A.1)."""
+    rbm = random_rbm(5, 4, scale=1.0, seed=seed)
+    eps = np.geomspace(0.004, 0.04, 5)
+    X = np.zeros((1, 5))
+    err = {o: [] for o in (1, 2, 3)}
+    merr = {o: [] for o in (1, 2, 3)}
+    for e in eps:
+        r = _scaled(rbm, e)
+        lz = log_partition_exact(r)
+        _, Ev, Eh = model_statistics(r)
+        for o in (1, 2, 3):
+            s = tap.solve(r, X, order=o, damping=None, tol=1e-30, max_iter=5000)
+            assert s.converged.all()
+            err[o].append(abs(s.log_z[0] - lz))
+            merr[o].append(max(np.abs(s.av[0] - Ev).max(), np.abs(s.ah[0] - Eh).max()))
+    for o in (1, 2, 3):
+        slope = np.polyfit(np.log(eps), np.log(err[o]), 1)[0]
+        mslope = np.polyfit(np.log(eps), np.log(merr[o]), 1)[0]
+        assert abs(slope - (o + 1)) < 0.15, (o, slope)
+        assert abs(mslope - (o + 1)) < 0.15, (o, mslope)
+    # higher orders are better at every ε
+    assert all(err[1][k] > err[2][k] > err[3][k] for k in range(len(eps)))
+
+
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_fixed_point_is_stationary(order):
+    """The fixed point is a stationary point of −Γ (A.1): finite-difference gradient ≈ 0,
+    while a perturbed point has a clearly non-zero gradient."""
+    rbm = random_rbm(7, 5, scale=0.6, seed=4)
+    sol = tap.solve(rbm, _binary_rows(1, 7, 1), order=order, tol=1e-28, max_iter=5000)
+    assert sol.converged.all()
+    av, ah = sol.av[0], sol.ah[0]
+
+    def grad(av, ah):
+        z = np.concatenate([av, ah])
+        g = np.empty_like(z)
+        h = 1e-6
+        for k in range(z.size):
+            zp, zm = z.copy(), z.copy()
+            zp[k] += h
+            zm[k] -= h
+            fp = tap.free_energy_binary(rbm, zp[None, :7], zp[None, 7:], order=order)[0]
+            fm = tap.free_energy_binary(rbm, zm[None, :7], zm[None, 7:], order=order)[0]
+            g[k] = (fp - fm) / (2 * h)
+        return g
+
+    assert np.abs(grad(av, ah)).max() < 1e-7
+    assert np.abs(grad(av + 0.01, ah)).max() > 1e-3
+    np.testing.assert_allclose(tap.free_energy_binary(rbm, sol.av, sol.ah, order=order), sol.log_z)
+    # a = f_a(B, A) at the solution: σ(U + B − A/2) with the returned fields
+    np.testing.assert_allclose(_sig(rbm.b + sol.Bv - sol.Av / 2), sol.av, atol=1e-12)
+    np.testing.assert_allclose(_sig(rbm.c + sol.Bh - sol.Ah / 2), sol.ah, atol=1e-12)
+
+
+@pytest.mark.parametrize("damping", [1.0, 0.5, 0.3])
+def test_tap2_equals_alg1_with_bernoulli_priors(damping):
+    """Order-2 fast path = Alg. 1 (B.4) run with the Bernoulli prior kernels (B.8): the
+    iterates agree to rounding after 1, 3 and 40 iterations, and the eq. (36) free energy
+    equals −Γ_TAP2 − Σ softplus(U)."""
+    rbm = random_rbm(12, 7, scale=1.0, seed=1)
+    X = _binary_rows(20, 12, 0)
+    vis, hid = inf._layers(rbm)
+    ah0 = _sig(X @ rbm.W + rbm.c)
+    for it in (1, 3, 40):
+        a = inf._solve_binary(rbm.W, vis.U, hid.U, 2, damping, 1e-30, it, X, ah0, None)
+        g = inf._solve_general(rbm.W, vis, hid, damping, 1e-30, it, X, None, None)
+        for x, y in zip(a[:4], g[:4]):
+            np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)
+    sol = tap.solve(rbm, X, damping=damping, tol=1e-24, max_iter=4000)
+    assert sol.converged.all()
+    F36 = inf._free_energy_eq36(rbm.W, vis, hid, sol.av, sol.cv, sol.ah, sol.ch,
+                                sol.Bv, sol.Av, sol.Bh, sol.Ah, None)
+    np.testing.assert_allclose(F36, sol.free_energy, atol=1e-11)
+    np.testing.assert_allclose(sol.free_energy, -sol.log_z + _sp(rbm.b).sum() + _sp(rbm.c).sum())
+    np.testing.assert_allclose(sol.cv, sol.av * (1 - sol.av), atol=1e-11)
+
+
+# ------------------------------------------------------------------ likelihood
+def test_tap_log_likelihood_close_to_exact():
+    rbm = random_rbm(8, 5, scale=0.25, seed=5)
+    V = _binary_rows(40, 8, 2)
+    exact = log_likelihood_exact(rbm, V)
+    errs = {}
+    for order in (1, 2, 3):
+        ll = tap.log_likelihood(rbm, V, order=order, tol=1e-24, max_iter=5000)
+        errs[order] = abs(ll - exact)
+    assert errs[2] < 2e-3 and errs[3] < errs[2] < errs[1]
+    # eq. (39) with the binary data term is −F(v) + free energy term: check the pieces
+    d = tap.log_likelihood(rbm, V, tol=1e-24, max_iter=5000, details=True)
+    np.testing.assert_allclose(d.data_term, -rbm.free_energy(V) - _sp(rbm.b).sum() - _sp(rbm.c).sum())
+    assert d.n_solutions == 1 and d.n_not_converged == 0 and float(d) == d.value
+    assert rbmviz.evaluate.tap_log_likelihood(rbm, V, tol=1e-24, max_iter=5000) == pytest.approx(d.value)
+
+
+def test_log_likelihood_options_and_nonconvergence():
+    rbm = random_rbm(10, 6, scale=1.0, seed=6)
+    V = _binary_rows(30, 10, 3)
+    a = tap.log_likelihood(rbm, V, n_init=10, seed=1, details=True)
+    b = tap.log_likelihood(rbm, V, n_init=10, seed=1, details=True)
+    assert a.value == b.value and len(a.solution) == 10
+    c = tap.log_likelihood(rbm, V, unique=False, details=True)
+    assert c.n_solutions == 30
+    with pytest.warns(RuntimeWarning, match="did not converge"):
+        d = tap.log_likelihood(rbm, V, max_iter=1, details=True)
+    assert d.n_not_converged == 30 and np.isnan(d.value)
+
+
+# ------------------------------------------------------------------ solutions
+def _pattern_model(n_rows=200, nv=30, nh=5, strength=3.0, seed=3):
+    """Hidden unit j stores a random ±1 pattern (W_:j = strength·ξ_j, c_j = −strength·#{ξ_j = +1}/2),
+    initialisations are the patterns with 10 % of the bits flipped: several TAP solutions."""
+    rng = np.random.default_rng(seed)
+    xi = 2.0 * (rng.random((nv, nh)) < 0.5) - 1.0
+    rbm = rbmviz.RBM(nv, nh, init="zeros")
+    rbm.set_params(W=strength * xi, b=np.zeros(nv), c=-0.5 * strength * (xi > 0).sum(axis=0))
+    X = (xi.T > 0).astype(np.float64)[rng.integers(0, nh, n_rows)]
+    return rbm, np.abs(X - (rng.random(X.shape) < 0.1))
+
+
+def test_unique_solutions_invariant_to_permutation():
+    rbm, X = _pattern_model()
+    sol = tap.solve(rbm, X, tol=1e-14, max_iter=3000)
+    u = tap.unique_solutions(sol)
+    assert u.n_unique >= 3, u
+    assert u.counts.sum() == sol.n_converged and (u.labels >= 0).sum() == sol.n_converged
+    for seed in (0, 1):
+        p = np.random.default_rng(seed).permutation(len(X))
+        solp = tap.solve(rbm, X[p], tol=1e-14, max_iter=3000)
+        up = tap.unique_solutions(solp)
+        assert up.n_unique == u.n_unique
+        np.testing.assert_array_equal(up.counts, u.counts)
+        np.testing.assert_array_equal(up.labels, u.labels[p])
+        np.testing.assert_array_equal(solp.av[up.representatives], sol.av[u.representatives])
+        np.testing.assert_array_equal(up.free_energy, u.free_energy)
+    # members of one solution agree within tol, different solutions do not
+    for k in range(u.n_unique):
+        m = u.labels == k
+        assert np.abs(sol.av[m] - sol.av[u.representatives[k]]).max() < 1e-4 * 30
+    reps = sol.av[u.representatives]
+    d = np.abs(reps[:, None, :] - reps[None, :, :]).max(axis=2) + np.eye(u.n_unique)
+    assert d.min() >= 1e-4
+
+
+def test_unique_solutions_tolerance_on_constructed_solutions():
+    """Clusters built by hand: members within tol merge (also by chaining), others do not;
+    non-converged rows get label −1."""
+    rng = np.random.default_rng(0)
+    centres = rng.random((3, 6))
+    rows, truth = [], []
+    for k, c in enumerate(centres):
+        for _ in range(5):
+            rows.append(c + rng.uniform(-2e-5, 2e-5, 6))
+            truth.append(k)
+    av = np.array(rows)
+    ah = np.repeat(np.array([[0.2, 0.4], [0.2, 0.4], [0.9, 0.1]]), 5, axis=0)
+    R = len(av)
+    conv = np.ones(R, bool)
+    conv[4] = False
+    sol = inf.TAPSolution(av=av, cv=av, ah=ah, ch=ah, Bv=av, Av=av, Bh=ah, Ah=ah, converged=conv,
+                          n_iter=np.ones(R, int), free_energy=np.arange(R, dtype=float),
+                          log_z=np.zeros(R))
+    u = tap.unique_solutions(sol, tol=1e-4)
+    assert u.n_unique == 3 and u.labels[4] == -1 and sorted(u.counts) == [4, 5, 5]
+    truth = np.array(truth)
+    for k in range(3):
+        assert len(set(truth[u.labels == k])) == 1
+    assert tap.unique_solutions(sol, tol=1e-6).n_unique == 14
+    # chaining: 0, 0.6e-4, 1.2e-4 are one solution at tol 1e-4
+    ch = inf.TAPSolution(**{f: getattr(sol, f)[:3].copy() for f in inf.TAPSolution._ROW_FIELDS})
+    ch.av[:] = 0.5 + np.array([0.0, 0.6e-4, 1.2e-4])[:, None]
+    ch.ah[:] = 0.5
+    ch.converged[:] = True
+    assert tap.unique_solutions(ch, tol=1e-4).n_unique == 1
+
+
+def test_solve_reproducible_and_batch_independent():
+    rbm, X = _pattern_model(60)
+    a, b = tap.solve(rbm, X), tap.solve(rbm, X)
+    for f in inf.TAPSolution._ROW_FIELDS:
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+    one = tap.solve(rbm, X[17:18])
+    np.testing.assert_allclose(one.av[0], a.av[17], atol=1e-9)
+    assert one.n_iter[0] == a.n_iter[17]
+    sub = a.subset([17, 3])
+    np.testing.assert_array_equal(sub.av, a.av[[17, 3]])
+    np.testing.assert_array_equal(a.subset(a.converged).n_iter, a.n_iter[a.converged])
+
+
+def test_nonconverged_rows_flagged():
+    rbm = random_rbm(10, 6, scale=1.0, seed=2)
+    X = _binary_rows(8, 10, 9)
+    s = tap.solve(rbm, X, max_iter=1)
+    assert not s.converged.any() and (s.n_iter == 1).all()
+    np.testing.assert_array_equal(s.not_converged, np.arange(8))
+    s = tap.solve(rbm, X, max_iter=2000)
+    assert s.converged.all() and s.n_converged == 8 and s.not_converged.size == 0
+    assert (s.n_iter < 2000).all()
+    # converged rows: the next iteration changes the means by less than tol (MSE)
+    t = tap.solve(rbm, s.av.round(0), max_iter=1)   # any valid call still works
+    assert t.av.shape == s.av.shape
+
+
+def test_damping_and_init_hidden():
+    rbm = random_rbm(10, 6, scale=1.0, seed=2)
+    X = _binary_rows(6, 10, 4)
+    ref = tap.solve(rbm, X, damping=None, tol=1e-24, max_iter=3000)
+    for d in (1.0, 0.7, 0.5):
+        s = tap.solve(rbm, X, damping=d, tol=1e-24, max_iter=3000)
+        np.testing.assert_allclose(s.av, ref.av, atol=1e-10)
+    # undamped: the initial hidden means never enter (tap.md B.4); damped they do
+    H = np.full((6, 6), 0.9)
+    u1 = tap.solve(rbm, X, damping=None, max_iter=3)
+    u2 = tap.solve(rbm, X, damping=None, max_iter=3, init_hidden=H)
+    np.testing.assert_array_equal(u1.av, u2.av)
+    d1 = tap.solve(rbm, X, damping=0.5, max_iter=3)
+    d2 = tap.solve(rbm, X, damping=0.5, max_iter=3, init_hidden=H)
+    assert np.abs(d1.av - d2.av).max() > 1e-6
+
+
+def test_visible_field_equals_shifted_biases():
+    rbm = random_rbm(9, 5, scale=0.8, seed=12)
+    D = np.random.default_rng(1).normal(0, 1.5, 9)
+    X = _binary_rows(4, 9, 5)
+    s = tap.solve(rbm, X, visible_field=np.tile(D, (4, 1)), tol=1e-24, max_iter=3000)
+    s1 = tap.solve(rbm, X, visible_field=D, tol=1e-24, max_iter=3000)
+    shifted = rbm.copy()
+    shifted.b = rbm.b + D
+    r = tap.solve(shifted, X, tol=1e-24, max_iter=3000)
+    np.testing.assert_allclose(s.av, r.av, atol=1e-12)
+    np.testing.assert_array_equal(s.av, s1.av)
+    np.testing.assert_allclose(s.log_z, r.log_z, atol=1e-10)
+    # the normalised-prior free energy keeps the ORIGINAL prior normalisers
+    np.testing.assert_allclose(s.free_energy, -r.log_z + _sp(rbm.b).sum() + _sp(rbm.c).sum(),
+                               atol=1e-10)
+    # means as initialisation (e.g. the OPE for denoising)
+    m = tap.solve(rbm, np.full((2, 9), 0.3), data_anchored=False, visible_field=D)
+    assert m.converged.all()
+
+
+# ------------------------------------------------------------------ bad input
+def test_bad_input():
+    rbm = random_rbm(5, 3, seed=0)
+    X = _binary_rows(4, 5, 0)
+    with pytest.raises(ValueError, match="init_visible has 4 columns"):
+        tap.solve(rbm, X[:, :4])
+    with pytest.raises(ValueError, match="data_anchored=False"):
+        tap.solve(rbm, X * 0.5)
+    with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
+        tap.solve(rbm, X * 2.0, data_anchored=False)
+    with pytest.raises(ValueError, match="NaN"):
+        tap.solve(rbm, np.where(X > 0, np.nan, 0.0))
+    with pytest.raises(ValueError, match="tol must be > 0"):
+        tap.solve(rbm, X, tol=0.0)
+    with pytest.raises(ValueError, match="max_iter must be >= 1"):
+        tap.solve(rbm, X, max_iter=0)
+    for d in (0.0, 1.5, -0.2):
+        with pytest.raises(ValueError, match="damping"):
+            tap.solve(rbm, X, damping=d)
+    with pytest.raises(ValueError, match="unknown order"):
+        tap.solve(rbm, X, order=4)
+    with pytest.raises(ValueError, match="visible_field has 2 rows"):
+        tap.solve(rbm, X, visible_field=np.zeros((2, 5)))
+    with pytest.raises(ValueError, match="init_hidden"):
+        tap.solve(rbm, X, init_hidden=np.full((4, 3), 1.5))
+    with pytest.raises(TypeError, match="rbm must be an rbmviz.RBM"):
+        tap.solve("rbm", X)
+    with pytest.raises(TypeError, match="TAPSolution"):
+        tap.unique_solutions(X)
+    with pytest.raises(ValueError, match="tol must be > 0"):
+        tap.unique_solutions(tap.solve(rbm, X), tol=-1.0)
+    with pytest.raises(ValueError, match="V must be binary"):
+        tap.log_likelihood(rbm, X + 0.5)
+    with pytest.raises(ValueError, match="n_init must be >= 1"):
+        tap.log_likelihood(rbm, X, n_init=0)
