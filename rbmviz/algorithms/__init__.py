@@ -1,7 +1,7 @@
 """Training rules behind one small interface (:class:`~rbmviz.algorithms.base.Algorithm`).
 
 ``get(name)`` returns the class for ``"cd"``, ``"pcd"``, ``"cg"``, ``"sdcp"``, ``"csdcp"``,
-``"ssd"`` (and, as it lands, ``"tap"``); ``create(name, **settings)`` builds one and
+``"ssd"``, ``"tap"``; ``create(name, **settings)`` builds one and
 names any setting it does not take.
 """
 from __future__ import annotations
@@ -14,6 +14,7 @@ from .cd import CD, PCD
 from .centered import CG, CSDCP
 from .dcp import SDCP
 from .ssd import SSD
+from .tap import TAP
 
 _REGISTRY: dict[str, type[Algorithm]] = {}
 
@@ -24,7 +25,7 @@ def register(cls: type[Algorithm]) -> type[Algorithm]:
     return cls
 
 
-for _cls in (CD, PCD, CG, SDCP, CSDCP, SSD):
+for _cls in (CD, PCD, CG, SDCP, CSDCP, SSD, TAP):
     register(_cls)
 
 
@@ -55,5 +56,5 @@ def create(name: str, **settings) -> Algorithm:
     return cls(**settings)
 
 
-__all__ = ["Algorithm", "CD", "PCD", "CG", "SDCP", "CSDCP", "SSD", "register", "names", "get",
+__all__ = ["Algorithm", "CD", "PCD", "CG", "SDCP", "CSDCP", "SSD", "TAP", "register", "names", "get",
            "create", "accepted_settings"]

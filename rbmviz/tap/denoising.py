@@ -196,7 +196,7 @@ def tap_means(rbm, Y, p, marginals, *, order=2, damping=0.5, tol=1e-8, max_iter=
         return (Y.copy(), None) if details else Y.copy()
     init = ope(Y, p, marginals)
     sol = solve(rbm, init, order=order, damping=damping, tol=tol, max_iter=max_iter,
-                visible_field=channel_field(Y, p))
+                visible_field=channel_field(Y, p), data_anchored=False)
     av = np.asarray(sol.av, dtype=np.float64)
     return (av, sol) if details else av
 

@@ -1,0 +1,319 @@
+"""TAP training (Tramel et al. 2018, Alg. 2; Gabrié et al. 2015 for binary EMF orders 1–3).
+
+One update from a mini-batch ``X`` of ``M`` rows (reference/tap.md B.6–B.7):
+
+1. TAP inference (Alg. 1, :func:`rbmviz.tap.solve`) started from the first ``K ≤ M`` rows of
+   the batch (data-anchored initialisation, eqs. 37–38: ``a^v = x``, ``c^v = 0``);
+2. ascent directions on the TAP log-likelihood (eq. 39) — :func:`tap_gradient`:
+
+   * ``ΔW = (1/M) Σ_m x f^h_a(xW, 0) − (1/K) Σ_k (a^v_k a^h_kᵀ + W ∘ c^v_k c^h_kᵀ)`` (eq. 40),
+     plus ``−(1/K) Σ_k 2 W∘² ∘ g(a^v_k) g(a^h_k)ᵀ`` at third order and without the ``W ∘ c c``
+     term at first order (binary models, tap.md A.4; ``g(m) = (m − m²)(½ − m)``);
+   * hidden prior parameters (``U = c``, and ``V``, ``ρ`` of truncated priors):
+     ``(1/M) Σ_m ∂_θ ln Z^h(xW, 0) − (1/K) Σ_k ∂_θ ln Z^h(B^h_k, A^h_k)`` (eq. 41);
+   * visible prior parameters (``U = b``, ``V``, ``ρ``):
+     ``(1/M) Σ_m ∂_θ ln P^v(x) − (1/K) Σ_k ∂_θ ln Z^v(B^v_k, A^v_k)`` (eq. 42);
+
+3. ``W ← W + γ ΔW(t) + γ ε R(W(t)) + η ΔW(t−1)`` with ``R(W) = −W`` (ℓ2; tap.md B.7,
+   errata seed 002 #16).  ``momentum_form="printed"`` applies this literally (``ΔW(t−1)`` is
+   the previous *gradient*, so the momentum term is not scaled by ``γ``);
+   ``"heavy_ball"`` uses ``v ← η v + γ(ΔW − εW)``, ``W ← W + v``.  Prior parameters take plain
+   steps ``θ ← θ + γ Δθ`` (no momentum, no regulariser).
+
+``K`` counts every converged run (multiplicity weighted; the default of tap.md B.6);
+``unique=True`` averages uniformly over the unique solutions instead.  Runs that hit
+``max_iter`` are excluded and counted (``not_converged_total``, ``last_not_converged``); if no
+run of a batch converges, all of them are used for that update (counted in
+``fallback_updates``) rather than skipping the negative phase.
+
+``V`` is kept ≥ ``V_MIN`` and ``ρ`` inside ``[RHO_MIN, 1 − RHO_MIN]`` after each step.
+
+The run loop's "Gibbs steps" axis counts TAP iterations here: each update adds the largest
+number of iterations any of its ``K`` runs needed.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_choice, check_float, check_int
+from .base import Algorithm, params_healthy
+
+__all__ = ["TAP", "tap_gradient", "V_MIN", "RHO_MIN"]
+
+#: smallest precision V of truncated (Gauss–Bernoulli) priors kept during training
+V_MIN = 1e-3
+#: ρ of Gauss–Bernoulli priors is kept in [RHO_MIN, 1 − RHO_MIN]
+RHO_MIN = 1e-6
+
+MOMENTUM_FORMS = ("printed", "heavy_ball")
+
+
+def _priors(rbm):
+    """``(visible_prior, hidden_prior)`` of a model (Bernoulli priors for a plain binary RBM)."""
+    vp, hp = getattr(rbm, "visible_prior", None), getattr(rbm, "hidden_prior", None)
+    if vp is None or hp is None:
+        from .. import units
+        vp = vp if vp is not None else units.Bernoulli(rbm.n_visible)
+        hp = hp if hp is not None else units.Bernoulli(rbm.n_hidden)
+    return vp, hp
+
+
+def _is_binary(prior) -> bool:
+    return getattr(prior, "name", "") == "bernoulli"
+
+
+def _g(m):
+    """Third-order EMF factor g(m) = (m − m²)(½ − m) (tap.md A.1)."""
+    return (m - m * m) * (0.5 - m)
+
+
+def tap_gradient(rbm, X, sol, rows=None, *, order=2) -> dict:
+    """Ascent directions of the TAP log-likelihood (eq. 39) for a batch and a set of TAP
+    solutions (eqs. 40–42; binary EMF orders 1 and 3 per tap.md A.4).
+
+    Parameters
+    ----------
+    rbm : RBM
+    X : array (M, n_visible) — the data rows (checked against the visible prior).
+    sol : TAPSolution — from :func:`rbmviz.tap.solve` at the current parameters.
+    rows : int array, optional — the solutions (rows of ``sol``) to average over, uniformly
+        (repeat a row to weight it); default all rows.
+    order : {1, 2, 3} — the TAP order the solutions were computed at (1 and 3 only for
+        all-binary models).
+
+    Returns
+    -------
+    dict with float64 arrays ``"W"`` (n_v, n_h), ``"b"`` (n_v,), ``"c"`` (n_h,), and
+    ``"visible"`` / ``"hidden"``: dicts of the prior's own parameters (e.g. ``{"V": (n,)}``),
+    empty for Bernoulli units.
+    """
+    vp, hp = _priors(rbm)
+    order = check_int(order, "order", low=1, high=3)
+    binary = _is_binary(vp) and _is_binary(hp)
+    if order != 2 and not binary:
+        raise ValueError(f"order={order} is defined for binary visible and hidden units only; "
+                         f"use order=2 for {vp.name}/{hp.name} units")
+    X = vp.check_data(X, "X")
+    if X.shape[1] != rbm.n_visible:
+        raise ValueError(f"X has {X.shape[1]} columns but the model has n_visible={rbm.n_visible}")
+    W = np.asarray(rbm.W, dtype=np.float64)
+    b = np.asarray(rbm.b, dtype=np.float64)
+    c = np.asarray(rbm.c, dtype=np.float64)
+    sel = slice(None) if rows is None else np.asarray(rows, dtype=np.int64)
+    av, ah = (np.asarray(x, dtype=np.float64)[sel] for x in (sol.av, sol.ah))
+    K = av.shape[0]
+    if K == 0:
+        raise ValueError("no TAP solutions to average over (rows is empty)")
+    M = X.shape[0]
+    # data (positive) terms
+    Bx = X @ W
+    zero = np.zeros_like(Bx)
+    _, fa_x, _ = hp.moments(c, Bx, zero)
+    gW = X.T @ fa_x / M
+    # TAP (negative) terms: explicit derivatives of −𝔽_RBM at stationarity (eq. 36)
+    gW -= av.T @ ah / K
+    if order >= 2:
+        cv, ch = (np.asarray(x, dtype=np.float64)[sel] for x in (sol.cv, sol.ch))
+        gW -= W * (cv.T @ ch) / K
+    if order == 3:
+        gW -= 2.0 * W * W * (_g(av).T @ _g(ah)) / K
+    out = {"W": gW, "visible": {}, "hidden": {}}
+    if binary:
+        out["b"] = X.mean(axis=0) - av.mean(axis=0)
+        out["c"] = fa_x.mean(axis=0) - ah.mean(axis=0)
+        return out
+    Bv, Av, Bh, Ah = (np.asarray(x, dtype=np.float64)[sel] for x in (sol.Bv, sol.Av, sol.Bh, sol.Ah))
+    gv_pos, gv_neg = vp.grad_log_prior(b, X), vp.grad_log_z(b, Bv, Av)
+    gh_pos, gh_neg = hp.grad_log_z(c, Bx, zero), hp.grad_log_z(c, Bh, Ah)
+    out["b"] = gv_pos["U"] - gv_neg["U"]
+    out["c"] = gh_pos["U"] - gh_neg["U"]
+    out["visible"] = {k: gv_pos[k] - gv_neg[k] for k in vp.param_names}
+    out["hidden"] = {k: gh_pos[k] - gh_neg[k] for k in hp.param_names}
+    return out
+
+
+def _guard_prior_(prior, name, value):
+    if name == "V":
+        prior.V = np.maximum(value, V_MIN)
+    elif name == "rho":
+        prior.rho = np.clip(value, RHO_MIN, 1.0 - RHO_MIN)
+    else:  # pragma: no cover - a prior with another parameter
+        setattr(prior, name, value)
+
+
+class TAP(Algorithm):
+    """TAP training of (generalised) RBMs — Tramel et al. (2018) Alg. 2.
+
+    Parameters
+    ----------
+    learning_rate : float
+        γ (Table 1: 0.005 for binary-MNIST and CBCL).
+    momentum : float
+        η in [0, 1), on W only (Table 1: 0.5).
+    weight_decay : float
+        ε, strength of the ℓ2 regulariser ``R(W) = −W`` (Table 1: 0.001, CBCL 0.01).
+    seed : int
+        Kept for the interface (TAP training is deterministic given the batches; the run
+        loop's shuffles are seeded by the run).
+    n_solutions : int or None
+        K, TAP runs per batch, started from the first K rows of the batch (≤ batch size);
+        None = the batch size (Table 1: K = M).
+    order : {1, 2, 3}
+        TAP/EMF order; 1 (naive mean field) and 3 only for binary visible and hidden units.
+    damping : float in (0, 1]
+        Weight of the new iterate in Alg. 1 (1 = undamped).
+    tol, max_iter
+        Convergence: MSE between successive iterates of both layers' means < tol
+        (Fig. 3: 1e-8); runs hitting ``max_iter`` are excluded and counted.
+    unique : bool
+        Average uniformly over unique solutions (``rbmviz.tap.unique_solutions``, tolerance
+        ``unique_tol``) instead of over all converged runs.
+    momentum_form : {"printed", "heavy_ball"}
+        See the module docstring.
+    learning_rate_final, decay_epochs
+        Optional geometric decay of γ from ``learning_rate`` (epoch 0) to
+        ``learning_rate_final`` (epoch ``decay_epochs`` and later) — real-MNIST's
+        "γ ∈ [1e-2, 1e-5], decreasing" (schedule shape UNCONFIRMED).
+    """
+
+    name = "tap"
+    label = "TAP"
+    reference = "Tramel et al. (2018) Alg. 2; Gabrié, Tramel & Krzakala (2015)"
+    equation = (r"\Delta W = \big\langle x\, f^h_a(xW)\big\rangle_{\text{data}}"
+                r" - \big\langle a^v a^{h\top} + W\circ c^v c^{h\top}\big\rangle_{\text{TAP}}")
+
+    def __init__(self, *, learning_rate=0.005, momentum=0.0, weight_decay=0.0, seed=0,
+                 n_solutions=None, order=2, damping=0.5, tol=1e-8, max_iter=1000, unique=False,
+                 unique_tol=1e-4, momentum_form="printed", learning_rate_final=None,
+                 decay_epochs=None):
+        super().__init__(learning_rate=learning_rate, momentum=momentum,
+                         weight_decay=weight_decay, seed=seed)
+        self.n_solutions = None if n_solutions is None else check_int(n_solutions, "n_solutions", low=1)
+        self.order = check_int(order, "order", low=1, high=3)
+        self.damping = check_float(damping, "damping", low=0.0, high=1.0, low_open=True)
+        self.tol = check_float(tol, "tol", low=0.0, low_open=True)
+        self.max_iter = check_int(max_iter, "max_iter", low=1)
+        if not isinstance(unique, (bool, np.bool_)):
+            raise TypeError(f"unique must be True or False, got {unique!r}")
+        self.unique = bool(unique)
+        self.unique_tol = check_float(unique_tol, "unique_tol", low=0.0, low_open=True)
+        self.momentum_form = check_choice(momentum_form, "momentum_form", MOMENTUM_FORMS)
+        self.learning_rate_final = (None if learning_rate_final is None else
+                                    check_float(learning_rate_final, "learning_rate_final",
+                                                low=0.0, low_open=True))
+        self.decay_epochs = None if decay_epochs is None else check_int(decay_epochs, "decay_epochs", low=1)
+        if (self.learning_rate_final is None) != (self.decay_epochs is None):
+            raise ValueError("learning_rate_final and decay_epochs go together (both or neither)")
+        self.tap_iterations = 0        # TAP iterations (largest per update), cumulative
+        self.not_converged_total = 0   # TAP runs excluded for hitting max_iter, cumulative
+        self.fallback_updates = 0      # updates in which no run converged (all runs used)
+        self.last_not_converged = 0
+        self.last_n_solutions = 0      # solutions averaged over in the last update
+        self._last_iter = 0
+
+    @property
+    def gibbs_steps_per_update(self) -> int:
+        """TAP iterations of the last update (the run loop's compute axis for TAP)."""
+        return self._last_iter
+
+    def settings(self):
+        return {**super().settings(), "n_solutions": self.n_solutions, "order": self.order,
+                "damping": self.damping, "tol": self.tol, "max_iter": self.max_iter,
+                "unique": self.unique, "unique_tol": self.unique_tol,
+                "momentum_form": self.momentum_form,
+                "learning_rate_final": self.learning_rate_final,
+                "decay_epochs": self.decay_epochs}
+
+    # ------------------------------------------------------------------ state
+    def _check_model(self, rbm, data, batch_size):
+        vp, hp = _priors(rbm)
+        if self.order != 2 and not (_is_binary(vp) and _is_binary(hp)):
+            raise ValueError(f"order={self.order} is defined for binary visible and hidden units "
+                             f"only; use order=2 for {vp.name}/{hp.name} units")
+        vp.check_data(data, "data")
+        if self.n_solutions is not None and self.n_solutions > batch_size:
+            raise ValueError(f"n_solutions (K={self.n_solutions}) must be at most the batch size "
+                             f"(M={batch_size}): the TAP runs start from rows of the batch")
+
+    def setup(self, rbm, data, batch_size):
+        batch_size = check_int(batch_size, "batch_size", low=1)
+        self._check_model(rbm, data, batch_size)
+        super().setup(rbm, data, batch_size)
+        self.prev_gW = np.zeros(rbm.W.shape, dtype=np.float64)
+        self.n_batches = max(1, int(np.shape(data)[0]) // batch_size)
+
+    def resume(self, rbm, data, batch_size):
+        super().resume(rbm, data, batch_size)
+        self._check_model(rbm, data, batch_size)
+        self.n_batches = max(1, int(np.shape(data)[0]) // batch_size)
+
+    def current_learning_rate(self) -> float:
+        """γ of the next update (geometric decay when ``learning_rate_final`` is set)."""
+        if self.learning_rate_final is None:
+            return self.learning_rate
+        epoch = self.updates // max(1, getattr(self, "n_batches", 1))
+        frac = min(epoch, self.decay_epochs) / self.decay_epochs
+        return float(self.learning_rate * (self.learning_rate_final / self.learning_rate) ** frac)
+
+    # ------------------------------------------------------------------ training
+    def train_epochs(self, rbm, data, order, bounds, max_weight=np.inf):
+        """As the base loop, but the parameters are checked after every update: a diverging
+        update stops the epoch (the run loop then reports the divergence)."""
+        for e, perm in enumerate(order):
+            for lo, hi in zip(bounds[:-1], bounds[1:]):
+                self.update(rbm, data[perm[lo:hi]])
+                if not params_healthy(rbm, max_weight):
+                    return e + 1
+        return len(order)
+
+    def solutions(self, rbm, batch):
+        """Run Alg. 1 from the first K rows of ``batch``; returns ``(sol, rows)`` — the
+        solution and the rows averaged over (converged runs, or unique solutions)."""
+        from .. import tap
+
+        K = self.n_solutions or batch.shape[0]
+        if K > batch.shape[0]:
+            raise ValueError(f"n_solutions (K={K}) is larger than the batch ({batch.shape[0]} rows)")
+        sol = tap.solve(rbm, batch[:K], order=self.order, damping=self.damping, tol=self.tol,
+                        max_iter=self.max_iter)
+        conv = np.asarray(sol.converged, dtype=bool)
+        self.last_not_converged = int((~conv).sum())
+        self.not_converged_total += self.last_not_converged
+        self._last_iter = int(np.max(sol.n_iter)) if len(conv) else 0
+        if not conv.any():
+            self.fallback_updates += 1
+            rows = np.arange(len(conv))
+        elif self.unique:
+            rows = np.asarray(tap.unique_solutions(sol, tol=self.unique_tol).representatives)
+        else:
+            rows = np.flatnonzero(conv)
+        self.last_n_solutions = len(rows)
+        return sol, rows
+
+    def update(self, rbm, batch):
+        """One Alg. 2 step from the rows of ``batch`` (in place)."""
+        batch = np.asarray(batch, dtype=np.float64)
+        sol, rows = self.solutions(rbm, batch)
+        g = tap_gradient(rbm, batch, sol, rows, order=self.order)
+        W, b, c = rbm.params
+        dt = W.dtype.type
+        lr = self.current_learning_rate()
+        eps, eta = self.weight_decay, self.momentum
+        gW = g["W"]
+        if self.momentum_form == "printed":
+            step = lr * (gW - eps * W) + eta * self.prev_gW
+            self.prev_gW[...] = gW
+        else:
+            self.vW *= dt(eta)
+            self.vW += (lr * (gW - eps * W)).astype(W.dtype)
+            step = self.vW
+        W += step.astype(W.dtype, copy=False)
+        b += (lr * g["b"]).astype(b.dtype, copy=False)
+        c += (lr * g["c"]).astype(c.dtype, copy=False)
+        vp, hp = _priors(rbm)
+        for prior, grads in ((vp, g["visible"]), (hp, g["hidden"])):
+            for name, gp in grads.items():
+                _guard_prior_(prior, name, getattr(prior, name) + lr * gp)
+        self.updates += 1
+        self.tap_iterations += self._last_iter
+        self.gibbs_steps += self._last_iter

@@ -1,0 +1,242 @@
+"""TAP training (Tramel et al. 2018, Alg. 2, eqs. 39–42; Gabrié et al. 2015 EMF orders 1–3)."""
+import numpy as np
+import pytest
+
+import rbmviz
+from rbmviz import units
+from rbmviz.algorithms import tap as tap_alg
+from rbmviz.tap import solve
+
+
+def _model(nv, nh, visible="bernoulli", scale=0.5, seed=0, **kw):
+    rng = np.random.default_rng(seed)
+    rbm = rbmviz.RBM(nv, nh, init="zeros", visible=units.make(visible, nv, **kw))
+    rbm.set_params(W=rng.normal(0, scale, (nv, nh)), b=rng.normal(0, scale, nv),
+                   c=rng.normal(0, scale, nh))
+    return rbm
+
+
+def _data(rbm, n, seed=1):
+    rng = np.random.default_rng(seed)
+    vp = getattr(rbm, "visible_prior", None)
+    if vp is None or vp.name == "bernoulli":
+        return (rng.random((n, rbm.n_visible)) < 0.5).astype(float)
+    X = rng.random((n, rbm.n_visible))
+    if vp.name == "truncated_gauss_bernoulli":
+        X[rng.random(X.shape) < 0.4] = 0.0
+    return X
+
+
+def _tap_ll(rbm, X, order, tol=1e-24):
+    """Eq. (39) with all K = M data-anchored runs (multiplicity weighted), fixed point re-solved."""
+    vp, hp = tap_alg._priors(rbm)
+    sol = solve(rbm, X, order=order, damping=1.0, tol=tol, max_iter=20000)
+    assert sol.converged.all()
+    data = vp.log_prior(rbm.b, X).sum(1) + hp.log_z(rbm.c, X @ rbm.W, 0 * (X @ rbm.W)).sum(1)
+    return float(data.mean() + sol.free_energy.mean())
+
+
+def _flat_params(rbm):
+    """(name, array, index) of every scalar parameter: W, b, c and the visible prior's V, rho."""
+    out = [("W", rbm.W, i) for i in np.ndindex(rbm.W.shape)]
+    out += [("b", rbm.b, i) for i in np.ndindex(rbm.b.shape)]
+    out += [("c", rbm.c, i) for i in np.ndindex(rbm.c.shape)]
+    vp = getattr(rbm, "visible_prior", None)
+    for name in getattr(vp, "param_names", ()):
+        out += [(name, None, i) for i in np.ndindex(getattr(vp, name).shape)]
+    return out
+
+
+def _shift(rbm, name, arr, idx, h):
+    if arr is not None:
+        arr[idx] += h
+    else:
+        vp = rbm.visible_prior
+        val = getattr(vp, name).copy()
+        val[idx] += h
+        setattr(vp, name, val)
+
+
+@pytest.mark.parametrize("visible,order,kw", [
+    ("bernoulli", 1, {}), ("bernoulli", 2, {}), ("bernoulli", 3, {}),
+    ("truncated_gaussian", 2, {"V": 2.0}),
+    ("truncated_gauss_bernoulli", 2, {"V": 1.5, "rho": 0.3}),
+])
+def test_gradient_equals_finite_differences_of_tap_ll(visible, order, kw):
+    """Eqs. (40)–(42) (and the EMF gradients of orders 1, 3) are the derivatives of eq. (39)
+    with the fixed points re-solved (tap.md B.6: to ≤ 4e-10)."""
+    rbm = _model(5, 4, visible, scale=0.4, seed=2, **kw)
+    X = _data(rbm, 7)
+    sol = solve(rbm, X, order=order, damping=1.0, tol=1e-24, max_iter=20000)
+    assert sol.converged.all()
+    g = tap_alg.tap_gradient(rbm, X, sol, order=order)
+    h = 1e-5
+    worst = 0.0
+    for name, arr, idx in _flat_params(rbm):
+        _shift(rbm, name, arr, idx, h)
+        up = _tap_ll(rbm, X, order)
+        _shift(rbm, name, arr, idx, -2 * h)
+        down = _tap_ll(rbm, X, order)
+        _shift(rbm, name, arr, idx, h)
+        fd = (up - down) / (2 * h)
+        an = g[name][idx] if name in ("W", "b", "c") else g["visible"][name][idx]
+        worst = max(worst, abs(fd - an))
+    # measured: ≤ 1e-10 (binary, TG); 1e-9 for TGB (FD truncation in ρ)
+    assert worst < (4e-9 if visible == "truncated_gauss_bernoulli" else 4e-10), worst
+    if visible == "bernoulli":
+        assert g["visible"] == {} and g["hidden"] == {}
+    else:
+        assert set(g["visible"]) == set(rbm.visible_prior.param_names)
+
+
+def test_one_update_from_zero_weights_closed_form():
+    """W = 0: a^v = σ(b) (prior mean), a^h = σ(c); ΔW = (x̄ − σ(b)) σ(c)ᵀ, Δb = x̄ − σ(b), Δc = 0."""
+    rbm = rbmviz.RBM(6, 3, init="zeros")
+    rng = np.random.default_rng(0)
+    rbm.set_params(b=rng.normal(0, 1, 6), c=rng.normal(0, 1, 3))
+    X = _data(rbm, 10)
+    b0, c0 = rbm.b.copy(), rbm.c.copy()
+    alg = tap_alg.TAP(learning_rate=0.3, momentum=0.5, weight_decay=0.1, tol=1e-26, max_iter=500)
+    alg.setup(rbm, X, 10)
+    alg.update(rbm, X)
+    s = lambda z: 1 / (1 + np.exp(-z))
+    d = X.mean(0) - s(b0)
+    assert np.allclose(rbm.W, 0.3 * np.outer(d, s(c0)), atol=1e-13, rtol=0)
+    assert np.allclose(rbm.b, b0 + 0.3 * d, atol=1e-13, rtol=0)
+    assert np.allclose(rbm.c, c0, atol=1e-13, rtol=0)
+    assert alg.updates == 1 and alg.last_n_solutions == 10 and alg.last_not_converged == 0
+
+
+def test_one_update_from_zero_weights_truncated_gaussian():
+    """Same for truncated-Gaussian visibles: a^v, c^v = the prior's mean and variance; ΔV is
+    −½(⟨x²⟩_data − ⟨x²⟩_prior) (tap-priors.md §1)."""
+    rbm = _model(5, 3, "truncated_gaussian", V=2.0)
+    rbm.W[:] = 0.0
+    X = _data(rbm, 8)
+    b0, c0, V0 = rbm.b.copy(), rbm.c.copy(), rbm.visible_prior.V.copy()
+    m1, m2 = rbm.visible_prior.prior_moments(b0)
+    alg = tap_alg.TAP(learning_rate=0.2, tol=1e-26, max_iter=500)
+    alg.setup(rbm, X, 8)
+    alg.update(rbm, X)
+    s = 1 / (1 + np.exp(-c0))
+    assert np.allclose(rbm.W, 0.2 * np.outer(X.mean(0) - m1, s), atol=1e-12, rtol=0)
+    assert np.allclose(rbm.b, b0 + 0.2 * (X.mean(0) - m1), atol=1e-12, rtol=0)
+    assert np.allclose(rbm.visible_prior.V, V0 - 0.1 * ((X * X).mean(0) - m2), atol=1e-12, rtol=0)
+    assert np.allclose(rbm.c, c0, atol=1e-13, rtol=0)
+
+
+@pytest.mark.parametrize("form", ["printed", "heavy_ball"])
+def test_momentum_forms(form):
+    """printed: W ← W + γ(ΔW_t − εW) + η ΔW_{t−1};  heavy ball: v ← ηv + γ(ΔW − εW), W ← W + v."""
+    rbm = _model(6, 4, scale=0.3, seed=5)
+    X = _data(rbm, 12)
+    gam, eps, eta = 0.1, 0.05, 0.7
+    alg = tap_alg.TAP(learning_rate=gam, weight_decay=eps, momentum=eta, momentum_form=form,
+                      tol=1e-12)
+    alg.setup(rbm, X, 12)
+    prev_step = prev_g = np.zeros_like(rbm.W)
+    for _ in range(3):
+        sol = solve(rbm, X, damping=0.5, tol=1e-12, max_iter=1000)
+        g = tap_alg.tap_gradient(rbm, X, sol)["W"]
+        W0 = rbm.W.copy()
+        alg.update(rbm, X)
+        if form == "printed":
+            expect = gam * (g - eps * W0) + eta * prev_g
+        else:
+            expect = eta * prev_step + gam * (g - eps * W0)
+        assert np.allclose(rbm.W - W0, expect, atol=1e-14, rtol=1e-12)
+        prev_step, prev_g = rbm.W - W0, g
+
+
+def test_training_increases_exact_log_likelihood():
+    X = rbmviz.datasets.bars_and_stripes(3)
+    rbm = rbmviz.RBM(9, 6, seed=0, scale=0.1, data=X)
+    df = rbmviz.train(rbm, X, "tap", epochs=60, batch_size=2, learning_rate=0.1,
+                      momentum=0.5, eval_every=20, metrics=["train_ll"])
+    ll = df.train_ll.to_numpy()
+    assert ll[-1] > ll[0] + 0.4, ll
+    assert np.all(np.diff(ll) > 0), ll
+    assert df.gibbs_steps.iloc[-1] > df.updates.iloc[-1]       # TAP iterations as compute axis
+
+
+def test_seeds_reproduce_bit_for_bit_and_unique_option():
+    X = rbmviz.datasets.bars_and_stripes(3)
+
+    def run(seed, **kw):
+        rbm = rbmviz.RBM(9, 5, seed=1, scale=0.1)
+        rbmviz.train(rbm, X, "tap", epochs=8, batch_size=4, learning_rate=0.2, seed=seed,
+                     momentum=0.5, n_solutions=3, metrics=["weight_norm"], **kw)
+        return rbm
+    a, b, c = run(3), run(3), run(4)
+    assert a == b
+    assert not np.array_equal(a.W, c.W)
+    u1, u2 = run(3, unique=True, order=3), run(3, unique=True, order=3)
+    assert u1 == u2 and not np.array_equal(u1.W, a.W)
+
+
+def test_non_converged_runs_counted_and_excluded():
+    rbm = _model(6, 4, scale=1.5, seed=3)
+    X = _data(rbm, 8)
+    alg = tap_alg.TAP(learning_rate=0.01, max_iter=1, tol=1e-12)
+    alg.setup(rbm, X, 8)
+    alg.update(rbm, X)
+    assert alg.last_not_converged == 8 and alg.not_converged_total == 8
+    assert alg.fallback_updates == 1 and alg.gibbs_steps_per_update == 1
+    alg2 = tap_alg.TAP(learning_rate=0.01, max_iter=500, tol=1e-10)
+    alg2.setup(rbm, X, 8)
+    sol = solve(rbm, X, tol=1e-10, max_iter=500)
+    alg2.update(rbm, X)
+    assert alg2.last_not_converged == int((~sol.converged).sum())
+    assert alg2.last_n_solutions == int(sol.converged.sum())
+
+
+def test_prior_parameters_stay_valid():
+    rbm = _model(4, 3, "truncated_gauss_bernoulli", V=tap_alg.V_MIN * 1.01, rho=1e-5)
+    X = _data(rbm, 6)
+    X[:, 0] = 0.0                      # unit 0 is always zero: ρ₀ is pushed towards 0
+    X[:, 1] = 0.5                      # a constant pixel: V₁ is pushed up, others may go down
+    alg = tap_alg.TAP(learning_rate=5.0)
+    alg.setup(rbm, X, 6)
+    for _ in range(3):
+        alg.update(rbm, X)
+    vp = rbm.visible_prior
+    assert np.all(vp.V >= tap_alg.V_MIN) and np.all((vp.rho >= tap_alg.RHO_MIN) & (vp.rho <= 1 - tap_alg.RHO_MIN))
+    assert vp.rho[0] == tap_alg.RHO_MIN
+
+
+def test_bad_input():
+    rbm = rbmviz.RBM(4, 3, seed=0)
+    Xr = np.full((5, 4), 0.5)
+    with pytest.raises(ValueError, match="binar|support"):
+        tap_alg.TAP().setup(rbm, Xr, 5)
+    tg = _model(4, 3, "truncated_gaussian")
+    with pytest.raises(ValueError, match="outside"):
+        tap_alg.TAP().setup(tg, np.full((5, 4), 1.5), 5)
+    with pytest.raises(ValueError, match="order"):
+        tap_alg.TAP(order=3).setup(tg, np.full((5, 4), 0.5), 5)
+    X = (Xr > 0).astype(float)
+    with pytest.raises(ValueError, match="n_solutions"):
+        tap_alg.TAP(n_solutions=0)
+    with pytest.raises(ValueError, match="batch"):
+        tap_alg.TAP(n_solutions=6).setup(rbm, X, 5)
+    with pytest.raises(ValueError, match="batch_size"):
+        tap_alg.TAP().setup(rbm, X, 0)
+    with pytest.raises(ValueError, match="momentum_form"):
+        tap_alg.TAP(momentum_form="nesterov")
+    with pytest.raises(ValueError, match="learning_rate_final"):
+        tap_alg.TAP(learning_rate_final=1e-5)
+    with pytest.raises(ValueError, match="damping"):
+        tap_alg.TAP(damping=0.0)
+    assert rbmviz.algorithms.get("tap") is tap_alg.TAP
+
+
+def test_learning_rate_decay_is_geometric():
+    rbm = rbmviz.RBM(4, 2, seed=0)
+    X = (np.random.default_rng(0).random((20, 4)) < 0.5).astype(float)
+    alg = tap_alg.TAP(learning_rate=1e-2, learning_rate_final=1e-5, decay_epochs=3)
+    alg.setup(rbm, X, 10)                       # 2 batches per epoch
+    rates = []
+    for _ in range(10):
+        rates.append(alg.current_learning_rate())
+        alg.update(rbm, X[:10])
+    assert np.allclose(rates, [1e-2, 1e-2, 1e-3, 1e-3, 1e-4, 1e-4, 1e-5, 1e-5, 1e-5, 1e-5], rtol=1e-12)
