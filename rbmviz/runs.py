@@ -22,6 +22,9 @@ this run: training plus evaluation) and the chosen metrics:
   100; ``n_betas``, default 10,000, linear β schedule; ``seed``, default the run's seed,
   the same for every evaluation so that the estimates along a curve share their random
   numbers; ``betas``; ``dtype``).  The base-rate model is fitted to the training rows.
+* ``tap_ll`` — TAP log-likelihood (Tramel et al. 2018, eq. 39; :func:`rbmviz.tap.log_likelihood`)
+  of the first ``pl_rows`` training rows, unique solutions from those rows (the TAP
+  algorithm's ``order`` if it has one).
 
 A run whose parameters or metrics become NaN/inf, or whose largest parameter exceeds
 ``max_weight`` in magnitude, stops by raising :class:`RunDiverged`, which says which
@@ -41,7 +44,7 @@ from .algorithms.base import stream_seed
 from .model import RBM
 
 METRICS = ("train_ll", "test_ll", "pseudo_ll", "recon_error", "weight_norm", "ais_test_ll",
-           "ais_train_ll")
+           "ais_train_ll", "tap_ll")
 #: ``metric_options`` understood by the AIS metrics (passed to ``ais_log_partition``)
 AIS_OPTIONS = ("n_chains", "n_betas", "seed", "betas", "dtype")
 RECORD_KEYS = ("algorithm", "epoch", "updates", "gibbs_steps", "wall_time")
@@ -272,6 +275,9 @@ class Run:
             elif m in ("ais_test_ll", "ais_train_ll"):
                 V = self.test_data if m == "ais_test_ll" else self.data
                 val = float(_evaluate.ais_log_likelihood(rbm, V, log_z=ais))
+            elif m == "tap_ll":
+                from . import tap as _tap
+                val = float(_tap.log_likelihood(rbm, sub, order=getattr(self.algorithm, "order", 2)))
             else:
                 val = float(np.linalg.norm(rbm.W))
             if not math.isfinite(val):

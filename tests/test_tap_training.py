@@ -240,3 +240,22 @@ def test_learning_rate_decay_is_geometric():
         rates.append(alg.current_learning_rate())
         alg.update(rbm, X[:10])
     assert np.allclose(rates, [1e-2, 1e-2, 1e-3, 1e-3, 1e-4, 1e-4, 1e-5, 1e-5, 1e-5, 1e-5], rtol=1e-12)
+
+
+def test_run_records_tap_ll_metric():
+    """The run loop's ``tap_ll`` is eq. (39) on the first ``pl_rows`` training rows; for weak
+    couplings it is close to the exact log-likelihood (TAP error O(W³), tap.md B.3)."""
+    import warnings
+    from rbmviz import tap
+    X = rbmviz.datasets.bars_and_stripes(3)
+    rbm = rbmviz.RBM(9, 4, seed=0, scale=0.05, data=X)
+    run = rbmviz.runs.Run(rbm, X, "tap", epochs=2, batch_size=7, learning_rate=0.05,
+                          metrics=["train_ll", "tap_ll"], pl_rows=10, order=3)
+    recs = list(run)
+    assert [r["epoch"] for r in recs] == [0, 1, 2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ref = tap.log_likelihood(rbm, X[:10], order=3)
+    assert recs[-1]["tap_ll"] == ref
+    exact = rbmviz.evaluate.log_likelihood_exact(rbm, X[:10])
+    assert abs(recs[-1]["tap_ll"] - exact) < 1e-4
