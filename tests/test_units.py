@@ -300,10 +300,10 @@ def test_gauss_bernoulli_rho_is_not_the_spike_probability():
     vanishes exactly when the data's non-zero fraction equals π₀ (errata #10, #17)."""
     p = units.TruncatedGaussBernoulli(1, rho=0.2, V=2.0, interval=(-1.0, 1.0))
     U = np.array([0.4])
-    G = math.exp(p.log_normaliser(U)[0] - 0 * 1)  # ln((1−ρ)+ρG)
+    z_tgb = math.exp(p.log_normaliser(U)[0])          # (1 − ρ) + ρ G(V, U)
     lg = units.tg_log_g_moments(2.0, 0.4, -1.0, 1.0)[0]
     pi0 = 0.2 * math.exp(lg) / (0.8 + 0.2 * math.exp(lg))
-    assert G == pytest.approx(0.8 + 0.2 * math.exp(lg), rel=1e-14)
+    assert z_tgb == pytest.approx(0.8 + 0.2 * math.exp(lg), rel=1e-14)
     # a zero and a non-zero point weighted so that the non-zero fraction is pi0
     X = np.array([[0.0], [0.5]])
     lp = p.grad_log_prior(U, X[:1])["rho"] * (1 - pi0) + p.grad_log_prior(U, X[1:])["rho"] * pi0
@@ -325,6 +325,29 @@ def test_rho_gradient_matches_eq107_plus_normaliser_term():
     zt = (1 - r) + r * np.exp(lg0)
     ref = (piq - r) / (r * (1 - r)) - (np.exp(lg0) - 1) / zt
     assert np.allclose(g, ref, rtol=1e-12)
+
+
+def test_gauss_bernoulli_in_log_form_beyond_overflow():
+    """ln G_Q ≈ 1000 (G_Q overflows float64): π_Q → 1, the moments become the slab's and
+    ln Z = ln ρ + ln G_Q − ln Z_TGB; for B → −∞ on [0, 1] the spike wins (π_Q → 0)."""
+    p = units.TruncatedGaussBernoulli(1, rho=0.3, V=1.0, interval=(0.0, 1.0))
+    U = np.array([0.2])
+    B, A = np.array([[1000.0], [-1000.0]]), np.array([[-3.0], [0.0]])
+    lz, fa, fc = p.moments(U, B, A)
+    out = [np.empty((2, 1)) for _ in range(3)]
+    K.moments_rows(*p.kernel_args(U), B, A, *out)
+    assert all(np.array_equal(np.isfinite(o), [[True], [True]]) for o in out)
+    lg, m, v = units.tg_log_g_moments(-2.0, 1000.2, 0.0, 1.0)
+    assert lg == pytest.approx(994.290049128713, rel=1e-14)         # tap-priors.md §5 row 5
+    assert lz[0, 0] == pytest.approx(math.log(0.3) + lg - p.log_normaliser(U)[0], rel=1e-15)
+    assert (fa[0, 0], fc[0, 0]) == pytest.approx((m, v), rel=1e-12)
+    lg2, m2, _ = units.tg_log_g_moments(1.0, -999.8, 0.0, 1.0)     # G_Q ≈ 1/b, mean ≈ 1/b
+    assert lz[1, 0] == pytest.approx(math.log(0.7 + 0.3 * math.exp(lg2)) - p.log_normaliser(U)[0],
+                                     rel=1e-13)
+    pi_q = 0.3 * math.exp(lg2) / (0.7 + 0.3 * math.exp(lg2))
+    assert fa[1, 0] == pytest.approx(pi_q * m2, rel=1e-13) and fa[1, 0] < 1e-6
+    for o, r in zip(out, (lz, fa, fc)):
+        assert np.allclose(o, r, rtol=1e-13, atol=0)
 
 
 # --------------------------------------------------------------------------- kernels = numpy
