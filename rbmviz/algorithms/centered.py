@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_float, check_int
+from ..kernels.dc import RULE_CENTERED
 from .dcp import SDCP, InnerLoop
 
 DEFAULT_NU = 0.01
@@ -106,6 +107,9 @@ class CenteredMixin:
     def _begin_batch(self, rbm, mean_v, mean_h):
         self._mu_batch[...] = mean_v          # μ_batch = mean X
         self._lam_batch[...] = mean_h         # λ_batch = mean σ(XW + c) at θ⁽ᵗ⁾
+
+    def _fused_args(self, rbm):
+        return RULE_CENTERED, self.mu, self.lam, self.nu_mu, self.nu_lambda, 1.0, 1.0
 
     def _step(self, rbm, gW, gb, gc):
         dt = self.mu.dtype.type

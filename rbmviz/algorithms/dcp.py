@@ -38,7 +38,9 @@ import numba
 import numpy as np
 
 from .._validation import check_int
-from ..kernels.gibbs import sample_rows_, sample_rows_scaled_, sigmoid_rows_scaled_
+from ..kernels.dc import RULE_PLAIN, dc_updates_serial_
+from ..kernels.gibbs import (sample_rows_, sample_rows_scaled_, sigmoid_rows_scaled_,
+                             use_pattern_table)
 from .base import Algorithm
 from .cd import SERIAL_WORK_LIMIT
 
@@ -121,13 +123,41 @@ class InnerLoop(Algorithm):
     def setup(self, rbm, data, batch_size):
         super().setup(rbm, data, batch_size)
         self.inner_steps = 0      # parameter steps done (d per update)
+        self._serial = self._use_serial(rbm, batch_size)
+
+    def resume(self, rbm, data, batch_size):
+        super().resume(rbm, data, batch_size)
+        self._serial = self._use_serial(rbm, batch_size)
+
+    def _use_serial(self, rbm, batch_size) -> bool:
+        """CD's rule (:data:`~rbmviz.algorithms.cd.SERIAL_WORK_LIMIT`): the fused serial kernel
+        when ``n_visible · n_hidden · batch_size`` is at most the limit and the rule has a
+        fused form (:meth:`_fused_args`)."""
+        cls = type(self)
+        fusable = cls._step is InnerLoop._step or cls._fused_args is not InnerLoop._fused_args
+        return rbm.n_visible * rbm.n_hidden * batch_size <= SERIAL_WORK_LIMIT and fusable
+
+    def _fused_args(self, rbm):
+        """``(rule, mu, lam, nu_mu, nu_lambda, scale_b, scale_c)`` for
+        :func:`~rbmviz.kernels.dc.dc_updates_serial_`.  A subclass that overrides :meth:`_step`
+        must override this too, or it trains on the BLAS path only."""
+        empty = np.zeros(0, dtype=rbm.dtype)
+        return RULE_PLAIN, empty, empty, 0.0, 0.0, 1.0, 1.0
 
     def train_epochs(self, rbm, data, order, bounds, max_weight=np.inf):
-        """As :meth:`Algorithm.train_epochs`.  For tiny models (``n_visible · n_hidden ·
-        batch rows`` at most :data:`~rbmviz.algorithms.cd.SERIAL_WORK_LIMIT`) the sampling
-        kernels run on one Numba thread: starting a parallel region costs more than the
-        work.  The random stream does not depend on the thread count, so results are the
-        same either way."""
+        """As :meth:`Algorithm.train_epochs`.
+
+        Small models (``n_visible · n_hidden · batch_size`` at most
+        :data:`~rbmviz.algorithms.cd.SERIAL_WORK_LIMIT`, the rule CD uses) run whole epochs
+        in one call of the fused serial kernel :func:`~rbmviz.kernels.dc.dc_updates_serial_`:
+        same random stream, same arithmetic up to rounding as :meth:`update` (see
+        :mod:`rbmviz.kernels.dc` for what is and is not bit-for-bit), same divergence check
+        after every epoch.  Larger ones call :meth:`update` per mini-batch (BLAS path); when
+        the batches are still tiny the sampling kernels run on one Numba thread (starting a
+        parallel region costs more than the work; the stream does not depend on the thread
+        count)."""
+        if getattr(self, "_serial", False):
+            return self._train_epochs_fused(rbm, data, order, bounds, max_weight)
         rows = int(np.diff(bounds).max())
         if rbm.n_visible * rbm.n_hidden * rows > SERIAL_WORK_LIMIT:
             return super().train_epochs(rbm, data, order, bounds, max_weight)
@@ -137,6 +167,27 @@ class InnerLoop(Algorithm):
             return super().train_epochs(rbm, data, order, bounds, max_weight)
         finally:
             numba.set_num_threads(before)
+
+    def _train_epochs_fused(self, rbm, data, order, bounds, max_weight):
+        W, b, c = rbm.params
+        X = data if data.dtype == np.float64 else data.astype(np.float64)
+        rule, mu, lam, nu_mu, nu_lambda, scale_b, scale_c = self._fused_args(rbm)
+        rows = int(np.diff(bounds).min())
+        counter, epochs = dc_updates_serial_(
+            W, b, c, X, np.ascontiguousarray(order, dtype=np.int64),
+            np.ascontiguousarray(bounds, dtype=np.int64), self.d, self.k_inner, rule,
+            float(self.learning_rate), float(self.momentum), float(self.weight_decay),
+            self.vW, self.vb, self.vc, mu, lam, float(nu_mu), float(nu_lambda),
+            float(scale_b), float(scale_c), self.gibbs_seed, self.counter, float(max_weight),
+            use_pattern_table(rbm.n_visible, rows, self.k_inner),
+            use_pattern_table(rbm.n_hidden, rows, self.k_inner))
+        self.counter = int(counter)
+        epochs = int(epochs)
+        n = epochs * (len(bounds) - 1)
+        self.updates += n
+        self.inner_steps += n * self.d
+        self.gibbs_steps += n * self.d * self.k_inner
+        return epochs
 
     def _buffers(self, rbm, rows):
         """Work arrays for ``rows`` batch rows, allocated once and reused."""

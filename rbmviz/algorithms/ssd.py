@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_choice, check_int
+from ..kernels.dc import RULE_SSD
 from .dcp import InnerLoop
 
 STEP_RULES = ("relative", "plain")
@@ -110,10 +111,19 @@ class SSD(InnerLoop):
             return lr, lr, lr
         return lr, lr * n_hidden / n_visible, lr * n_visible / n_hidden
 
+    def _fused_args(self, rbm):
+        _, eb, ec = self.step_sizes(rbm.n_visible, rbm.n_hidden)
+        lr = self.learning_rate
+        empty = np.zeros(0, dtype=rbm.dtype)
+        return RULE_SSD, empty, empty, 0.0, 0.0, eb / lr, ec / lr
+
     def _step(self, rbm, gW, gb, gc):
         _, eb, ec = self.step_sizes(rbm.n_visible, rbm.n_hidden)
         lr = self.learning_rate
-        dW = sharp_matrix(gW).astype(gW.dtype, copy=False)
+        if not np.all(np.isfinite(gW)):     # diverged parameters: a NaN step, so that the
+            dW = np.full_like(gW, np.nan)   # run's check reports the epoch (no SVD of NaN)
+        else:
+            dW = sharp_matrix(gW).astype(gW.dtype, copy=False)
         db = (sharp_vector(gb) * (eb / lr)).astype(gb.dtype, copy=False)
         dc = (sharp_vector(gc) * (ec / lr)).astype(gc.dtype, copy=False)
         self.apply_gradient_(rbm, dW, db, dc)       # θ += learning_rate · (…)
