@@ -63,6 +63,20 @@ def test_isomap_few_points_reduces_neighbourhood():
     assert np.allclose(m.transform(X), m.embedding_, atol=1e-9)
 
 
+def test_epoch_maps_share_the_fit_epoch_coordinates():
+    rng = np.random.default_rng(5)
+    late = rng.random((30, 8))
+    early = late[:10] + 0.01 * rng.random((10, 8))
+    m, df = ls.epoch_maps({1: (early, np.arange(10.0)), 100: (late, np.full(30, -3.0))}, 100)
+    assert list(df.groupby("epoch").size()) == [10, 30]
+    d100 = df[df.epoch == 100]
+    assert np.allclose(d100[["x", "y"]].to_numpy(), m.embedding_)
+    assert np.allclose(df[df.epoch == 1][["x", "y"]].to_numpy(), m.transform(early))
+    assert np.allclose(df[df.epoch == 1].fe_scaled, np.arange(10) / 9) and (d100.fe_scaled == 0.5).all()
+    with pytest.raises(ValueError, match="fit_epoch"):
+        ls.epoch_maps({1: (early, np.zeros(10))}, 100)
+
+
 def test_data_solution_map():
     rng = np.random.default_rng(3)
     X = (rng.random((40, 10)) < 0.5).astype(float)
@@ -102,3 +116,41 @@ def test_mean_activation_binary(rbm_factory):
     assert np.allclose(ls.mean_activation(rbm, X), ref, atol=1e-14)
     with pytest.raises(ValueError, match="n_visible"):
         ls.mean_activation(rbm, X[:, :4])
+
+
+# ---------------------------------------------------------------------------- counting solutions
+def _two_solution_model(rbm_factory):
+    """A 12×6 binary RBM with two TAP solutions reached from random data (converged tightly)."""
+    rbm = rbm_factory(12, 6, scale=2.0, seed=3)
+    X = (np.random.default_rng(0).random((200, 12)) < 0.5).astype(float)
+    return rbm, X
+
+
+def test_solution_statistics_and_order_invariance(rbm_factory):
+    from rbmviz import tap
+    rbm, X = _two_solution_model(rbm_factory)
+    sol = tap.solve(rbm, X, tol=1e-20, max_iter=5000)
+    st = ls.solution_statistics(sol)
+    assert st["n_init"] == 200 and st["n_converged"] == int(sol.converged.sum())
+    assert st["n_unique"] == 2 and st["counts"].sum() == st["n_converged"]
+    assert np.all(st["labels"][~sol.converged] == -1)
+    assert st["mean_free_energy"] == pytest.approx(st["free_energy"].mean())
+    assert np.allclose(st["free_energy"], sol.free_energy[st["representatives"]])
+    assert st["unique_fraction"] == 2 / 200
+    # the same initialisations in another order: same solutions, counts and free energies
+    perm = np.random.default_rng(1).permutation(200)
+    st2 = ls.solution_statistics(tap.solve(rbm, X[perm], tol=1e-20, max_iter=5000))
+    assert st2["n_unique"] == st["n_unique"]
+    key = lambda s: sorted(zip(np.round(s["free_energy"], 9), s["counts"]))
+    assert key(st2) == key(st)
+    assert np.array_equal(st2["labels"], st["labels"][perm])     # canonical solution ids
+    # epoch tables
+    summary, sols = ls.epoch_statistics({1: st, 5: st2})
+    assert list(summary.epoch) == [1, 5] and list(summary.n_unique) == [2, 2]
+    assert len(sols) == 4 and sols.groupby("epoch")["count"].sum().tolist() == [st["n_converged"]] * 2
+    # features of the unique solutions ([a^v, a^h], Fig. 6)
+    F = ls.solution_features(sol, st["representatives"])
+    assert F.shape == (2, 18) and np.array_equal(F[:, :12], sol.av[st["representatives"]])
+    # Fig. 7 style: data next to their solutions
+    _, df = ls.data_solution_map(X[:50], sol.av[:50], free_energy=sol.free_energy[:50])
+    assert len(df) == 50 and np.isfinite(df[["sol_x", "sol_y"]].to_numpy()).all()

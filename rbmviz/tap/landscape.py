@@ -24,7 +24,7 @@ import numpy as np
 from .._validation import check_choice, check_float, check_int
 
 __all__ = ["solution_statistics", "epoch_statistics", "free_energy_histogram",
-           "free_energy_kde", "SolutionMap", "solution_features", "data_solution_map",
+           "free_energy_kde", "SolutionMap", "solution_features", "epoch_maps", "data_solution_map",
            "receptive_field_spread", "mean_activation", "rank_receptive_fields"]
 
 
@@ -220,6 +220,40 @@ class SolutionMap:
         for key, val in columns.items():
             df[key] = np.broadcast_to(np.asarray(val), (len(df),)) if np.ndim(val) == 0 else np.asarray(val)
         return df
+
+
+def epoch_maps(points_by_epoch, fit_epoch, *, n_neighbors=5):
+    """Fig. 6: one Isomap fitted on the solutions of ``fit_epoch`` and applied to every epoch.
+
+    Parameters
+    ----------
+    points_by_epoch : mapping ``epoch -> (features, free_energy)`` — e.g. the unique solutions
+        of each epoch, ``solution_features(sol, u.representatives)`` and ``u.free_energy``.
+    fit_epoch : a key of ``points_by_epoch`` (the paper: the last epoch, 100).
+
+    Returns
+    -------
+    (map, frame) — the fitted :class:`SolutionMap` and a DataFrame with ``epoch``, ``x``,
+    ``y``, ``free_energy`` and ``fe_scaled`` (free energy rescaled to [0, 1] within each
+    epoch, the colour scale of Fig. 6; 0.5 for an epoch whose solutions share one value).
+    """
+    import pandas as pd
+
+    if fit_epoch not in points_by_epoch:
+        raise ValueError(f"fit_epoch {fit_epoch!r} is not among the epochs {list(points_by_epoch)}")
+    F_fit, _ = points_by_epoch[fit_epoch]
+    m = SolutionMap(n_neighbors=n_neighbors).fit(F_fit)
+    frames = []
+    for epoch, (F, fe) in points_by_epoch.items():
+        fe = np.asarray(fe, dtype=np.float64).ravel()
+        E = m.embedding_ if epoch == fit_epoch else m.transform(F)
+        if fe.shape[0] != E.shape[0]:
+            raise ValueError(f"epoch {epoch!r}: {E.shape[0]} points but {fe.shape[0]} free energies")
+        span = fe.max() - fe.min()
+        scaled = (fe - fe.min()) / span if span > 0 else np.full_like(fe, 0.5)
+        frames.append(pd.DataFrame({"epoch": epoch, "x": E[:, 0], "y": E[:, 1],
+                                    "free_energy": fe, "fe_scaled": scaled}))
+    return m, pd.concat(frames, ignore_index=True)
 
 
 def data_solution_map(X_init, av, *, n_neighbors=5, labels=None, free_energy=None):
