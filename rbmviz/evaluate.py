@@ -25,6 +25,7 @@ MAX_EXACT_BITS = _exact.MAX_ENUM_BITS
 def _check_rbm(rbm):
     if not isinstance(rbm, RBM):
         raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
+    rbm.require_binary("this evaluation (exact, AIS, pseudo-likelihood, reconstruction)")
     return rbm
 
 
