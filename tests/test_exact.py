@@ -138,3 +138,13 @@ def test_expected_cd_update_matches_reference_bias_2x2():
         cd = ev.expected_cd_update(rbm, V, k)
         bias = max(np.abs(a - b).max() for a, b in zip(g, cd))
         assert bias == pytest.approx(want, abs=1e-10)
+
+
+@pytest.mark.parametrize("layer", ["visible", "hidden"])
+def test_exact_measures_refuse_non_binary_units(layer):
+    from rbmviz import RBM
+    from rbmviz import evaluate as ev
+    rbm = RBM(3, 2, **{layer: "truncated_gaussian"})
+    for fn in (ev.log_partition_exact, ev.model_statistics):
+        with pytest.raises(ValueError, match=f"{layer} units are 'truncated_gaussian'"):
+            fn(rbm)
