@@ -40,6 +40,9 @@ def register(name: str, module: str, help: str) -> Experiment:
 
 register("cd-bias", "rbmviz.reproduce.cd_bias",
          "Fischer & Igel 2011: exact CD-k bias vs its bound on 6x6 RBMs (Diag, 1DBall)")
+register("tap", "rbmviz.reproduce.tap",
+         "Tramel et al. 2018: TAP machines on binary-MNIST (TAP LL curves, solution counts, "
+         "Isomap, denoising)")
 
 
 def names() -> list[str]:

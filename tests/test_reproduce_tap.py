@@ -1,0 +1,246 @@
+"""Tramel et al. (2018) reproduction: ``rbmviz reproduce tap`` — its tables, summary, figure
+and command line (reference/tap-experiments.md), on tiny runs."""
+import json
+
+import numpy as np
+import pytest
+
+import rbmviz
+from rbmviz import cli, datasets, tap
+from rbmviz.datasets import DatasetNotFoundError
+from rbmviz.reproduce import tap as rt
+
+CURVE_COLUMNS = {"n_hidden", "n_visible", "epoch", "updates", "wall_time", "tap_ll", "tap_ll_sem",
+                 "tap_ll_per_unit", "tap_ll_per_unit_sem", "exact_ll", "tap_log_z", "n_init",
+                 "n_converged", "n_unique", "unique_fraction", "mean_free_energy",
+                 "min_free_energy", "max_free_energy", "weight_norm", "eval_iterations",
+                 "n_fallback", "train_not_converged"}
+
+
+def _toy_data():
+    """40 rows of 16 pixels: two prototypes (first / second half on) with 5 % of the bits
+    flipped; labels 0..9 cyclically (3, 6, 7 present); every third row as test images."""
+    rng = np.random.default_rng(0)
+    P = np.zeros((2, 16))
+    P[0, :8] = P[1, 8:] = 1
+    X = np.abs(P[rng.integers(0, 2, 40)] - (rng.random((40, 16)) < 0.05))
+    return X, np.arange(40) % 10, X[::3]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    X, y, Xt = _toy_data()
+    tables, summary = rt.run(epochs=4, samples=40, eval_samples=40, hidden=(3, 6),
+                             count_hidden=6, batch_size=10, n_solutions=10, learning_rate=0.3,
+                             isomap_epochs=(1, 3), ps=(0.0, 0.1, 0.3, 0.5), seed=1,
+                             data=(X, y, Xt))
+    return tables, summary
+
+
+def test_tiny_reproduction_tables(tiny):
+    tables, summary = tiny
+    assert set(tables) == set(rt.TABLES)
+    c = tables["curves"]
+    assert CURVE_COLUMNS <= set(c.columns)
+    # every N_h recorded at epochs 0..4 (eval_every 1), in order
+    assert c.groupby("n_hidden")["epoch"].apply(list).to_dict() == {3: [0, 1, 2, 3, 4],
+                                                                    6: [0, 1, 2, 3, 4]}
+    assert (c["n_init"] == 40).all() and (c["n_converged"] == 40).all()
+    assert (c["updates"] == 4 * c["epoch"]).all()             # 40 rows / batch 10
+    # per-unit values are the per-example ones divided by N_v + N_h
+    np.testing.assert_allclose(c["tap_ll_per_unit"], c["tap_ll"] / (16 + c["n_hidden"]))
+    # weights start at N(0, 1e-3^2): one TAP solution, TAP LL = exact LL to O(W^2)
+    first = c[c["epoch"] == 0]
+    assert (first["n_unique"] == 1).all()
+    np.testing.assert_allclose(first["tap_ll"], first["exact_ll"], atol=1e-4)
+    # small models: the exact LL is there and TAP stays close to it; training improves it
+    assert c["exact_ll"].notna().all()
+    assert (abs(c["tap_ll"] - c["exact_ll"]) < 0.3).all()
+    last = c[c["epoch"] == 4].set_index("n_hidden")
+    assert (last["exact_ll"] > first.set_index("n_hidden")["exact_ll"] + 1.0).all()
+    # solutions: one row per unique solution, counts add up to the converged runs
+    s = tables["solutions"]
+    assert set(s.columns) == {"n_hidden", "epoch", "solution", "free_energy", "count"}
+    per = s.groupby(["n_hidden", "epoch"]).agg(n=("solution", "size"), runs=("count", "sum"))
+    cc = c.set_index(["n_hidden", "epoch"])
+    assert (per["n"] == cc["n_unique"]).all() and (per["runs"] == cc["n_converged"]).all()
+    means = s.groupby(["n_hidden", "epoch"])["free_energy"].mean()
+    np.testing.assert_allclose(means, cc["mean_free_energy"].loc[means.index], rtol=1e-12)
+    # Isomap: the counting model only, the requested epochs plus the last
+    iso = tables["isomap"]
+    if len(iso):
+        assert set(iso["n_hidden"]) == {6} and set(iso["epoch"]) <= {1, 3, 4}
+        assert {"x", "y", "free_energy", "count", "fitted"} <= set(iso.columns)
+    dm = tables["data_map"]
+    assert set(dm["epoch"]) == {1, 3, 4} and set(dm["label"]) == {3, 6, 7}
+    assert len(dm) == 3 * 12                    # rows with labels 3, 6, 7 among 40, per epoch
+    assert dm[["x", "y", "sol_x", "sol_y"]].notna().all().all()
+    # denoising: the baselines once (n_hidden 0), TAP per model, the same images
+    d = tables["denoising"]
+    assert sorted(set(zip(d["method"], d["n_hidden"]))) == [("nn", 0), ("ope", 0), ("tap", 3),
+                                                            ("tap", 6)]
+    assert (d["n_images"] == 14).all() and sorted(set(d["p"])) == [0.0, 0.1, 0.3, 0.5]
+    p0 = d[(d["p"] == 0.0) & (d["method"] != "nn")]
+    assert (p0["mcc"] == 1.0).all()                             # exact recovery at p = 0
+    assert summary["settings"]["hidden"] == [3, 6]
+
+
+def test_tap_ll_matches_library_log_likelihood():
+    """evaluate_tap's ``−F(v) − log_z`` equals rbmviz.tap.log_likelihood's eq. (39) form
+    (data term + mean 𝔽 over unique solutions) on the same solutions."""
+    X, _, _ = _toy_data()
+    rbm = rbmviz.RBM(16, 5, scale=0.8, seed=3)
+    ev = rt.evaluate_tap(rbm, X, damping=0.5, tol=1e-10, fallback_damping=None)
+    ref = tap.log_likelihood(rbm, X, damping=0.5, tol=1e-10, details=True)
+    assert ev["ll"] == pytest.approx(ref.value, abs=1e-10)
+    assert ev["stats"]["n_unique"] == ref.n_solutions
+    ll_rows = ref.data_term + ref.mean_free_energy
+    np.testing.assert_allclose(ev["ll_rows"], ll_rows, atol=1e-10)
+    assert ev["ll_sem"] == pytest.approx(np.std(ll_rows, ddof=1) / np.sqrt(len(X)), rel=1e-9)
+
+
+def test_evaluation_counts_one_solution_at_initialisation():
+    """Why the evaluation iterates undamped: a damped run stopped at an MSE change of 1e-8 is
+    still ~1e-4 from its fixed point, so at initialisation (a single TAP solution) every run
+    looks "unique"; the undamped iteration (Alg. 1 as printed) merges them."""
+    X = (np.random.default_rng(0).random((60, 40)) < 0.3).astype(float)
+    rbm = rbmviz.RBM(40, 8, scale=1e-3, seed=0)
+    damped = rt.evaluate_tap(rbm, X, damping=0.5, fallback_damping=None)
+    assert damped["stats"]["n_unique"] > 1
+    ev = rt.evaluate_tap(rbm, X)
+    assert ev["stats"]["n_unique"] == 1 and ev["n_fallback"] == 0
+    assert ev["ll"] == pytest.approx(damped["ll"], abs=1e-6)
+
+
+def test_fallback_resolves_non_converged_rows():
+    """Rows the undamped pass cannot converge (cut off after one iteration here) are solved
+    again with damping; the result is the damped solution of those rows."""
+    X, _, _ = _toy_data()
+    rbm = rbmviz.RBM(16, 5, scale=0.8, seed=3)
+    ev = rt.evaluate_tap(rbm, X, first_max_iter=1, fallback_damping=0.5, fallback_tol=1e-12)
+    assert ev["n_fallback"] == len(X) and ev["sol"].converged.all()
+    ref = tap.solve(rbm, X, damping=0.5, tol=1e-12)
+    np.testing.assert_allclose(ev["sol"].av, ref.av, atol=1e-14)
+    np.testing.assert_allclose(ev["sol"].log_z, ref.log_z, atol=1e-12)
+
+
+def test_reproducible_from_seed():
+    X, y, Xt = _toy_data()
+    kw = dict(epochs=2, samples=40, eval_samples=20, hidden=(4,), batch_size=10,
+              n_solutions=5, learning_rate=0.05, ps=(0.2,), data=(X, y, Xt))
+    a, _ = rt.run(seed=5, **kw)
+    b, _ = rt.run(seed=5, **kw)
+    c, _ = rt.run(seed=6, **kw)
+    for name in rt.TABLES:
+        cols = [k for k in a[name].columns if k != "wall_time"]
+        assert a[name][cols].equals(b[name][cols]), name
+    assert not np.allclose(a["curves"]["tap_ll"].iloc[1:], c["curves"]["tap_ll"].iloc[1:])
+
+
+def test_summary_claims_and_figure(tiny):
+    tables, summary = tiny
+    json.dumps(summary)                                       # serialisable
+    text = rt.format_summary(summary)
+    assert "The paper's claims and this run" in text and "TAP LL/unit" in text
+    claims = {c["claim"]: c for c in summary["claims"]}
+    assert claims["one TAP solution at the start of training"]["holds"] is True
+    assert claims["exact recovery at p = 0"]["holds"] is True
+    assert all(c["holds"] in (True, False, None) for c in summary["claims"])
+    by = {m["n_hidden"]: m for m in summary["models"]}
+    c = tables["curves"]
+    assert by[6]["n_unique_first"] == 1
+    assert by[6]["tap_ll_per_unit_last"] == pytest.approx(
+        c[(c.n_hidden == 6) & (c.epoch == 4)]["tap_ll_per_unit"].iloc[0])
+    import holoviews as hv
+    hv.extension("bokeh", logo=False)
+    fig = rt.figure(tables)
+    assert isinstance(fig, hv.Layout)
+    n_iso = tables["isomap"]["epoch"].nunique()
+    n_map = tables["data_map"]["epoch"].nunique()
+    assert len(fig) == 4 + n_iso + n_map                     # LL, counts, energies, denoising
+    hv.render(fig, backend="bokeh")                           # builds
+
+
+@pytest.mark.parametrize("kw, msg", [
+    (dict(hidden=(5,), count_hidden=7), "count_hidden=7 must be one of"),
+    (dict(hidden=()), "hidden is empty"),
+    (dict(samples=50, batch_size=100), "batch_size=100 is larger than samples=50"),
+    (dict(ps=(0.6,)), "p (flip probability) must be <= 0.5"),
+    (dict(eval_damping=0.0), "eval_damping must be > 0"),
+    (dict(epochs=-1), "epochs must be >= 0"),
+])
+def test_bad_settings(kw, msg):
+    X, y, Xt = _toy_data()
+    with pytest.raises(ValueError, match=msg.replace("(", r"\(").replace(")", r"\)")):
+        rt.run(**{"samples": 40, "data": (X, y, Xt), "batch_size": 10, **kw})
+
+
+def test_bad_data():
+    X, y, _ = _toy_data()
+    with pytest.raises(TypeError, match="data must be a tuple"):
+        rt.run(samples=40, batch_size=10, data=X)
+    with pytest.raises(ValueError, match="binary"):
+        rt.run(samples=40, batch_size=10, data=(X * 0.5, y, None))
+    with pytest.raises(ValueError, match="labels"):
+        rt.run(samples=40, batch_size=10, data=(X, y[:5], None))
+
+
+def _mnist_or_skip():
+    try:
+        datasets.mnist(limit=1)
+    except DatasetNotFoundError as exc:      # pragma: no cover - data not installed
+        pytest.skip(f"MNIST not available: {exc}")
+
+
+def test_cli_reproduce_tap_writes_outputs_and_never_overwrites(tmp_path, capsys):
+    _mnist_or_skip()
+    out = tmp_path / "tap"
+    args = ["reproduce", "tap", "--epochs", "1", "--samples", "200", "--eval-samples", "100",
+            "--test-samples", "20", "--hidden", "5", "--ps", "0,0.2", "--quiet",
+            "--out", str(out)]
+    assert cli.main(args) == 0
+    text = capsys.readouterr().out
+    assert "Tramel et al. (2018)" in text and "The paper's claims and this run" in text
+    assert sorted(p.name for p in out.iterdir()) == sorted(rt.FILES)
+    import pandas as pd
+    curves = pd.read_csv(out / "curves.csv")
+    assert list(curves.epoch) == [0, 1] and set(curves.n_hidden) == {5}
+    assert (curves.n_init == 100).all() and curves.exact_ll.notna().all()
+    den = pd.read_csv(out / "denoising.csv")
+    assert set(den.method) == {"tap", "ope", "nn"} and (den.n_images == 20).all()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["settings"]["samples"] == 200 and summary["settings"]["epochs"] == 1
+    assert "<html" in (out / "figure.html").read_text()[:2000].lower()
+    before = (out / "summary.json").read_bytes()
+    assert cli.main(args) == 2                                # refused before anything runs
+    assert "exists and is not empty" in capsys.readouterr().err
+    assert (out / "summary.json").read_bytes() == before
+    (out / "notes.txt").write_text("mine")
+    assert cli.main(args[:-2] + ["--out", str(out), "--overwrite", "--no-html"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [f for f in rt.FILES if f != "figure.html"] + ["notes.txt"])
+
+
+def test_cli_reproduce_tap_bad_options(capsys):
+    for bad, msg in [(["--hidden", "a"], "comma-separated"),
+                     (["--hidden", "5", "--count-hidden", "9"], "count_hidden=9"),
+                     (["--ps", "0.7"], "flip probability"),
+                     (["--samples", "0"], "samples must be >= 2"),
+                     (["--epochs", "-2"], "epochs must be >= 0")]:
+        assert cli.main(["reproduce", "tap", "--quiet", *bad]) == 2
+        assert msg in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_short_mnist_run_shows_the_papers_trends():
+    """A laptop-size run (2,000 rows, 5 epochs, N_h = 25 and 100): the TAP log-likelihood
+    rises, the solution count starts at 1 and stays below 10 % of the initialisations, and
+    TAP denoising is at least as good as the OPE at p = 0.1–0.3."""
+    _mnist_or_skip()
+    tables, summary = rt.run(epochs=5, samples=2000, eval_samples=1000, test_samples=200,
+                             hidden=(25, 100), ps=(0.0, 0.1, 0.2, 0.3))
+    claims = {c["claim"]: c for c in summary["claims"]}
+    assert claims["TAP log-likelihood rises during training"]["holds"]
+    assert claims["one TAP solution at the start of training"]["holds"]
+    assert claims["no explosion of solutions"]["holds"]
+    print(rt.format_summary(summary))
