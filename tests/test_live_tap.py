@@ -1,0 +1,216 @@
+"""The TAP-landscape engine of the explorer: TAP training on a thread, streaming the TAP
+log-likelihood, unique-solution counts and landscape snapshots; on-demand denoising."""
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from rbmviz import datasets, tap
+from rbmviz.live_tap import COUNT_TOL, RECORD_FIELDS, TapRace, TapSettings, tap_data
+from rbmviz.model import RBM
+from rbmviz.tap.denoising import denoise
+
+#: a small, fast configuration on the bundled 8×8 digits (no files)
+SMALL = dict(dataset="digits", limit=300, n_hidden=20, batch_size=50, n_solutions=50,
+             eval_rows=60, landscape_rows=120, learning_rate=0.5, updates_per_point=2,
+             points_per_second=100)
+
+
+class Collector:
+    def __init__(self):
+        self.batches, self.snapshots, self.lock = [], [], threading.Lock()
+
+    def __call__(self, records, snapshot):
+        with self.lock:
+            self.batches.append(list(records))
+            self.snapshots.append(snapshot)
+
+    @property
+    def records(self):
+        with self.lock:
+            return [r for b in self.batches for r in b]
+
+
+def wait_for(cond, timeout=15.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def check_snapshot(snap, race):
+    n = snap["n_unique"]
+    assert n >= 1
+    for key in ("x", "y", "free_energy", "counts"):
+        assert len(snap[key]) == n, key
+    assert snap["counts"].sum() == snap["n_converged"] <= snap["n_init"] == len(race.landscape_data)
+    assert np.all(np.isfinite(snap["free_energy"])) and np.all(np.isfinite(snap["x"]))
+    assert snap["hist_heights"].sum() == n                  # a histogram of the unique solutions
+    assert len(snap["hist_edges"]) == len(snap["hist_heights"]) + 1
+    assert snap["hist_edges"][0] <= snap["free_energy"].min() <= snap["free_energy"].max() \
+        <= snap["hist_edges"][-1]
+    assert snap["mean_free_energy"] == pytest.approx(snap["free_energy"].mean())
+
+
+def test_records_stream_with_the_library_values():
+    sink = Collector()
+    race = TapRace(TapSettings(**SMALL), sink=sink)
+    try:
+        race.start()
+        assert wait_for(lambda: len(sink.records) >= 6)
+    finally:
+        race.stop()
+    recs = sink.records
+    assert set(RECORD_FIELDS) <= set(recs[0]) and recs[0]["updates"] == 0
+    ups = [r["updates"] for r in recs]
+    assert ups == list(range(0, 2 * len(recs), 2))
+    assert [r["epoch"] for r in recs] == pytest.approx([u / race.n_batches for u in ups])
+    for r in recs:
+        assert np.isfinite(r["tap_ll"]) and r["tap_ll"] < 0
+        assert r["n_unique"] >= 1 and r["n_not_converged"] >= 0 and r["n_eval"] == 60
+    assert len(sink.batches) < len(recs)                   # delivered in batches
+    # the first point is eq. 39 / (Nv + Nh) of the initial model, computed independently
+    s = TapSettings(**SMALL)
+    train, *_ = tap_data("digits", s.limit, seed=s.seed)
+    fresh = TapRace(s)
+    assert np.array_equal(fresh.data, train)
+    ll = tap.log_likelihood(fresh.rbm, fresh.eval_data, tol=COUNT_TOL, unique=True)
+    assert recs[0]["tap_ll"] == pytest.approx(ll / (64 + 20), rel=1e-10)
+    # at initialisation (tiny weights) every data point reaches the same TAP solution
+    assert recs[0]["n_unique"] == 1
+    snap = sink.snapshots[-1]
+    assert snap is not None and snap["id"] >= 1
+    check_snapshot(snap, race)
+
+
+def test_snapshot_matches_an_independent_solve_and_the_map_is_fitted_once():
+    race = TapRace(TapSettings(**{**SMALL, "landscape_every": 1, "updates_per_point": 3}))
+    race.step()
+    first = race.snapshot
+    check_snapshot(first, race)
+    assert first["epoch"] == 0 and first["map"] == "data"
+    sol = tap.solve(race.rbm, race.landscape_data, tol=COUNT_TOL, max_iter=1000)
+    u = tap.unique_solutions(sol)
+    assert first["n_unique"] == u.n_unique
+    assert np.allclose(np.sort(first["free_energy"]), np.sort(u.free_energy), rtol=1e-12)
+    # the map was fitted on the landscape images: their embedding is the grey background
+    assert len(first["background_x"]) == len(race.landscape_data)
+    fitted = race.solution_map
+    while race.snapshot["id"] < 3:                          # two more epochs
+        race.step()
+    snap = race.snapshot
+    check_snapshot(snap, race)
+    assert race.solution_map is fitted and snap["map_epoch"] == 0 and snap["map"] == "data"
+    assert np.array_equal(snap["background_x"], first["background_x"])
+    assert snap["epoch"] == pytest.approx(2.0, abs=3 / race.n_batches)
+    assert [s["id"] for s in race.snapshots] == [1, 2, 3]
+    # refit on demand: pending while there are fewer than 3 solutions ...
+    race.refit_map()
+    race.step()
+    if race.snapshot["n_unique"] < 3:
+        assert race.snapshot["refit_pending"] and race.snapshot["map"] == "data"
+    # ... then fitted on the solutions (Fig. 6): strong random couplings at first order
+    # (naive mean field) have many fixed points
+    race.rbm.W[...] = np.random.default_rng(1).normal(0, 5.0, race.rbm.W.shape)
+    race.update_settings(learning_rate=1e-6, momentum=0.0, order=1)
+    race.refit_map()
+    race.step()
+    snap = race.snapshot
+    assert snap["map"] == "solutions" and snap["n_unique"] >= 3 and not snap["refit_pending"]
+    assert race.solution_map is not fitted
+    assert np.allclose(snap["x"], snap["background_x"], atol=1e-8)   # fit set = embedded set
+
+
+def test_pause_step_and_reproducibility():
+    sink = Collector()
+    race = TapRace(TapSettings(**SMALL), sink=sink)
+    try:
+        race.start()
+        assert wait_for(lambda: len(sink.records) >= 3)
+        race.pause()
+        time.sleep(0.5)
+        n = len(race.records)
+        time.sleep(0.5)
+        assert len(race.records) == n and not race.running
+        assert len(sink.records) == n                       # everything recorded was delivered
+        rec = race.step()
+        assert len(rec) == 1 and len(race.records) == n + 1 and sink.records[-1] == rec[0]
+    finally:
+        race.stop()
+    assert not race._thread.is_alive()
+    other = TapRace(TapSettings(**SMALL))
+    for _ in range(n + 1):
+        other.step()
+    assert other.records == race.records                   # bit-for-bit from the seed
+    assert np.array_equal(other.rbm.W, race.rbm.W)
+
+
+def test_live_settings_and_reset_knobs():
+    race = TapRace(TapSettings(**SMALL))
+    race.step()
+    race.update_settings(learning_rate=0.01, order=1, damping=0.8, n_solutions=10)
+    a = race.algorithm
+    assert (a.learning_rate, a.order, a.damping, a.n_solutions) == (0.01, 1, 0.8, 10)
+    with pytest.raises(ValueError, match="Reset"):
+        race.update_settings(n_hidden=30)
+    with pytest.raises(ValueError, match="n_solutions"):
+        race.update_settings(n_solutions=51)
+    with pytest.raises(ValueError, match="n_solutions"):
+        TapRace(TapSettings(**{**SMALL, "n_solutions": 60}))
+
+
+def test_divergence_is_reported_not_raised():
+    errors = []
+    race = TapRace(TapSettings(**SMALL), on_error=errors.append)
+    race.step()
+    race.rbm.W[0, 0] = np.nan
+    assert race.step() == []
+    assert race.failed and errors == [race.failed] and "diverged" in race.failed
+    assert race.finished and len(race.records) == 1
+    assert race.step() == [] and len(errors) == 1
+
+
+def test_a_missing_mnist_file_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("RBMVIZ_DATA", str(tmp_path))
+    with pytest.raises(datasets.DatasetNotFoundError, match=str(tmp_path)):
+        TapRace(TapSettings(dataset="mnist"))
+
+
+def test_denoising_on_demand():
+    race = TapRace(TapSettings(**SMALL))
+    for _ in range(3):
+        race.step()
+    clean = race.test[5]
+    zero = race.denoise(0.0, 5)
+    for k in ("noisy", "ope", "tap"):
+        assert np.array_equal(zero[k].ravel(), clean), k
+    assert zero["mcc"]["tap"] == pytest.approx(1.0)
+    lo, hi = race.denoise(0.1, 5), race.denoise(0.3, 5)
+    flips_lo = lo["noisy"].ravel() != clean
+    flips_hi = hi["noisy"].ravel() != clean
+    assert flips_lo.sum() < flips_hi.sum() and np.all(flips_hi[flips_lo])   # nested noise
+    assert lo["clean"].shape == race.image_shape == (8, 8)
+    # the TAP estimate is the library's TAP denoiser on the current model
+    y = hi["noisy"].reshape(1, -1)
+    lib = denoise(race.model_copy(), y, 0.3, method="tap", train=race.data)
+    assert np.array_equal(hi["tap"].ravel(), lib[0])
+    nn = denoise(None, y, 0.3, method="nn", train=race.data)
+    assert np.array_equal(hi["nn"].ravel(), nn[0])
+    assert all(-1 <= v <= 1 for v in hi["mcc"].values())
+    with pytest.raises(ValueError, match="index"):
+        race.denoise(0.1, len(race.test))
+    with pytest.raises(ValueError, match="p"):
+        race.denoise(0.7, 0)
+
+
+def test_model_copy_is_independent():
+    race = TapRace(TapSettings(**SMALL))
+    race.step()
+    m = race.model_copy()
+    assert isinstance(m, RBM) and np.array_equal(m.W, race.rbm.W) and m.W is not race.rbm.W
+    race.step()
+    race.step()
+    assert not np.array_equal(m.W, race.rbm.W)
