@@ -245,3 +245,19 @@ def test_short_mnist_run_shows_the_papers_trends():
     assert claims["one TAP solution at the start of training"]["holds"]
     assert claims["no explosion of solutions"]["holds"]
     print(rt.format_summary(summary))
+
+
+def test_bench_numpy_peer_is_the_same_update():
+    """bench/bench_tap_train.py times rbmviz's TAP update against a plain-numpy Alg. 2; the
+    comparison is fair only if both compute the same update (to round-off)."""
+    import sys
+    from pathlib import Path
+    root = str(Path(__file__).resolve().parents[1])
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    pytest.importorskip("threadpoolctl")
+    from bench import bench_tap_train as bt
+    rng = np.random.default_rng(0)
+    X = (rng.random((300, 784)) < 0.2).astype(float)
+    res = bt.check_agreement(X, rng.permutation(300), n_batches=2)
+    assert res["match"], res["detail"]
