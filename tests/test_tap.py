@@ -323,3 +323,104 @@ def test_bad_input():
         tap.log_likelihood(rbm, X + 0.5)
     with pytest.raises(ValueError, match="n_init must be >= 1"):
         tap.log_likelihood(rbm, X, n_init=0)
+
+
+# ------------------------------------------------------------------ general priors (order 2)
+def _general_rbm(visible, hidden="bernoulli", nv=6, nh=4, scale=0.5, seed=21):
+    from rbmviz import units
+    rng = np.random.default_rng(seed)
+    vp = units.make(visible, nv, **({} if visible == "bernoulli" else {"V": rng.uniform(1.0, 3.0, nv)}))
+    hp = units.make(hidden, nh, **({} if hidden == "bernoulli" else {"V": rng.uniform(1.0, 3.0, nh)}))
+    rbm = rbmviz.RBM(nv, nh, visible=vp, hidden=hp, init="zeros")
+    rbm.set_params(W=rng.normal(0, scale, (nv, nh)), b=rng.normal(0, 0.5, nv), c=rng.normal(0, 0.5, nh))
+    X = rng.random((5, nv))
+    if visible == "truncated_gauss_bernoulli":
+        X[rng.random(X.shape) < 0.3] = 0.0
+    return rbm, X
+
+
+def _eq36(rbm, z, nv, nh, field=None):
+    vis, hid = inf._layers(rbm)
+    av, cv, Bv, Av = (z[k * nv:(k + 1) * nv][None] for k in range(4))
+    o = 4 * nv
+    ah, ch, Bh, Ah = (z[o + k * nh:o + (k + 1) * nh][None] for k in range(4))
+    return inf._free_energy_eq36(rbm.W, vis, hid, av, cv, ah, ch, Bv, Av, Bh, Ah, field)[0]
+
+
+@pytest.mark.parametrize("visible,hidden", [("truncated_gaussian", "bernoulli"),
+                                            ("truncated_gauss_bernoulli", "bernoulli"),
+                                            ("truncated_gaussian", "truncated_gaussian")])
+def test_general_priors_stationary_free_energy(visible, hidden):
+    """At converged Alg. 1 fixed points the finite-difference gradient of eq. (36) with
+    respect to every (a, c, B, A) vanishes (tap.md B.3)."""
+    rbm, X = _general_rbm(visible, hidden)
+    sol = tap.solve(rbm, X, tol=1e-28, max_iter=5000)
+    assert sol.converged.all()
+    nv, nh = rbm.n_visible, rbm.n_hidden
+    r = 2
+    z0 = np.concatenate([sol.av[r], sol.cv[r], sol.Bv[r], sol.Av[r], sol.ah[r], sol.ch[r], sol.Bh[r], sol.Ah[r]])
+    assert _eq36(rbm, z0, nv, nh) == pytest.approx(sol.free_energy[r], abs=1e-12)
+
+    def grad(z):
+        g = np.empty_like(z)
+        for k in range(z.size):
+            h = 1e-6
+            zp, zm = z.copy(), z.copy()
+            zp[k] += h
+            zm[k] -= h
+            g[k] = (_eq36(rbm, zp, nv, nh) - _eq36(rbm, zm, nv, nh)) / (2 * h)
+        return g
+
+    assert np.abs(grad(z0)).max() < 1e-7
+    zp = z0.copy()
+    zp[:nv] += 0.01
+    assert np.abs(grad(zp)).max() > 1e-3
+    # a = f_a(B, A), c = f_c(B, A) for both layers at the fixed point
+    vis, hid = inf._layers(rbm)
+    _, fa, fc = vis.moments(sol.Bv, sol.Av)
+    np.testing.assert_allclose(fa, sol.av, atol=1e-12)
+    np.testing.assert_allclose(fc, sol.cv, atol=1e-12)
+    _, fa, fc = hid.moments(sol.Bh, sol.Ah)
+    np.testing.assert_allclose(fa, sol.ah, atol=1e-12)
+
+
+def test_general_priors_zero_weights_and_likelihood():
+    """W = 0: the solution is the priors' own moments, 𝔽 = 0 (normalised priors), log Z the
+    sum of the prior log-normalisers, and eq. (39) the exact factorised log-likelihood."""
+    rbm, X = _general_rbm("truncated_gauss_bernoulli", "truncated_gaussian")
+    rbm.W[:] = 0.0
+    sol = tap.solve(rbm, X, tol=1e-24)
+    vp, hp = rbm.visible_prior, rbm.hidden_prior
+    mv, m2v = vp.prior_moments(rbm.b)
+    mh, _ = hp.prior_moments(rbm.c)
+    np.testing.assert_allclose(sol.av, np.broadcast_to(mv, sol.av.shape), atol=1e-12)
+    np.testing.assert_allclose(sol.cv, np.broadcast_to(m2v - mv ** 2, sol.cv.shape), atol=1e-12)
+    np.testing.assert_allclose(sol.ah, np.broadcast_to(mh, sol.ah.shape), atol=1e-12)
+    np.testing.assert_allclose(sol.free_energy, 0.0, atol=1e-12)
+    np.testing.assert_allclose(sol.log_z, vp.log_normaliser(rbm.b).sum() + hp.log_normaliser(rbm.c).sum())
+    ll = tap.log_likelihood(rbm, X, tol=1e-24)
+    assert ll == pytest.approx(vp.log_prior(rbm.b, X).sum(axis=1).mean(), abs=1e-10)
+
+
+def test_general_priors_field_equals_shifted_bias():
+    """A visible field D tilts the prior like the linear natural parameter U → U + D: the
+    same means and the same log-partition estimate of that model."""
+    rbm, X = _general_rbm("truncated_gaussian", "bernoulli", scale=0.8)
+    D = np.random.default_rng(2).normal(0, 1.0, rbm.n_visible)
+    s = tap.solve(rbm, X, visible_field=D, tol=1e-26, max_iter=5000)
+    shifted = rbm.copy()
+    shifted.b = rbm.b + D
+    r = tap.solve(shifted, X, tol=1e-26, max_iter=5000)
+    np.testing.assert_allclose(s.av, r.av, atol=1e-12)
+    np.testing.assert_allclose(s.log_z, r.log_z, atol=1e-10)
+
+
+def test_general_priors_bad_input():
+    rbm, X = _general_rbm("truncated_gaussian")
+    with pytest.raises(ValueError, match="order=2 only"):
+        tap.solve(rbm, X, order=3)
+    with pytest.raises(ValueError, match="outside the support"):
+        tap.solve(rbm, X + 1.0)
+    with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
+        tap.solve(rbm, X - 1.0, data_anchored=False)
+    assert tap.solve(rbm, X * 0.5, data_anchored=False).converged.all()
