@@ -233,9 +233,19 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="time 20 batches only")
     ap.add_argument("--batches", type=int, default=60, help="batches timed (default 60 = 10%%)")
     ap.add_argument("--full", action="store_true", help="time the whole epoch for rbmviz")
+    ap.add_argument("--blas-threads", type=int, default=None,
+                    help="limit BLAS to this many threads for both contenders (threadpoolctl); "
+                         "on a loaded machine multi-threaded OpenBLAS can be 10-80x slower on "
+                         "these small matmuls")
     ap.add_argument("--out", default=str(RESULTS / "tap_train.json"), help="JSON results file")
     a = ap.parse_args(argv)
-    res = run(quick=a.quick, batches=a.batches, full=a.full)
+    if a.blas_threads is not None:
+        from threadpoolctl import threadpool_limits
+        with threadpool_limits(limits=a.blas_threads, user_api="blas"):
+            res = run(quick=a.quick, batches=a.batches, full=a.full)
+        res["blas_threads"] = a.blas_threads
+    else:
+        res = run(quick=a.quick, batches=a.batches, full=a.full)
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(res, indent=1, default=str))
