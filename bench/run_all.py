@@ -3,6 +3,8 @@
 * ``bench_large.py`` — PCD-1 on MNIST 784×500 (batch 100): rbmviz ``CD.update`` vs
   scikit-learn's ``BernoulliRBM`` (updates/s), the share of the update its GEMMs account
   for, a breakdown of ``CD.update`` and a thread sweep.
+* ``bench_tap_train.py`` — one TAP training epoch (Alg. 2, M = K = 100, N_h = 100) on
+  60,000 binary-MNIST images: rbmviz vs a plain-numpy Alg. 2 (timed fraction, extrapolated).
 * ``bench_small.py`` — full-batch CD-12/PCD-12 on 3×3 bars & stripes: rbmviz's fused
   kernel vs plain numpy (epochs/s).
 
@@ -65,7 +67,13 @@ def main(argv=None):
     small = bench_small.run(quick=a.quick)
     print()
     large = bench_large.run(quick=a.quick)
+    print()
+    from bench import bench_tap_train
+    tap_train = bench_tap_train.run(quick=a.quick)
     rows = summary_rows(large, small)
+    rows.append(("tap", "TAP epoch 60k, 784x100 (" + ("full" if tap_train["full"] else "extrapolated") + ")",
+                 f"{tap_train['rbmviz_epoch_s']:.1f} s", f"{tap_train['ratio']:.2f}x numpy",
+                 f"< {tap_train['target_s']:.0f} s", "PASS" if tap_train["pass"] else "MISS"))
     print("\n== Summary")
     print(table(rows, ["bench", "what", "value", "", "target", ""], left=2))
     if a.quick:
@@ -78,7 +86,8 @@ def main(argv=None):
     if small["noise"]["busy"]:
         print("WARNING: the machine was busy during bench_small (see its warning); rerun when idle.")
     res = {"quick": a.quick, "seconds": time.perf_counter() - t0,
-           "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "large": large, "small": small}
+           "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "large": large, "small": small,
+           "tap_train": tap_train}
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(res, indent=1, default=str))
