@@ -128,8 +128,14 @@ def test_reproducible_from_seed():
     X, y, Xt = _toy_data()
     kw = dict(epochs=2, samples=40, eval_samples=20, hidden=(4,), batch_size=10,
               n_solutions=5, learning_rate=0.05, ps=(0.2,), data=(X, y, Xt))
-    a, _ = rt.run(seed=5, **kw)
+    recs, models = [], {}
+    a, _ = rt.run(seed=5, callback=recs.append, models=models, **kw)
     b, _ = rt.run(seed=5, **kw)
+    # the callback saw every curve row as it was made; the trained model is handed back
+    assert [r["epoch"] for r in recs] == list(a["curves"]["epoch"])
+    assert recs[-1]["tap_ll"] == a["curves"]["tap_ll"].iloc[-1]
+    assert list(models) == [4]
+    assert rt.evaluate_tap(models[4], X[:20])["ll"] == pytest.approx(recs[-1]["tap_ll"], abs=1e-12)
     c, _ = rt.run(seed=6, **kw)
     for name in rt.TABLES:
         cols = [k for k in a[name].columns if k != "wall_time"]

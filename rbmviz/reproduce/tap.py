@@ -236,8 +236,8 @@ def run(*, epochs=100, samples=60_000, eval_samples=10_000, test_samples=1_000,
         isomap_epochs=PAPER["isomap_epochs"], ps=DEFAULT_PS, batch_size=100, n_solutions=100,
         learning_rate=0.005, weight_decay=0.001, momentum=0.5, momentum_form="heavy_ball",
         init_scale=0.001, damping=0.5,
-        eval_damping=1.0, tol=1e-8, max_iter=1000, unique_tol=1e-4, n_neighbors=5, seed=0, data=None,
-        progress=False):
+        eval_damping=1.0, tol=1e-8, max_iter=1000, unique_tol=1e-4, n_neighbors=5, seed=0,
+        data=None, progress=False, callback=None, models=None):
     """Run the experiment.
 
     Parameters
@@ -275,6 +275,11 @@ def run(*, epochs=100, samples=60_000, eval_samples=10_000, test_samples=1_000,
         (tests, other data); ``labels_train`` may be None (no data map) and ``X_test`` None
         (no denoising).  ``samples`` / ``test_samples`` then take the first rows.
     progress : show a tqdm progress bar.
+    callback : callable, optional
+        ``callback(record)`` after every evaluation, with the new row of the ``curves``
+        table (a dict) — e.g. to stream a live plot.
+    models : dict, optional
+        Receives the trained models, ``models[N_h] = rbm``.
 
     Returns
     -------
@@ -334,7 +339,6 @@ def run(*, epochs=100, samples=60_000, eval_samples=10_000, test_samples=1_000,
                    desc="tap", file=sys.stderr, bar_format="{l_bar}{bar}| {elapsed}<{remaining}")
     t0 = time.perf_counter()
     curves, sol_tables, iso_frames, map_frames, den_frames = [], [], [], [], []
-    models = {}
     try:
         for i, nh in enumerate(s["hidden"]):
             rbm = RBM(X.shape[1], nh, init="normal", scale=s["init_scale"], seed=s["seed"] + i)
@@ -372,6 +376,8 @@ def run(*, epochs=100, samples=60_000, eval_samples=10_000, test_samples=1_000,
                     "weight_norm": rec["weight_norm"], "eval_iterations": ev["iterations"],
                     "n_fallback": ev["n_fallback"],
                     "train_not_converged": alg.not_converged_total})
+                if callback is not None:
+                    callback(dict(curves[-1]))
                 if nh == s["count_hidden"] and int(ep) in iso_epochs:
                     reps = np.asarray(st["representatives"], dtype=np.int64)
                     iso_points[int(ep)] = (solution_features(ev["sol"], reps),
@@ -401,7 +407,8 @@ def run(*, epochs=100, samples=60_000, eval_samples=10_000, test_samples=1_000,
                                     max_iter=s["max_iter"])
                 d.insert(0, "n_hidden", np.where(d["method"] == "tap", nh, 0))
                 den_frames.append(d)
-            models[nh] = rbm
+            if models is not None:
+                models[nh] = rbm
     finally:
         if bar is not None:
             bar.close()
