@@ -259,3 +259,84 @@ def test_run_records_tap_ll_metric():
     assert recs[-1]["tap_ll"] == ref
     exact = rbmviz.evaluate.log_likelihood_exact(rbm, X[:10])
     assert abs(recs[-1]["tap_ll"] - exact) < 1e-4
+
+
+@pytest.mark.parametrize("name,kw", [("truncated_gaussian", {"V": 1.7}),
+                                     ("truncated_gauss_bernoulli", {"V": 0.8, "rho": 0.2}),
+                                     ("bernoulli", {})])
+def test_kernel_grad_log_z_matches_units(name, kw):
+    """The kernel path of the negative phase equals rbmviz.units' numpy gradients (eqs. 85–86, 107)."""
+    rng = np.random.default_rng(0)
+    prior = units.make(name, 6, **kw)
+    if name == "truncated_gauss_bernoulli":
+        prior.rho = rng.uniform(0.05, 0.95, 6)
+    U = rng.normal(0, 1, 6)
+    B, A = rng.normal(0, 3, (9, 6)), -rng.uniform(0, 4, (9, 6))
+    fast, ref = tap_alg.grad_log_z_rows(prior, U, B, A), prior.grad_log_z(U, B, A)
+    assert set(fast) == set(ref)
+    for k in ref:
+        assert np.allclose(fast[k], ref[k], rtol=1e-11, atol=1e-12), k
+
+
+# ---------------------------------------------------------------------------- Table 1 presets
+def test_presets_table1_values():
+    from rbmviz.tap import presets
+    P = presets.PRESETS
+    assert sorted(P) == sorted(["binary-mnist-25", "binary-mnist-50", "binary-mnist-100",
+                                "binary-mnist-500", "real-mnist-100", "real-mnist-500", "cbcl-256"])
+    b, r, c = P["binary-mnist-100"], P["real-mnist-500"], P["cbcl-256"]
+    assert (b.n_visible, b.batch_size, b.n_solutions, b.learning_rate, b.weight_decay, b.momentum) == \
+        (784, 100, 100, 0.005, 0.001, 0.5)
+    assert (r.visible, r.learning_rate, r.learning_rate_final, r.weight_decay) == \
+        ("truncated_gauss_bernoulli", 1e-2, 1e-5, 0.001)
+    assert (c.n_visible, c.n_hidden, c.batch_size, c.n_solutions, c.visible, c.weight_decay) == \
+        (361, 256, 20, 20, "truncated_gaussian", 0.01)
+    alg = rbmviz.algorithms.create("tap", **r.algorithm_settings())
+    assert alg.decay_epochs == r.epochs and alg.n_solutions == 100
+    assert presets.get("cbcl-256", n_hidden=8).n_hidden == 8
+    with pytest.raises(TypeError, match="no field"):
+        presets.get("cbcl-256", hidden_units=8)
+    with pytest.raises(ValueError, match="preset"):
+        presets.get("cifar-10")
+
+
+def test_init_priors_from_data():
+    from rbmviz.tap.presets import init_priors_from_data
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.2, 0.6, (500, 3))
+    X[:250, 2] = 0.0
+    tg = rbmviz.RBM(3, 2, visible="truncated_gaussian")
+    init_priors_from_data(tg, X)
+    var, mu = X.var(0), X.mean(0)
+    assert np.allclose(tg.visible_prior.V, 1 / var) and np.allclose(tg.b, mu / var)
+    tgb = rbmviz.RBM(3, 2, visible="truncated_gauss_bernoulli")
+    init_priors_from_data(tgb, X)
+    assert np.allclose(tgb.visible_prior.rho, [1, 1, 0.5], atol=1e-3)
+    nz = X[250:, 2]
+    assert np.isclose(tgb.visible_prior.V[2], 1 / nz.var()) and np.isclose(tgb.b[2], nz.mean() / nz.var())
+    bern = rbmviz.RBM(3, 2)
+    init_priors_from_data(bern, (X > 0.4).astype(float))
+    m = np.clip((X > 0.4).mean(0), 1e-3, 1 - 1e-3)
+    assert np.allclose(bern.b, np.log(m / (1 - m)))
+
+
+@pytest.mark.parametrize("name", ["binary-mnist-25", "real-mnist-100", "cbcl-256"])
+def test_build_preset_and_one_update(name):
+    from rbmviz import datasets
+    from rbmviz.tap import presets
+    p = presets.get(name)
+    if not datasets.available("cbcl" if p.dataset == "cbcl" else "mnist"):
+        pytest.skip("data set files not available (RBMVIZ_DATA)")
+    data, rbm, alg = presets.build(name, limit=2 * p.batch_size, n_hidden=10, seed=1)
+    assert data.shape == (2 * p.batch_size, p.n_visible) and rbm.n_hidden == 10
+    assert rbm.visible == p.visible and rbm.hidden == "bernoulli"
+    if p.dataset == "binary-mnist":
+        assert set(np.unique(data)) == {0.0, 1.0}
+    else:
+        assert data.min() >= 0 and data.max() <= 1 and not np.all(np.isin(data, [0, 1]))
+    assert abs(rbm.W.std() - p.init_scale) < 3e-4
+    W0 = rbm.W.copy()
+    alg.setup(rbm, data, p.batch_size)
+    alg.update(rbm, data[: p.batch_size])
+    assert alg.last_not_converged == 0 and not np.array_equal(rbm.W, W0)
+    assert np.isfinite(rbm.W).all() and np.isfinite(rbm.b).all()

@@ -38,7 +38,7 @@ import numpy as np
 from .._validation import check_choice, check_float, check_int
 from .base import Algorithm, params_healthy
 
-__all__ = ["TAP", "tap_gradient", "V_MIN", "RHO_MIN"]
+__all__ = ["TAP", "tap_gradient", "grad_log_z_rows", "V_MIN", "RHO_MIN"]
 
 #: smallest precision V of truncated (Gauss–Bernoulli) priors kept during training
 V_MIN = 1e-3
@@ -65,6 +65,34 @@ def _is_binary(prior) -> bool:
 def _g(m):
     """Third-order EMF factor g(m) = (m − m²)(½ − m) (tap.md A.1)."""
     return (m - m * m) * (0.5 - m)
+
+
+def grad_log_z_rows(prior, U, B, A) -> dict:
+    """Mean over rows of ``∂_θ ln Z(B, A; θ)`` — the same as ``prior.grad_log_z(U, B, A)`` —
+    with the tilted moments from the parallel Numba kernel
+    (:func:`rbmviz.kernels.priors.moments_rows`) for truncated priors (tap-priors.md §1–2):
+
+    ``∂_U = ⟨f_a⟩ − ⟨x⟩_P``, ``∂_V = −½(⟨f_c + f_a²⟩ − ⟨x²⟩_P)``,
+    ``∂_ρ = (⟨π_Q⟩ − π_0)/(ρ(1 − ρ))`` with ``π_Q = 1 − (1 − ρ) e^{−(ln Z + ln Z_P)}`` (the
+    tilted probability of ``x ≠ 0``, from the kernel's ``ln Z``) and ``π_0`` its value at
+    ``B = A = 0``.  Other priors use ``prior.grad_log_z``."""
+    if getattr(prior, "name", "") not in ("truncated_gaussian", "truncated_gauss_bernoulli"):
+        return prior.grad_log_z(U, B, A)
+    from ..kernels.priors import moments_rows
+
+    args = prior.kernel_args(np.asarray(U, dtype=np.float64))
+    B = np.ascontiguousarray(B, dtype=np.float64)
+    A = np.ascontiguousarray(np.broadcast_to(A, B.shape), dtype=np.float64)
+    lz, fa, fc = np.empty_like(B), np.empty_like(B), np.empty_like(B)
+    moments_rows(*args, B, A, lz, fa, fc)
+    m1, m2 = prior.prior_moments(args[1])
+    out = {"U": fa.mean(axis=0) - m1, "V": -0.5 * ((fc + fa * fa).mean(axis=0) - m2)}
+    if prior.name == "truncated_gauss_bernoulli":
+        rho, logz0 = prior.rho, args[6]
+        pi_q = 1.0 - (1.0 - rho) * np.exp(-(lz + logz0))
+        pi_0 = 1.0 - (1.0 - rho) * np.exp(-logz0)
+        out["rho"] = (pi_q.mean(axis=0) - pi_0) / (rho * (1.0 - rho))
+    return out
 
 
 def tap_gradient(rbm, X, sol, rows=None, *, order=2) -> dict:
@@ -123,8 +151,8 @@ def tap_gradient(rbm, X, sol, rows=None, *, order=2) -> dict:
         out["c"] = fa_x.mean(axis=0) - ah.mean(axis=0)
         return out
     Bv, Av, Bh, Ah = (np.asarray(x, dtype=np.float64)[sel] for x in (sol.Bv, sol.Av, sol.Bh, sol.Ah))
-    gv_pos, gv_neg = vp.grad_log_prior(b, X), vp.grad_log_z(b, Bv, Av)
-    gh_pos, gh_neg = hp.grad_log_z(c, Bx, zero), hp.grad_log_z(c, Bh, Ah)
+    gv_pos, gv_neg = vp.grad_log_prior(b, X), grad_log_z_rows(vp, b, Bv, Av)
+    gh_pos, gh_neg = grad_log_z_rows(hp, c, Bx, zero), grad_log_z_rows(hp, c, Bh, Ah)
     out["b"] = gv_pos["U"] - gv_neg["U"]
     out["c"] = gh_pos["U"] - gh_neg["U"]
     out["visible"] = {k: gv_pos[k] - gv_neg[k] for k in vp.param_names}
