@@ -32,6 +32,20 @@ while the model learns, so a point's position means the same thing at every epoc
 :meth:`TapRace.refit_map` refits it the paper's way (Fig. 6: on the current unique solutions'
 ``[a^v, a^h]``); later snapshots then use that map, again fitted once.
 
+Counting tolerance: the solves whose solutions are counted or averaged (the evaluation solve
+and the landscape) stop when the MSE between successive iterates is below
+:data:`COUNT_TOL` = 1e-12, not the paper's 1e-8.  With damping 0.5 a run stopped at 1e-8 can
+still be ~1e-3 away from its fixed point in some units — more than the 1e-4 de-duplication
+tolerance of ``rbmviz.tap.unique_solutions`` — so one solution reached from 300 images was
+counted as ~290 (measured on the digits at initialisation; 1 at 1e-10 and below).  Training
+keeps Alg. 2's 1e-8 (:data:`TOL`).
+
+Defaults: Table 1's binary-MNIST settings (M = K = 100, ε = 0.001, η = 0.5), except
+γ = 0.1 (Table 1's 0.005 is meant for 600 updates an epoch over 100 epochs; a live run of a
+few thousand images needs a larger step to move within a minute) and heavy-ball momentum
+(``momentum_form``; the momentum exactly as Alg. 2 prints it, ``+ η ΔW(t−1)`` without γ, is
+a knob: at η = 0.5 it made the weights jump and the TAP log-likelihood stall in our runs).
+
 Denoising (Fig. 8–9) is a pure function of ``(p, digit index)`` and the *current* model,
 computed on demand by :meth:`TapRace.denoise` on the caller's thread (the model parameters
 are copied under the race's lock, so the training thread only waits for the copy): one held-out
@@ -45,7 +59,9 @@ the evaluation/landscape sets need a new race.
 from __future__ import annotations
 
 import os
+import threading
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 import param
@@ -58,7 +74,7 @@ from .model import RBM
 from .runs import batch_bounds
 
 __all__ = ["TapSettings", "TapRace", "TAP_DATASETS", "LIVE_TAP_KNOBS", "PACE_KNOBS",
-           "RECORD_FIELDS", "tap_data"]
+           "RECORD_FIELDS", "tap_data", "mnist_available", "data_root"]
 
 #: knobs the running race accepts between points
 LIVE_TAP_KNOBS = ("learning_rate", "momentum", "momentum_form", "weight_decay", "n_solutions",
@@ -80,9 +96,34 @@ MAX_WEIGHT = 1e3
 N_TEST = 200
 
 
-def _data_root() -> str:
+def data_root() -> str:
     """The data directory of this tab: ``$RBMVIZ_DATA``, else ``/work/shared/data``."""
     return os.environ.get("RBMVIZ_DATA") or "/work/shared/data"
+
+
+_ENV_LOCK = threading.Lock()
+
+
+@contextmanager
+def _data_env():
+    """``RBMVIZ_DATA`` = :func:`data_root` while the loaders run (restored after; serialised,
+    as sessions load concurrently)."""
+    with _ENV_LOCK:
+        old = os.environ.get("RBMVIZ_DATA")
+        os.environ["RBMVIZ_DATA"] = data_root()
+        try:
+            yield
+        finally:
+            if old is None:
+                os.environ.pop("RBMVIZ_DATA", None)
+            else:
+                os.environ["RBMVIZ_DATA"] = old
+
+
+def mnist_available() -> bool:
+    """Whether the MNIST files :func:`tap_data` reads are in the data directory."""
+    with _data_env():
+        return bool(datasets.available("mnist"))
 
 
 def tap_data(name, limit, *, seed=0):
@@ -105,17 +146,10 @@ def tap_data(name, limit, *, seed=0):
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 10:
         raise ValueError(f"limit (training rows) must be an integer >= 10, got {limit!r}")
     if name == "mnist":
-        old = os.environ.get("RBMVIZ_DATA")
-        os.environ["RBMVIZ_DATA"] = _data_root()
-        try:
+        with _data_env():
             train = datasets.mnist("train", binarize="threshold", limit=min(int(limit), 60_000))
             test, labels = datasets.mnist("test", binarize="threshold", limit=N_TEST,
                                           return_labels=True)
-        finally:
-            if old is None:
-                os.environ.pop("RBMVIZ_DATA", None)
-            else:
-                os.environ["RBMVIZ_DATA"] = old
         return train, test, labels, (28, 28)
     X, y = datasets.digits(binarize="threshold", return_labels=True)
     rest = np.random.default_rng(stream_seed(seed, "digits")).permutation(len(X) - N_TEST)

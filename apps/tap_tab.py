@@ -1,0 +1,473 @@
+"""The explorer's "TAP landscape" tab: a TAP machine trains live (Tramel et al. 2018, Alg. 2)
+while its TAP log-likelihood and its number of unique TAP solutions stream; every few epochs
+the Isomap map of the solutions (coloured by TAP free energy) and the free-energy histogram
+refresh; a denoising panel shows one held-out digit through a binary symmetric channel with
+the OPE, 1-NN and TAP estimates.
+
+Mirrors :class:`bias_tab.BiasSession`: :class:`rbmviz.live_tap.TapRace` trains on its own
+thread and calls ``_sink(records, snapshot)`` at most 10 times a second; the
+:class:`feed.DocumentFeed` mix-in applies back-pressure and runs ``_apply_batch`` on the
+document's event loop under ``doc.models.freeze()`` and ``pn.io.hold``, which sends the
+records to one HoloViews ``Buffer`` per curve and, when the snapshot id changed, the landscape
+to ``Pipe`` streams.  Denoising runs on a short-lived worker thread when the p slider or the
+digit moves (never on the training thread, never on the event loop); its result is handed to
+the document the same way.  One :class:`TapSession` per browser session; closing the tab stops
+its thread.
+"""
+from __future__ import annotations
+
+import threading
+from functools import partial
+
+import holoviews as hv
+import numpy as np
+import pandas as pd
+import panel as pn
+
+from feed import DocumentFeed
+from rbmviz.live_tap import (LIVE_TAP_KNOBS, N_TEST, PACE_KNOBS, TAP_DATASETS, TapRace,
+                             TapSettings, data_root, mnist_available)
+
+#: streamed series → (legend label, colour, plot)
+SERIES = {
+    "tap_ll": ("TAP log-likelihood per unit (eq. 39 / (Nv + Nh))", "#d62728", "ll"),
+    "n_unique": ("unique TAP solutions", "#2ca02c", "count"),
+    "n_not_converged": ("not converged", "#7f7f7f", "count"),
+}
+RESET_KNOBS = {"dataset", "limit", "n_hidden", "batch_size", "seed", "eval_rows", "landscape_rows"}
+#: the images of the denoising panel, in order
+DENOISE_VIEWS = (("clean", "clean digit"), ("noisy", "noisy (channel output)"),
+                 ("ope", "OPE"), ("nn", "1-NN"), ("tap", "TAP"))
+FORMULA = (r"\frac{1}{N_v+N_h}\Big[\textstyle\sum_i \ln P_i(x_i) + \sum_j \ln Z^h_j\big("
+           r"\sum_i W_{ij}x_i, 0\big) + \frac1K\sum_k \mathbb{F}_{RBM}(a_k, c_k)\Big]")
+INTRO = """\
+A binary RBM trains with **TAP training** (Tramel et al. 2018, Alg. 2): every mini-batch of M
+images starts K runs of the TAP fixed-point iteration (Alg. 1) from data points; the
+solutions replace the Gibbs chains of contrastive divergence in the gradient (eqs. 40–42).
+The red curve is the **TAP log-likelihood per unit** (eq. 39 divided by Nv + Nh) of a fixed
+set of training images, the green one the **number of unique TAP solutions** reached from
+them.  Every few epochs the **landscape** refreshes: the unique solutions reached from N
+training images, placed on a 2-D Isomap map and coloured by their TAP free energy 𝔽 (eq. 36;
+𝔽 ≈ −ln 𝒵, the higher the more weight), and the histogram of those free energies (Fig. 5).
+"""
+MAP_NOTE = {
+    "data": ("Map: an Isomap fitted **once**, on the N training images of the landscape set "
+             "(grey), at the first snapshot; each solution is placed by its visible means aᵛ — the "
+             "coordinates mean the same at every epoch (Fig. 7's construction).  **Refit map** "
+             "refits it on the current solutions' [aᵛ, aʰ] as in Fig. 6."),
+    "solutions": ("Map: an Isomap fitted **once** on the unique solutions' [aᵛ, aʰ] of epoch "
+                  "{epoch:.2f} (grey: those solutions, Fig. 6); later solutions are embedded with "
+                  "the same map, so positions stay comparable.  **Refit map** fits it again."),
+}
+
+
+class TapSession(DocumentFeed):
+    """What one browser session's "TAP landscape" tab owns: settings, race, streams, widgets."""
+
+    def __init__(self, doc=None):
+        self.settings = TapSettings()
+        self.doc = doc if doc is not None else pn.state.curdoc
+        self.race: TapRace | None = None
+        self.race_id = 0
+        self.shown_snapshot = None
+        self._dn_lock = threading.Lock()
+        self._dn_want, self._dn_busy = None, False
+        self._init_feed()
+        fallback = not mnist_available()
+        if fallback:              # work offline: no toast at page load, a note in the tab
+            self.settings.dataset = "digits"
+        self._build_widgets()
+        self.reset()
+        if fallback:
+            self.settings_text.object = (f"ℹ The MNIST files are not in `{data_root()}` "
+                                         f"(set RBMVIZ_DATA): using the scikit-learn digits.")
+        pn.state.on_session_destroyed(self._destroyed)
+
+    # ------------------------------------------------------------------ widgets
+    def _build_widgets(self):
+        s = self.settings
+        w = self.widgets = {}
+        w["dataset"] = pn.widgets.Select.from_param(
+            s.param.dataset, options={label: name for name, label in TAP_DATASETS.items()},
+            name="Dataset (TAP)")
+        w["limit"] = pn.widgets.IntInput.from_param(s.param.limit, step=500, name="Training rows (TAP)")
+        w["n_hidden"] = pn.widgets.IntSlider.from_param(s.param.n_hidden, start=5, end=500,
+                                                        name="Hidden units Nh")
+        w["batch_size"] = pn.widgets.IntSlider.from_param(s.param.batch_size, start=10, end=500,
+                                                          step=10, name="Batch size M")
+        w["n_solutions"] = pn.widgets.IntSlider.from_param(s.param.n_solutions, start=1, end=500,
+                                                           name="TAP solutions per batch K (≤ M)")
+        w["learning_rate"] = pn.widgets.FloatSlider.from_param(
+            s.param.learning_rate, start=0.001, end=1.0, step=0.001, name="γ (learning rate)")
+        w["momentum"] = pn.widgets.FloatSlider.from_param(s.param.momentum, start=0.0, end=0.95,
+                                                          step=0.05, name="η (momentum on W)")
+        w["momentum_form"] = pn.widgets.RadioButtonGroup.from_param(s.param.momentum_form)
+        w["weight_decay"] = pn.widgets.FloatSlider.from_param(
+            s.param.weight_decay, start=0.0, end=0.05, step=0.0005, format="0.0000",
+            name="ε (ℓ2 strength)")
+        w["order"] = pn.widgets.RadioButtonGroup.from_param(s.param.order)
+        w["damping"] = pn.widgets.FloatSlider.from_param(s.param.damping, start=0.05, end=1.0,
+                                                         step=0.05, name="Damping of Alg. 1")
+        w["landscape_every"] = pn.widgets.IntSlider.from_param(s.param.landscape_every, start=1,
+                                                               end=20, name="Landscape every (epochs)")
+        w["landscape_rows"] = pn.widgets.IntInput.from_param(s.param.landscape_rows, step=100,
+                                                             name="Landscape initialisations N")
+        w["eval_rows"] = pn.widgets.IntInput.from_param(s.param.eval_rows, step=50,
+                                                        name="Evaluation rows (TAP LL)")
+        w["updates_per_point"] = pn.widgets.IntSlider.from_param(
+            s.param.updates_per_point, start=1, end=50, name="Updates per point")
+        w["points_per_second"] = pn.widgets.IntSlider.from_param(
+            s.param.points_per_second, start=1, end=30, name="Points per second (TAP)")
+        w["seed"] = pn.widgets.IntInput.from_param(s.param.seed, name="Seed (TAP)")
+
+        self.p_slider = pn.widgets.FloatSlider(name="Flip probability p", start=0.0, end=0.5,
+                                               step=0.01, value=0.1)
+        self.digit_slider = pn.widgets.IntSlider(name="Test digit", start=0, end=N_TEST - 1, value=0)
+        # every move asks; the worker computes only the newest request (see _request_denoise)
+        self.p_slider.param.watch(self._request_denoise, "value")
+        self.digit_slider.param.watch(self._request_denoise, "value")
+        self.denoise_button = pn.widgets.Button(label="Denoise with the current model", width=230)
+        self.denoise_button.on_click(self._request_denoise)
+
+        self.start_button = pn.widgets.Button(label="▶ Start (TAP)", button_type="primary", width=120)
+        self.pause_button = pn.widgets.Button(label="❚❚ Pause (TAP)", width=120)
+        self.step_button = pn.widgets.Button(label="Step (TAP)", width=100)
+        self.reset_button = pn.widgets.Button(label="Reset (TAP)", button_type="danger", width=100)
+        self.refit_button = pn.widgets.Button(label="Refit map", width=100)
+        self.start_button.on_click(lambda e: self.start())
+        self.pause_button.on_click(lambda e: self.pause())
+        self.step_button.on_click(lambda e: self.step())
+        self.reset_button.on_click(lambda e: self.reset())
+        self.refit_button.on_click(lambda e: self.refit_map())
+        self.state_text = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self.settings_text = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self.alert_text = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"color": "#b00020"})
+        self.landscape_text = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self.map_text = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self.denoise_text = pn.pane.Markdown("", sizing_mode="stretch_width")
+        hv_pane = partial(pn.pane.HoloViews, sizing_mode="stretch_width", linked_axes=False)
+        self.ll_pane = hv_pane(min_height=300)
+        self.count_pane = hv_pane(min_height=240)
+        self.map_pane = hv_pane(min_height=380)
+        self.hist_pane = hv_pane(min_height=380)
+        self.denoise_pane = pn.pane.HoloViews(linked_axes=False)
+        s.param.watch(self._on_knob, [n for n in s.param if n != "name"])
+
+    def _on_knob(self, *events):
+        live = {e.name: e.new for e in events if e.name in LIVE_TAP_KNOBS + PACE_KNOBS}
+        if live and self.race is not None:
+            try:
+                self.race.update_settings(**live)
+            except (ValueError, TypeError) as exc:
+                self._notify(str(exc))
+            else:
+                what = ", ".join(f"{k} = {v}" for k, v in live.items())
+                self.settings_text.object = f"✔ {what} — applies from the next update."
+        needs_reset = sorted({e.name for e in events} & RESET_KNOBS)
+        if needs_reset:
+            self.settings_text.object = (f"⟳ Changed {', '.join(needs_reset)}: press **Reset (TAP)** "
+                                         f"to apply.")
+        self._refresh_state()
+
+    # ------------------------------------------------------------------ controls
+    def reset(self):
+        if self.race is not None:
+            self.race.stop(timeout=2)
+        self._clear_feed()
+        try:
+            self.race = TapRace(self.settings, sink=self._sink, on_error=self._error_from_thread)
+        except FileNotFoundError as exc:
+            self.race = None
+            self._notify(f"Cannot start: a data file is missing — {exc}  (or choose the "
+                         f"scikit-learn digits, which need no files)")
+            return
+        except (ValueError, TypeError) as exc:
+            self.race = None
+            self._notify(f"Cannot start: {exc}")
+            return
+        self.race_id += 1
+        self.shown_snapshot = None
+        rid = self.race_id
+        self.buffers = {}
+        dmaps = {"ll": [], "count": []}
+        for name, (label, color, plot) in SERIES.items():
+            buf = hv.streams.Buffer(pd.DataFrame({c: pd.Series(dtype=float)
+                                                  for c in ("epoch", "updates", "value")}),
+                                    length=100_000, index=False)
+            self.buffers[name] = buf
+            dmaps[plot].append(hv.DynamicMap(
+                partial(self._curve, name=name, label=label, color=color, race_id=rid),
+                streams=[buf], cache_size=1))
+        race = self.race
+        ds = TAP_DATASETS[race.settings.dataset].split(" (")[0]
+        title = (f"{ds}, {len(race.data):,} images · Nv = {race.rbm.n_visible}, "
+                 f"Nh = {race.rbm.n_hidden}")
+        self.ll_pane.object = dmaps["ll"][0].opts(hv.opts.Curve(
+            title=f"TAP log-likelihood per unit on {len(race.eval_data)} training images — {title}",
+            responsive=True, min_height=300))
+        self.count_pane.object = (dmaps["count"][0] * dmaps["count"][1]).opts(hv.opts.Overlay(
+            title=f"TAP solutions reached from the {len(race.eval_data)} evaluation images",
+            legend_position="top_left", responsive=True, min_height=240))
+        self.pipes = {"map": hv.streams.Pipe(data=self._map_frame(None)),
+                      "background": hv.streams.Pipe(data=self._background_frame(None)),
+                      "hist": hv.streams.Pipe(data=(np.array([0.0, 1.0]), np.array([0.0])))}
+        self.map_pane.object = (
+            hv.DynamicMap(partial(self._background, race_id=rid), streams=[self.pipes["background"]],
+                          cache_size=1)
+            * hv.DynamicMap(partial(self._scatter, race_id=rid), streams=[self.pipes["map"]],
+                            cache_size=1)).opts(hv.opts.Overlay(
+                                title="unique TAP solutions on the Isomap map (colour: free energy 𝔽)",
+                                responsive=True, min_height=380, show_legend=False))
+        self.hist_pane.object = hv.DynamicMap(partial(self._histogram, race_id=rid),
+                                              streams=[self.pipes["hist"]], cache_size=1)
+        shape = race.image_shape
+        blank = np.zeros(shape)
+        self.denoise_pipes = {k: hv.streams.Pipe(data=blank) for k, _ in DENOISE_VIEWS}
+        self.denoise_pane.object = hv.Layout([
+            hv.DynamicMap(partial(self._image, name=k, title=t, race_id=rid),
+                          streams=[self.denoise_pipes[k]], cache_size=1)
+            for k, t in DENOISE_VIEWS]).cols(5)
+        self.landscape_text.object = "*The first landscape snapshot is taken at the first point.*"
+        self.map_text.object = ""
+        self.denoise_text.object = ""
+        self.settings_text.object = ""
+        self.alert_text.object = ""
+        self._refresh_state()
+        self._request_denoise()
+
+    def start(self):
+        if self.race is None:
+            self.reset()
+        if self.race is not None:
+            if self.race.finished:
+                self._notify("This run stopped (diverged or reached its point limit): press "
+                             "Reset (TAP).", "warning")
+                return
+            self.race.start()
+            self._refresh_state()
+
+    def pause(self):
+        if self.race is not None:
+            self.race.pause()
+            self._refresh_state()
+
+    def step(self):
+        if self.race is None:
+            return
+        if self.race.running:
+            self.race.pause()
+        threading.Thread(target=self.race.step, daemon=True).start()   # the sink may wait
+
+    def refit_map(self):
+        if self.race is not None:
+            self.race.refit_map()
+            self.map_text.object = ("⟳ The map will be refitted on the solutions of the next "
+                                    "snapshot (at the next point: press Start or Step).")
+
+    # ------------------------------------------------------------------ thread → document
+    def _sink(self, records, snapshot):
+        self._feed(records, snapshot)
+
+    def _apply_batch(self, records, snapshot):
+        self._apply(records, snapshot)
+
+    def _error_from_thread(self, message):
+        def show():
+            self._notify(f"TAP landscape: {message}")
+            self._refresh_state()
+        self._schedule(show)
+
+    def _apply(self, records, snapshot):
+        if records:
+            df = pd.DataFrame.from_records(records)
+            for name, buf in self.buffers.items():
+                buf.send(pd.DataFrame({"epoch": df["epoch"].to_numpy(dtype=float),
+                                       "updates": df["updates"].to_numpy(dtype=float),
+                                       "value": df[name].to_numpy(dtype=float)}))
+        if snapshot is not None and snapshot["id"] != self.shown_snapshot:
+            self._show_snapshot(snapshot)
+        self._refresh_state()
+
+    def _show_snapshot(self, snap):
+        self.shown_snapshot = snap["id"]
+        self.pipes["background"].send(self._background_frame(snap))
+        self.pipes["map"].send(self._map_frame(snap))
+        self.pipes["hist"].send((snap["hist_edges"], snap["hist_heights"]))
+        fe = snap["free_energy"]
+        rng = f"𝔽 ∈ [{fe.min():.4g}, {fe.max():.4g}], mean {snap['mean_free_energy']:.4g}" if len(fe) else ""
+        self.landscape_text.object = (
+            f"**Landscape at epoch {snap['epoch']:.2f}** ({snap['updates']:,} updates): "
+            f"{snap['n_unique']} unique solutions from {snap['n_init']} initialisations "
+            f"({snap['n_converged']} converged) · {rng}")
+        note = MAP_NOTE[snap["map"]]
+        self.map_text.object = note.format(epoch=snap["map_epoch"] or 0.0)
+
+    # ------------------------------------------------------------------ denoising
+    def _request_denoise(self, *_):
+        race = self.race
+        if race is None:
+            return
+        with self._dn_lock:
+            self._dn_want = (float(self.p_slider.value), int(self.digit_slider.value), race,
+                             self.race_id)
+            if self._dn_busy:
+                return
+            self._dn_busy = True
+        threading.Thread(target=self._denoise_worker, daemon=True,
+                         name="rbmviz-tap-denoise").start()
+
+    def _denoise_worker(self):
+        while True:
+            with self._dn_lock:
+                want, self._dn_want = self._dn_want, None
+                if want is None:
+                    self._dn_busy = False
+                    return
+            p, index, race, rid = want
+            try:
+                out = race.denoise(p, index)
+            except Exception as exc:          # shown to the user, never raised on a thread
+                self._schedule(partial(self._notify, f"Denoising failed: {exc}"))
+                continue
+            self._schedule(partial(self._held, partial(self._show_denoise, out, rid)))
+
+    def _held(self, fn):
+        if self.doc is not None:
+            with self.doc.models.freeze(), pn.io.hold(self.doc):
+                fn()
+        else:
+            fn()
+
+    def _show_denoise(self, out, race_id):
+        if race_id != self.race_id:
+            return
+        for key, _ in DENOISE_VIEWS:
+            self.denoise_pipes[key].send(out[key])
+        m = out["mcc"]
+        conv = "" if out["tap_converged"] else " (TAP did not converge within max_iter)"
+        self.denoise_text.object = (
+            f"Test digit {out['index']} (a '{out['label']}'), p = {out['p']:.2f}, model of epoch "
+            f"{out['epoch']:.2f} · MCC against the clean digit — noisy {m['noisy']:.3f} · "
+            f"OPE {m['ope']:.3f} · 1-NN {m['nn']:.3f} · **TAP {m['tap']:.3f}**{conv}")
+
+    # ------------------------------------------------------------------ plot callbacks
+    @staticmethod
+    def _tag(name):
+        def hook(plot, element):                 # lets tests find this race's streamed data
+            plot.handles["source"].name = name
+        return hook
+
+    def _curve(self, data, name, label, color, race_id):
+        ylabel = "TAP LL per unit (nats)" if name == "tap_ll" else "solutions"
+        return hv.Curve(data, "epoch", ["value", "updates"], label=label).opts(
+            color=color, line_width=2, show_grid=True, tools=["hover"], framewise=True,
+            xlabel="epoch", ylabel=ylabel, hooks=[self._tag(f"curve-tap:{race_id}:{name}")])
+
+    @staticmethod
+    def _map_frame(snap):
+        if snap is None:
+            return pd.DataFrame({c: pd.Series(dtype=float)
+                                 for c in ("x", "y", "free_energy", "count")})
+        return pd.DataFrame({"x": snap["x"], "y": snap["y"], "free_energy": snap["free_energy"],
+                             "count": snap["counts"].astype(float)})
+
+    @staticmethod
+    def _background_frame(snap):
+        if snap is None:
+            return pd.DataFrame({"x": pd.Series(dtype=float), "y": pd.Series(dtype=float)})
+        return pd.DataFrame({"x": snap["background_x"], "y": snap["background_y"]})
+
+    def _scatter(self, data, race_id):
+        size = 6 + 10 * np.sqrt(data["count"] / max(float(data["count"].max()), 1.0)) \
+            if len(data) else 5
+        data = data.assign(size=size)
+        return hv.Points(data, ["x", "y"], ["free_energy", "count", "size"]).opts(
+            color="free_energy", cmap="viridis", colorbar=True, size="size", line_color="black",
+            tools=["hover"], framewise=True, xlabel="Isomap 1", ylabel="Isomap 2",
+            clabel="TAP free energy 𝔽 (eq. 36)",
+            hooks=[self._tag(f"landscape-tap:{race_id}:solutions")])
+
+    def _background(self, data, race_id):
+        return hv.Points(data, ["x", "y"]).opts(
+            color="#d0d0d0", size=3, framewise=True,
+            hooks=[self._tag(f"landscape-tap:{race_id}:background")])
+
+    def _histogram(self, data, race_id):
+        edges, heights = data
+        return hv.Histogram((edges, heights), kdims=["free_energy"], vdims=["solutions"]).opts(
+            color="#9467bd", line_color="white", framewise=True, responsive=True, min_height=380,
+            title="free energies 𝔽 of the unique solutions (Fig. 5)",
+            xlabel="TAP free energy 𝔽", ylabel="unique solutions", tools=["hover"],
+            hooks=[self._tag(f"landscape-tap:{race_id}:histogram")])
+
+    def _image(self, data, name, title, race_id):
+        h, w = np.shape(data)
+        return hv.Image(np.asarray(data, dtype=float), kdims=[f"col_{name}", f"row_{name}"],
+                        bounds=(0, 0, w, h)).opts(
+            cmap="gray_r", clim=(0, 1), xaxis=None, yaxis=None, title=title, frame_width=140,
+            frame_height=140, toolbar=None, hooks=[self._tag(f"denoise-tap:{race_id}:{name}")])
+
+    def _refresh_state(self):
+        race = self.race
+        if race is None:
+            return
+        state = ("running" if race.running else
+                 "stopped (diverged)" if race.failed else "paused")
+        s = race.settings
+        text = (f"**{state}** · epoch {race.epoch:.2f} · {race.updates:,} updates · γ = "
+                f"{s.learning_rate:g} · η = {s.momentum:g} ({s.momentum_form}) · ε = "
+                f"{s.weight_decay:g} · K = {s.n_solutions} · order {s.order} · damping {s.damping:g}")
+        last = race.records[-1] if race.records else None
+        if last is not None:
+            text += (f" · TAP LL per unit {last['tap_ll']:.4f} · {last['n_unique']} unique "
+                     f"solutions ({last['n_not_converged']} not converged)")
+        if race.failed:
+            text += f"\n\n⚠ {race.failed}"
+        self.state_text.object = text
+
+    # ------------------------------------------------------------------ layout
+    def panel(self):
+        w = self.widgets
+        controls = pn.Column(
+            pn.pane.Markdown("### Data and model"), w["dataset"], w["limit"], w["n_hidden"],
+            w["batch_size"],
+            pn.pane.Markdown("### Training (live)"), w["learning_rate"], w["momentum"],
+            w["momentum_form"], w["weight_decay"], w["n_solutions"],
+            pn.pane.Markdown("TAP order"), w["order"], w["damping"],
+            pn.pane.Markdown("### Landscape"), w["landscape_every"], w["landscape_rows"],
+            w["eval_rows"],
+            pn.pane.Markdown("### Pace"), w["updates_per_point"], w["points_per_second"],
+            pn.Card(w["seed"], title="Seed", collapsed=True),
+            width=300)
+        buttons = pn.Row(self.start_button, self.pause_button, self.step_button, self.reset_button,
+                         self.refit_button)
+        denoise = pn.Column(
+            pn.pane.Markdown(
+                "### Denoising (Sec. VII.4.1)\nEach pixel of a held-out digit is flipped with "
+                "probability p (binary symmetric channel).  **OPE**: the best pixel-by-pixel "
+                "guess from the pixel's training mean; **1-NN**: the closest training image; "
+                "**TAP**: Alg. 1 with the channel's evidence added to the visible field "
+                "(eq. 47), started at the OPE, with the current model.", sizing_mode="stretch_width"),
+            pn.Row(self.p_slider, self.digit_slider, self.denoise_button),
+            self.denoise_pane, self.denoise_text, sizing_mode="stretch_width")
+        plots = pn.Column(
+            buttons, self.state_text, self.settings_text, self.alert_text,
+            self.ll_pane, self.count_pane, self.landscape_text,
+            pn.Row(self.map_pane, self.hist_pane, sizing_mode="stretch_width"),
+            self.map_text, denoise, sizing_mode="stretch_width")
+        text = pn.Column(
+            pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
+            pn.pane.LaTeX(f"$\\text{{TAP LL per unit}} = {FORMULA}$", renderer="katex",
+                          sizing_mode="stretch_width"),
+            sizing_mode="stretch_width")
+        return pn.Column(text, pn.Row(controls, plots, sizing_mode="stretch_width"),
+                         name="TAP landscape", sizing_mode="stretch_width")
+
+
+def make_tap_tab(session=None):
+    """The "TAP landscape" tab for this browser session (``session``: the explorer's
+    :class:`~explorer_ui.ExplorerSession`, unused — the tab has its own race)."""
+    tap = TapSession(doc=getattr(session, "doc", None) if session is not None else None)
+    layout = tap.panel()
+    layout.tap_session = tap
+    return layout

@@ -1,0 +1,120 @@
+"""The explorer's "TAP landscape" tab in headless Chromium (on the bundled 8×8 digits: no data
+files): after Start, streamed TAP log-likelihood and unique-solution points arrive in the
+plot's data sources, the landscape scatter gets its solutions, and moving the p slider changes
+the noisy image of the denoising panel."""
+import re
+from pathlib import Path
+
+import pytest
+
+from test_explorer_browser import open_explorer
+
+OUTPUT = Path(__file__).resolve().parents[1] / "output"
+
+pytestmark = pytest.mark.browser
+
+#: {name: {column: [...]}} of the newest TAP race's sources "<kind>-tap:<id>:<series>"
+TAP_JS = """() => {
+  const found = [];
+  for (const m of Bokeh.documents[0].all_models) {
+    if (typeof m.name !== 'string' || !/^[a-z]+-tap:/.test(m.name) || !m.data) continue;
+    const d = m.data;
+    const keys = (d instanceof Map) ? Array.from(d.keys()) : Object.keys(d);
+    const cols = {};
+    for (const k of keys) {
+      const v = (d instanceof Map) ? d.get(k) : d[k];
+      cols[k] = Array.from(v || [], x => (x && typeof x === 'object') ? Array.from(x) : x);
+    }
+    const [kind, id, series] = m.name.split(':');
+    found.push([parseInt(id), kind.replace('-tap', '') + ':' + series, cols]);
+  }
+  if (!found.length) return {};
+  const last = Math.max(...found.map(f => f[0]));
+  const out = {};
+  for (const f of found) if (f[0] === last) out[f[1]] = f[2];
+  return out;
+}"""
+
+#: the newest TAP race id among the named sources
+MAX_ID_JS = """() => Math.max(0, ...Array.from(Bokeh.documents[0].all_models)
+    .filter(m => typeof m.name === 'string' && m.name.startsWith('curve-tap:'))
+    .map(m => parseInt(m.name.split(':')[1])))"""
+
+#: the Bokeh model titled <title> gets the option whose label contains <label>
+SELECT_JS = """([title, label]) => {
+  for (const m of Bokeh.documents[0].all_models) {
+    if (m.title !== title || !('options' in m)) continue;
+    for (const o of m.options) {
+      const [v, l] = Array.isArray(o) ? o : [o, o];
+      if (String(l).includes(label)) { m.value = v; return true; }
+    }
+  }
+  return false;
+}"""
+
+#: a slider's value, moved as a drag ends (value and value_throttled)
+SLIDER_JS = """([title, value]) => {
+  for (const m of Bokeh.documents[0].all_models) {
+    if (m.title === title && 'value' in m && 'step' in m) {
+      m.value = value; m.value_throttled = value; return true;
+    }
+  }
+  return false;
+}"""
+
+
+def tap_button(page, name):
+    return page.get_by_role("button", name=re.compile(rf"^[^A-Za-z]*{name} \(TAP\)$"))
+
+
+def tap_sources(page):
+    return page.evaluate(TAP_JS)
+
+
+def test_tap_tab_streams_the_landscape_and_denoises(browser, explorer_url):
+    page = open_explorer(browser, explorer_url)
+    page.get_by_text("TAP landscape", exact=True).click()     # the Bokeh tab header
+    reset = tap_button(page, "Reset")
+    reset.wait_for()
+    assert page.evaluate(SELECT_JS, ["Dataset (TAP)", "digits"])
+    page.get_by_text(re.compile(r"press \*?\*?Reset \(TAP\)")).wait_for()
+    reset.click()
+    page.wait_for_function(f"() => ({MAX_ID_JS})() >= 2")       # the Reset made a new race
+    page.wait_for_function(f"() => ({TAP_JS})()['denoise:noisy'] !== undefined && "
+                           f"({TAP_JS})()['curve:tap_ll'] !== undefined")
+    tap_button(page, "Start").click()
+    page.wait_for_function(
+        f"() => {{ const d = ({TAP_JS})(); return ['curve:tap_ll', 'curve:n_unique'].every("
+        f"s => d[s] && d[s].value.length >= 4) && d['landscape:solutions'] && "
+        f"d['landscape:solutions'].x.length >= 1; }}", timeout=45_000)
+    tap_button(page, "Pause").click()
+    page.get_by_text(re.compile(r"paused · epoch")).wait_for()
+    data = tap_sources(page)
+    ll, count = data["curve:tap_ll"], data["curve:n_unique"]
+    assert ll["epoch"][0] == 0 and ll["epoch"] == sorted(ll["epoch"])
+    assert all(v < 0 and v == v for v in ll["value"])             # finite, negative nats/unit
+    assert all(v >= 1 and float(v).is_integer() for v in count["value"])
+    sols = data["landscape:solutions"]
+    assert len(sols["x"]) == len(sols["free_energy"]) >= 1
+    assert len(data["landscape:background"]["x"]) == 500          # the map's fit set
+    assert sum(data["landscape:histogram"]["solutions"]) == len(sols["x"])
+
+    # the denoising panel: a larger p flips more pixels of the same digit (nested noise)
+    def image(name):               # BokehJS keeps an image as one flat array (row-major)
+        return [float(v) for v in tap_sources(page)[f"denoise:{name}"]["image"][0]]
+
+    page.wait_for_function(f"() => ({TAP_JS})()['denoise:noisy'].image[0].length === 64")
+    clean, before = image("clean"), image("noisy")
+    assert page.evaluate(SLIDER_JS, ["Flip probability p", 0.45])
+    page.wait_for_function(
+        f"""(before) => {{ const img = Array.from(({TAP_JS})()['denoise:noisy'].image[0]);
+            return JSON.stringify(img) !== JSON.stringify(before); }}""", arg=before,
+        timeout=30_000)
+    after = image("noisy")
+    assert set(after) <= {0.0, 1.0} and len(after) == 64 and image("clean") == clean
+    flips_before = {i for i, (a, b) in enumerate(zip(before, clean)) if a != b}
+    flips_after = {i for i, (a, b) in enumerate(zip(after, clean)) if a != b}
+    assert flips_before < flips_after                            # p = 0.1 ⊂ p = 0.45
+    page.get_by_text(re.compile(r"p = 0\.45")).wait_for()
+    page.screenshot(path=str(OUTPUT / "tap_tab.png"), full_page=True)
+    page.close()
