@@ -165,6 +165,9 @@ def test_summary_claims_and_figure(tiny):
     n_map = tables["data_map"]["epoch"].nunique()
     assert len(fig) == 4 + n_iso + n_map                     # LL, counts, energies, denoising
     hv.render(fig, backend="bokeh")                           # builds
+    assert len(rt.figure(tables, ("denoising", "curves"))) == 2
+    with pytest.raises(ValueError, match="unknown figure part 'fig3'"):
+        rt.figure(tables, ("fig3",))
 
 
 @pytest.mark.parametrize("kw, msg", [

@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["PAPER", "TABLES", "FILES", "run", "evaluate_tap", "base_rate_biases", "summarize", "claims",
+__all__ = ["PAPER", "TABLES", "FILES", "PARTS", "run", "evaluate_tap", "base_rate_biases", "summarize", "claims",
            "format_summary", "figure", "save", "check_out_dir", "eval_schedule",
            "add_arguments", "main"]
 
@@ -720,15 +720,32 @@ def format_summary(summary) -> str:
 
 # ---------------------------------------------------------------------------- figure
 
-def figure(tables):
-    """The reproduction's figure (HoloViews Layout): TAP log-likelihood curves (Fig. 3),
-    unique-solution counts and free energies over epochs (Fig. 5), the two Isomap maps
-    (Figs. 6–7) and the denoising curves (Fig. 8).  Panels without data are left out."""
+#: the panels :func:`figure` can draw
+PARTS = ("curves", "counts", "free_energy", "isomap", "data_map", "denoising")
+
+
+def figure(tables, parts=PARTS, *, cols=3):
+    """The reproduction's figure (HoloViews Layout), panels in the order of ``parts``:
+
+    * ``"curves"`` — TAP log-likelihood per unit with its standard error band (Fig. 3);
+    * ``"counts"`` — number of unique TAP solutions over epochs (Fig. 5, green);
+    * ``"free_energy"`` — TAP free energies 𝔽_RBM of the unique solutions (dots) and their
+      unweighted mean (line) over epochs (Fig. 5);
+    * ``"isomap"`` — one panel per mapped epoch: the unique solutions in the shared Isomap,
+      coloured by free energy rescaled within the epoch (Fig. 6);
+    * ``"data_map"`` — per mapped epoch, the digits 3, 6, 7 (coloured by class) and the
+      visible magnetisations they converge to (black crosses) in the data's Isomap (Fig. 7);
+    * ``"denoising"`` — MCC against the flip probability, TAP per N_h, OPE, 1-NN (Fig. 8).
+
+    Panels without data are left out."""
     import holoviews as hv
 
+    for part in parts:
+        if part not in PARTS:
+            raise ValueError(f"unknown figure part {part!r}; expected some of {list(PARTS)}")
     curves = tables["curves"]
     opts = dict(width=430, height=300, show_grid=True, tools=["hover"])
-    panels = []
+    by_part = {}
     ll = []
     for nh, g in curves.groupby("n_hidden", sort=False):
         g = g.sort_values("epoch")
@@ -736,13 +753,13 @@ def figure(tables):
                             "epoch", ["TAP LL per unit", "s.e."], label=f"N_h={nh}").opts(alpha=0.3))
         ll.append(hv.Curve((g["epoch"], g["tap_ll_per_unit"]), "epoch", "TAP LL per unit",
                            label=f"N_h={nh}").opts(**opts))
-    panels.append(hv.Overlay(ll).opts(title="TAP log-likelihood per unit (Fig. 3)",
-                                      legend_position="bottom_right"))
+    by_part["curves"] = [hv.Overlay(ll).opts(title="TAP log-likelihood per unit (Fig. 3)",
+                                             legend_position="bottom_right")]
     cnt = [hv.Curve((g["epoch"], g["n_unique"]), "epoch", "unique TAP solutions",
                     label=f"N_h={nh}").opts(**opts)
            for nh, g in curves.groupby("n_hidden", sort=False)]
-    panels.append(hv.Overlay(cnt).opts(title="unique TAP solutions (Fig. 5, green)",
-                                       legend_position="top_left"))
+    by_part["counts"] = [hv.Overlay(cnt).opts(title="unique TAP solutions (Fig. 5, green)",
+                                              legend_position="top_left")]
     sols = tables["solutions"]
     fe = []
     for nh, g in sols.groupby("n_hidden", sort=False):
@@ -751,38 +768,36 @@ def figure(tables):
         m = curves[curves["n_hidden"] == nh].sort_values("epoch")
         fe.append(hv.Curve((m["epoch"], m["mean_free_energy"]), "epoch", "free_energy",
                            label=f"N_h={nh} mean").opts(line_width=2))
-    if fe:
-        panels.append(hv.Overlay(fe).opts(hv.opts.Overlay(
-            title="TAP free energies of unique solutions (Fig. 5)", legend_position="top_left",
-            width=430, height=300, show_grid=True)))
+    by_part["free_energy"] = [hv.Overlay(fe).opts(hv.opts.Overlay(
+        title="TAP free energies of unique solutions (Fig. 5)", legend_position="top_left",
+        width=430, height=300, show_grid=True))] if fe else []
     iso = tables["isomap"]
-    if len(iso):
-        iso_p = [hv.Scatter(g, "x", ["y", "fe_scaled", "free_energy", "count", "solution"]).opts(
-                    color="fe_scaled", cmap="viridis", size=6, colorbar=True, tools=["hover"],
-                    width=300, height=260, title=f"epoch {ep}: {len(g)} solutions")
-                 for ep, g in iso.groupby("epoch")]
-        panels += iso_p
+    by_part["isomap"] = [
+        hv.Scatter(g, "x", ["y", "fe_scaled", "free_energy", "count", "solution"]).opts(
+            color="fe_scaled", cmap="viridis", size=6, colorbar=True, tools=["hover"],
+            width=300, height=260, title=f"solutions, epoch {ep}: {len(g)} (Fig. 6)")
+        for ep, g in iso.groupby("epoch")] if len(iso) else []
     dm = tables["data_map"]
-    if len(dm):
-        for ep, g in dm.groupby("epoch"):
-            data = hv.Scatter(g, "x", ["y", "label"], label="data").opts(
-                color="label", cmap="Category10", size=3, alpha=0.35)
-            sol = hv.Scatter(g, "sol_x", ["sol_y", "free_energy"], label="TAP solutions").opts(
-                color="black", marker="x", size=8)
-            panels.append((data * sol).opts(hv.opts.Overlay(
-                title=f"data map (3, 6, 7), epoch {ep} (Fig. 7)", width=300, height=260,
-                show_legend=False)))
+    by_part["data_map"] = []
+    for ep, g in (dm.groupby("epoch") if len(dm) else []):
+        data = hv.Scatter(g, "x", ["y", "label"], label="data").opts(
+            color="label", cmap="Category10", size=3, alpha=0.35)
+        sol = hv.Scatter(g, "sol_x", ["sol_y", "free_energy"], label="TAP solutions").opts(
+            color="black", marker="x", size=8)
+        by_part["data_map"].append((data * sol).opts(hv.opts.Overlay(
+            title=f"data map (3, 6, 7), epoch {ep} (Fig. 7)", width=300, height=260,
+            show_legend=False)))
     den = tables["denoising"]
+    by_part["denoising"] = []
     if len(den):
         dc = []
         for (nh, method), g in den.groupby(["n_hidden", "method"], sort=False):
-            name = method.upper() if method != "nn" else "1-NN"
-            if method == "tap":
-                name = f"TAP N_h={nh}"
+            name = f"TAP N_h={nh}" if method == "tap" else ("1-NN" if method == "nn" else "OPE")
             dc.append(hv.Curve((g["p"], g["mcc"]), "p", "MCC", label=name).opts(**opts))
-        panels.append(hv.Overlay(dc).opts(title="denoising a binary symmetric channel (Fig. 8)",
-                                          legend_position="top_right"))
-    return hv.Layout(panels).cols(3)
+        by_part["denoising"] = [hv.Overlay(dc).opts(
+            title="denoising a binary symmetric channel (Fig. 8)", legend_position="top_right")]
+    panels = [p for part in parts for p in by_part[part]]
+    return hv.Layout(panels).cols(cols)
 
 
 # ---------------------------------------------------------------------------- output
