@@ -5,6 +5,8 @@
   for, a breakdown of ``CD.update`` and a thread sweep.
 * ``bench_tap_train.py`` — one TAP training epoch (Alg. 2, M = K = 100, N_h = 100) on
   60,000 binary-MNIST images: rbmviz vs a plain-numpy Alg. 2 (timed fraction, extrapolated).
+* ``bench_tap.py`` — TAP inference (Alg. 1, TAP2) from 10,000 MNIST images on a 784×100 RBM
+  to tol 1e-8 (target < 20 s), vs a plain-numpy iteration on a subset; unique solutions.
 * ``bench_small.py`` — full-batch CD-12/PCD-12 on 3×3 bars & stripes: rbmviz's fused
   kernel vs plain numpy (epochs/s).
 
@@ -70,7 +72,15 @@ def main(argv=None):
     print()
     from bench import bench_tap_train
     tap_train = bench_tap_train.run(quick=a.quick)
+    print()
+    from bench import bench_tap
+    tap_inf = bench_tap.run(quick=a.quick)
     rows = summary_rows(large, small)
+    t = tap_inf["target"]
+    rows.append(("tap", f"TAP solve {t['label']}, 784x100", f"{t['seconds']:.1f} s",
+                 f"{tap_inf['subset']['ratio']:.1f}x numpy",
+                 f"< {t['target_s']:.0f} s" if t["target_s"] else "", "" if t["pass"] is None
+                 else ("PASS" if t["pass"] else "MISS")))
     rows.append(("tap", "TAP epoch 60k, 784x100 (" + ("full" if tap_train["full"] else "extrapolated") + ")",
                  f"{tap_train['rbmviz_epoch_s']:.1f} s", f"{tap_train['ratio']:.2f}x numpy",
                  f"< {tap_train['target_s']:.0f} s", "PASS" if tap_train["pass"] else "MISS"))
@@ -87,7 +97,7 @@ def main(argv=None):
         print("WARNING: the machine was busy during bench_small (see its warning); rerun when idle.")
     res = {"quick": a.quick, "seconds": time.perf_counter() - t0,
            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "large": large, "small": small,
-           "tap_train": tap_train}
+           "tap_train": tap_train, "tap_inference": tap_inf}
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(res, indent=1, default=str))

@@ -424,3 +424,17 @@ def test_general_priors_bad_input():
     with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
         tap.solve(rbm, X - 1.0, data_anchored=False)
     assert tap.solve(rbm, X * 0.5, data_anchored=False).converged.all()
+
+
+def test_bench_numpy_peer_is_the_same_iteration():
+    """bench/bench_tap.py times a plain-numpy TAP2 iteration against solve: same rows, same
+    iterates, same convergence counts."""
+    bench_tap = pytest.importorskip("bench.bench_tap")
+    rbm = random_rbm(20, 7, scale=0.7, seed=8)
+    X = _binary_rows(15, 20, 6)
+    av, ah, done, n_iter = bench_tap.numpy_solve(rbm.W, rbm.b, rbm.c, X)
+    sol = tap.solve(rbm, X)
+    np.testing.assert_allclose(av, sol.av, atol=1e-13)
+    np.testing.assert_allclose(ah, sol.ah, atol=1e-13)
+    np.testing.assert_array_equal(done, sol.converged)
+    np.testing.assert_array_equal(n_iter, sol.n_iter)
