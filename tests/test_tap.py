@@ -283,6 +283,15 @@ def test_visible_field_equals_shifted_biases():
     # the normalised-prior free energy keeps the ORIGINAL prior normalisers
     np.testing.assert_allclose(s.free_energy, -r.log_z + _sp(rbm.b).sum() + _sp(rbm.c).sum(),
                                atol=1e-10)
+    # per-row fields; the caller's array is left alone (the active set compacts a copy)
+    F = np.random.default_rng(3).normal(0, 1.0, (40, 9))
+    F0 = F.copy()
+    Xr = _binary_rows(40, 9, 6)
+    sf = tap.solve(rbm, Xr, visible_field=F, tol=1e-20, max_iter=3000)
+    np.testing.assert_array_equal(F, F0)
+    for i in (0, 17, 39):
+        one = tap.solve(rbm, Xr[i:i + 1], visible_field=F[i], tol=1e-20, max_iter=3000)
+        np.testing.assert_allclose(one.av[0], sf.av[i], atol=1e-9)
     # means as initialisation (e.g. the OPE for denoising)
     m = tap.solve(rbm, np.full((2, 9), 0.3), data_anchored=False, visible_field=D)
     assert m.converged.all()
