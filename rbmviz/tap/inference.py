@@ -352,9 +352,15 @@ def free_energy_binary(rbm, av, ah, *, order=2, visible_field=None):
     ``visible_field`` ``D`` (R, n_visible) the visible biases are ``b + D``.  ``av`` (R,
     n_visible), ``ah`` (R, n_hidden) in [0, 1]; returns shape (R,)."""
     order = check_choice(order, "order", (1, 2, 3))
+    vis, hid = _layers(rbm)
+    if not (vis.binary and hid.binary):
+        raise ValueError("free_energy_binary needs Bernoulli visible and hidden units; use "
+                         "rbmviz.tap.solve(...).free_energy (eq. 36) for other priors")
     W, b, c = (np.asarray(x, dtype=np.float64) for x in rbm.params)
-    av = np.ascontiguousarray(av, dtype=np.float64)
-    ah = np.ascontiguousarray(ah, dtype=np.float64)
+    av = check_data(av, "av", n_visible=rbm.n_visible, binary=False)
+    ah = check_data(ah, "ah", n_visible=rbm.n_hidden, binary=False)
+    if av.shape[0] != ah.shape[0]:
+        raise ValueError(f"av and ah must have the same number of rows, got {av.shape[0]} and {ah.shape[0]}")
     Sv, Sh = np.empty(av.shape[0]), np.empty(ah.shape[0])
     _k.entropy_rows(av, Sv)
     _k.entropy_rows(ah, Sh)
