@@ -154,3 +154,27 @@ def test_solution_statistics_and_order_invariance(rbm_factory):
     # Fig. 7 style: data next to their solutions
     _, df = ls.data_solution_map(X[:50], sol.av[:50], free_energy=sol.free_energy[:50])
     assert len(df) == 50 and np.isfinite(df[["sol_x", "sol_y"]].to_numpy()).all()
+
+
+def test_viz_functions_build_holoviews_objects():
+    import holoviews as hv
+    import pandas as pd
+    from rbmviz.viz import tap as vt
+    rng = np.random.default_rng(0)
+    stats = {e: {"n_init": 50, "n_converged": 50, "n_unique": k, "unique_fraction": k / 50,
+                 "free_energy": rng.normal(-10, 1, k), "counts": np.full(k, 50 // k),
+                 "mean_free_energy": -10.0} for e, k in ((1, 1), (5, 3), (10, 5))}
+    summary, sols = ls.epoch_statistics(stats)
+    assert isinstance(vt.solution_count_curves(summary), hv.Layout)
+    assert len(vt.free_energy_distributions(sols)) == 3
+    pts = {e: (rng.random((n, 6)), rng.normal(0, 1, n)) for e, n in ((1, 8), (3, 12))}
+    _, frame = ls.epoch_maps(pts, 3)
+    assert len(vt.solution_maps(frame)) == 2
+    X = rng.random((12, 6))
+    _, df = ls.data_solution_map(X, X * 0.5, labels=np.arange(12) % 3)
+    assert isinstance(vt.data_solution_map(df), hv.Overlay)
+    W = rng.normal(0, 1, (16, 8))
+    assert isinstance(vt.ranked_receptive_fields(W, ls.rank_receptive_fields(W), n=3), hv.Layout)
+    curve = pd.DataFrame({"p": [0, 0.1, 0, 0.1], "method": ["ope", "ope", "nn", "nn"],
+                          "mcc": [1, 0.5, 1, 0.7], "mcc_sem": [0, 0.1, 0, 0.1]})
+    assert len(vt.denoising_curves(curve)) == 4

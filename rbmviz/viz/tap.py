@@ -1,0 +1,104 @@
+"""Plots of TAP machines (Tramel et al. 2018, Figs. 4–8): pure functions from the tables of
+:mod:`rbmviz.tap.landscape` / :mod:`rbmviz.tap.denoising` to HoloViews objects.
+
+* :func:`solution_count_curves` — unique solutions and mean TAP free energy per epoch (Fig. 5);
+* :func:`free_energy_distributions` — KDE of the unique solutions' free energies per epoch (Fig. 5);
+* :func:`solution_maps` — one Isomap, every epoch, coloured by free energy (Fig. 6);
+* :func:`data_solution_map` — data points and the solutions they converge to (Fig. 7);
+* :func:`ranked_receptive_fields` — the extremes of a ranking of receptive fields (Fig. 4);
+* :func:`denoising_curves` — MCC against the flip probability per method (Fig. 8).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import receptive_fields as _receptive_fields
+
+__all__ = ["solution_count_curves", "free_energy_distributions", "solution_maps",
+           "data_solution_map", "ranked_receptive_fields", "denoising_curves"]
+
+
+def _hv():
+    import holoviews as hv
+    if not hv.Store.renderers:            # options need a plotting backend
+        hv.extension("bokeh", logo=False)
+    return hv
+
+
+def solution_count_curves(summary, *, title="TAP solutions"):
+    """``summary`` from :func:`rbmviz.tap.landscape.epoch_statistics`: the number of unique
+    solutions (left) and their mean TAP free energy (right) against the epoch."""
+    hv = _hv()
+    n = hv.Curve(summary, "epoch", ("n_unique", "unique TAP solutions")).opts(
+        color="green", tools=["hover"], title=title)
+    f = hv.Curve(summary, "epoch", ("mean_free_energy", "mean TAP free energy")).opts(
+        color="red", tools=["hover"], title="mean free energy of the unique solutions")
+    return (n * hv.Scatter(n).opts(color="green") + f * hv.Scatter(f).opts(color="red")).cols(2)
+
+
+def free_energy_distributions(solutions, *, epochs=None, n_grid=200, title="TAP free energies"):
+    """``solutions`` (the second table of ``epoch_statistics``): a Gaussian KDE of the unique
+    solutions' free energies for each epoch (``epochs`` selects some)."""
+    from ..tap.landscape import free_energy_kde
+
+    hv = _hv()
+    curves = {}
+    for epoch, grp in solutions.groupby("epoch"):
+        if epochs is not None and epoch not in epochs:
+            continue
+        g, d = free_energy_kde(grp["free_energy"].to_numpy(), n_grid=n_grid)
+        curves[epoch] = hv.Curve((g, d), "free energy", "density").opts(tools=["hover"])
+    return hv.NdOverlay(curves, kdims="epoch").opts(title=title, legend_position="right")
+
+
+def solution_maps(frame, *, cols=4, size=240):
+    """``frame`` from :func:`rbmviz.tap.landscape.epoch_maps`: one panel per epoch in the
+    shared Isomap coordinates, coloured by the free energy scaled to [0, 1] within the epoch
+    (Fig. 6)."""
+    hv = _hv()
+    panels = {e: hv.Points(g, ["x", "y"], ["fe_scaled", "free_energy"]).opts(
+        color="fe_scaled", cmap="viridis", size=5, tools=["hover"], frame_width=size,
+        frame_height=size, colorbar=False) for e, g in frame.groupby("epoch")}
+    return hv.NdLayout(panels, kdims="epoch").cols(cols)
+
+
+def data_solution_map(frame, *, title="data → TAP solutions", size=360):
+    """``frame`` from :func:`rbmviz.tap.landscape.data_solution_map`: data points (grey),
+    the solutions they reach (coloured by ``label`` when present) and a segment joining each
+    pair (Fig. 7)."""
+    hv = _hv()
+    seg = hv.Segments(frame, ["x", "y", "sol_x", "sol_y"]).opts(color="lightgray", line_width=0.5)
+    data = hv.Points(frame, ["x", "y"]).opts(color="gray", size=3, alpha=0.6)
+    vdims = ["label"] if "label" in frame else []
+    sols = hv.Points(frame, ["sol_x", "sol_y"], vdims).opts(
+        size=7, marker="diamond", tools=["hover"],
+        **({"color": "label", "cmap": "Category10"} if vdims else {"color": "black"}))
+    return (seg * data * sols).opts(title=title, frame_width=size, frame_height=size)
+
+
+def ranked_receptive_fields(W, ranking, *, n=10, shape=None, title=None):
+    """The ``n`` first and ``n`` last receptive fields of a ranking (``ranking`` from
+    :func:`rbmviz.tap.landscape.rank_receptive_fields`): e.g. the most localised and the most
+    spread-out fields (Fig. 4)."""
+    _hv()                                 # loads the plotting backend if needed
+    W = np.asarray(W, dtype=np.float64)
+    units = ranking["unit"].to_numpy()
+    n = min(n, len(units) // 2 or 1)
+    low = _receptive_fields(W[:, units[:n]], shape, n_cols=n, title=f"lowest {n}" + (f" — {title}" if title else ""))
+    high = _receptive_fields(W[:, units[-n:]], shape, n_cols=n, title=f"highest {n}")
+    return (low + high).cols(1)
+
+
+def denoising_curves(df, *, title="denoising a binary symmetric channel"):
+    """``df`` from :func:`rbmviz.tap.denoising.denoising_curve`: mean MCC ± standard error
+    against the flip probability, one curve per method (Fig. 8)."""
+    hv = _hv()
+    names = {"tap": "TAP", "ope": "OPE", "nn": "1-NN"}
+    layers = []
+    for method, g in df.groupby("method", sort=False):
+        g = g.sort_values("p")
+        label = names.get(method, method)
+        layers.append(hv.Curve(g, "p", "mcc", label=label).opts(tools=["hover"]))
+        layers.append(hv.ErrorBars(g, "p", ["mcc", "mcc_sem"], label=label))
+    return hv.Overlay(layers).opts(title=title, legend_position="top_right", xlabel="flip probability p",
+                                   ylabel="MCC")
