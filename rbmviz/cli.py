@@ -457,5 +457,294 @@ def _run_reproduce(args, parser) -> int:
     return run(args, args._experiment_parser)
 
 
+# ---------------------------------------------------------------------------- sweep
+
+#: knobs a sweep sets itself (``--algorithms``, and the per-trial seeds from ``--seed``)
+_SWEEP_SET = ("algorithm", "seed", "init_seed")
+
+
+@command("sweep", help="train many runs (trials x algorithms x settings), locally or on Dask",
+         examples=("rbmviz sweep --dataset bars_and_stripes --n-hidden 4 --epochs 500 --eval-every 50 "
+                   "--algorithms cd,pcd,sdcp --k 12 --trials 25 --grid learning_rate=0.3,0.5 "
+                   "--out runs/bs_sweep.csv",
+                   "rbmviz sweep --dataset shifting_bar --N 12 --B 3 --n-hidden 12 --epochs 200 "
+                   "--algorithms cd,pcd --trials 10 --grid k=12,24 --scheduler tcp://host:8786 "
+                   "--out runs/sb.parquet"),
+         usage="--algorithms A,B,... [--trials N] [--grid KNOB=V1,V2 ...] [--out FILE] [options]")
+def _setup_sweep(parser):
+    """Train every combination of trials x algorithms x grid values and summarise the final
+    log-likelihood per algorithm and grid point (mean +- standard error over trials).
+
+    Within a trial every algorithm and grid point starts from the same initial parameters
+    and uses the same chain seed (both derived from --seed and the trial number), so the
+    comparison is paired; different trials differ.  The papers use 25 trials on small data
+    sets and 10 on large ones.  Knob options set the base settings of every run; an
+    algorithm-specific knob (--k-inner, --n-chains) applies to the algorithms that take it.
+
+    Runs go to a local process pool (--workers, default one per core; 0 = in this process)
+    or to a Dask cluster (--scheduler tcp://host:8786; the workers need rbmviz installed).
+    Results are one row per run and evaluation point (rbmviz.sweep): written to --out (.csv,
+    or .parquet with pyarrow installed) as runs finish, so an interrupted sweep keeps what
+    finished.  A diverging run is recorded (status 'diverged') and the sweep goes on.
+
+    Exit status: 0 done (diverged runs included), 1 the scheduler could not be reached or
+    every run failed, 2 bad option or existing --out file, 130 interrupted (results so far
+    kept)."""
+    g = parser.add_argument_group("sweep")
+    g.add_argument("--algorithms", required=True, metavar="A,B,...",
+                   help="comma-separated training rules, e.g. cd,pcd,sdcp (one of: "
+                        + ", ".join(_settings.TrainSettings.param["algorithm"].objects) + ")")
+    g.add_argument("--trials", type=int, default=1, metavar="N",
+                   help="independent trials, each with its own initial parameters (default: 1)")
+    g.add_argument("--grid", action="append", default=[], metavar="KNOB=V1,V2",
+                   help="vary a knob over comma-separated values; repeat for a product grid, "
+                        "e.g. --grid learning_rate=0.3,0.5 --grid k=12,24")
+    g.add_argument("--seed", type=int, default=0, metavar="INT",
+                   help="sweep seed: trial t's initial-parameter and chain seeds are derived from "
+                        "(seed, t) (default: 0)")
+    g.add_argument("--scheduler", metavar="ADDR",
+                   help="Dask scheduler address, e.g. tcp://host:8786 (default: run locally)")
+    g.add_argument("--workers", type=int, metavar="N",
+                   help="local processes (default: one per core; 0 or 1: in this process)")
+    g.add_argument("--connect-timeout", type=float, default=10.0, metavar="S",
+                   help="seconds to wait for the Dask scheduler (default: 10)")
+    out = parser.add_argument_group("output")
+    out.add_argument("--out", metavar="FILE",
+                     help="results file, .csv or .parquet (needs pyarrow); refused if it exists "
+                          "(unless --overwrite)")
+    out.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
+    out.add_argument("--settings", metavar="FILE", dest="settings_file",
+                     help="base settings from FILE (a settings.json of rbmviz train); options given "
+                          "on the command line override them")
+    out.add_argument("--metric", metavar="NAME",
+                     help="metric of the summary table (default: test_ll, else train_ll, else "
+                          "pseudo_ll)")
+    out.add_argument("--quiet", action="store_true", help="no progress bar and no summary table")
+    options = {}
+    for cls, title in zip(_settings.SETTINGS_CLASSES, ("data", "model", "training")):
+        group = parser.add_argument_group(title, inspect.getdoc(cls).split("\n")[0])
+        options.update(add_knob_options(group, cls, exclude=_SWEEP_SET))
+    return lambda args, p: _run_sweep(args, p, options)
+
+
+def _parse_grid(parser, items, algorithms) -> dict:
+    """``["learning_rate=0.3,0.5", "k=12,24"]`` → ``{"learning_rate": ["0.3", "0.5"], ...}``
+    (values are parsed and checked by :func:`rbmviz.sweep.plan`)."""
+    from . import algorithms as _algs
+    grid = {}
+    known = {n for cls in _settings.SETTINGS_CLASSES for n in _settings.knobs(cls)}
+    used = {n for a in algorithms for n in _settings.algorithm_knobs(a)}
+    every = {n for a in _algs.names() for n in _settings.algorithm_knobs(a)}
+    for item in items:
+        key, sep, values = item.partition("=")
+        key = key.strip().lstrip("-").replace("-", "_")
+        vals = [v.strip() for v in values.split(",") if v.strip()]
+        if not sep or not key or not vals:
+            parser.error(f"argument --grid: expected KNOB=V1,V2,..., got {item!r}")
+        if key in _SWEEP_SET:
+            parser.error(f"argument --grid: {key} is set by the sweep itself "
+                         f"({'use --algorithms' if key == 'algorithm' else 'vary --trials or --seed'})")
+        if key not in known:
+            import difflib
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            parser.error(f"argument --grid: unknown setting {key!r}"
+                         + (f" (did you mean {close[0]!r}?)" if close else ""))
+        if key in grid:
+            parser.error(f"argument --grid: {key} given twice")
+        if key in every and key not in used:
+            parser.error(f"argument --grid: {key} is not used by any of the algorithms "
+                         f"{', '.join(algorithms)}")
+        grid[key] = vals
+    return grid
+
+
+def _sweep_base(args, parser, options, algorithms) -> dict:
+    """The base settings: defaults, then --settings FILE, then the knob options given."""
+    values = {}
+    if args.settings_file:
+        try:
+            with open(args.settings_file, encoding="utf-8") as fh:
+                values = json.load(fh)
+            _settings.from_dict(values)
+        except (OSError, ValueError, TypeError) as exc:
+            parser.error(f"argument --settings: {args.settings_file}: {exc}")
+        values = {k: v for k, v in values.items() if k not in _SWEEP_SET}
+    given = [n for n in options if hasattr(args, n)]
+    values.update({n: getattr(args, n) for n in given})
+    try:
+        data, _, _ = _settings.from_dict(values)
+    except ValueError as exc:
+        parser.error(_name_option(str(exc), options))
+    used = {n for a in algorithms for n in _settings.algorithm_knobs(a)}
+    from . import algorithms as _algs
+    every = {n for a in _algs.names() for n in _settings.algorithm_knobs(a)}
+    for name in given:
+        if name in every and name not in used:
+            parser.error(f"argument {options[name]}: not used by any of the algorithms "
+                         f"{', '.join(algorithms)}")
+    data_knobs = set(_settings.knobs(_settings.DataSettings)) - {"dataset"}
+    uses = _settings.dataset_knobs(data.dataset)
+    for name in given:
+        if name in data_knobs and name not in uses:
+            what = ", ".join(_option(n) for n in uses) or "no size options"
+            parser.error(f"argument {options[name]}: not used by data set {data.dataset!r} "
+                         f"(it takes {what})")
+    return values
+
+
+def _summary_table(summary) -> str:
+    """The summary frame of :func:`rbmviz.sweep.summarize` as aligned text."""
+    metric = summary["metric"].iloc[0] if len(summary) else "metric"
+    groups = [c for c in summary.columns if c not in ("metric", "mean", "se", "n", "not_ok")]
+    head = [*groups, f"final {metric} (mean ± s.e.)", "runs ok", "not ok"]
+    rows = []
+    for _, r in summary.iterrows():
+        if r["n"] == 0:
+            val = "—"
+        elif r["n"] == 1:
+            val = f"{r['mean']:.4f}"
+        else:
+            val = f"{r['mean']:.4f} ± {r['se']:.4f}"
+        rows.append([*(_fmt(r[g]) for g in groups), val, str(r["n"]), str(r["not_ok"])])
+    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h)
+              for i, h in enumerate(head)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _run_sweep(args, parser, options) -> int:
+    import warnings
+
+    from . import sweep as _sweep
+    algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
+    try:
+        _sweep.plan({}, algorithms=algorithms, trials=1)    # names checked first
+    except (ValueError, TypeError) as exc:
+        parser.error(f"argument --algorithms: {exc}")
+    if args.trials < 1:
+        parser.error(f"argument --trials: must be at least 1, got {args.trials}")
+    if args.workers is not None and args.workers < 0:
+        parser.error(f"argument --workers: must be >= 0, got {args.workers}")
+    if args.workers is not None and args.scheduler:
+        parser.error("argument --workers: only for local runs; a --scheduler's cluster has its "
+                     "own workers")
+    if args.seed < 0:
+        parser.error(f"argument --seed: must be >= 0, got {args.seed}")
+    if not args.connect_timeout > 0:
+        parser.error(f"argument --connect-timeout: must be > 0, got {args.connect_timeout}")
+    base = _sweep_base(args, parser, options, algorithms)
+    grid = _parse_grid(parser, args.grid, algorithms)
+    try:
+        specs = _sweep.plan(base, algorithms=algorithms, trials=args.trials, grid=grid or None,
+                            seed=args.seed)
+    except (ValueError, TypeError) as exc:
+        parser.error(_name_option(str(exc), options))
+    if args.metric is not None:
+        from .runs import METRICS
+        if args.metric not in METRICS:
+            parser.error(f"argument --metric: expected one of {', '.join(METRICS)}, got {args.metric!r}")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            frame = _sweep.run_specs(specs, scheduler=args.scheduler, workers=args.workers,
+                                     out=args.out, overwrite=args.overwrite,
+                                     progress=not args.quiet, connect_timeout=args.connect_timeout)
+    except FileExistsError as exc:
+        parser.error(f"argument --out: {exc}".replace("overwrite=True", "--overwrite"))
+    except (ValueError, ImportError) as exc:
+        parser.error(f"argument --out: {exc}")
+    except ConnectionError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 1
+    for w in caught:
+        if not str(w.message).startswith("sweep interrupted"):
+            print(f"{parser.prog}: warning: {w.message}", file=sys.stderr)
+    n_runs = frame["run_id"].nunique()
+    last = frame.drop_duplicates("run_id", keep="last")
+    counts = last["status"].value_counts().to_dict()
+    if not args.quiet and len(frame):
+        try:
+            summary = _sweep.summarize(frame, args.metric)
+        except ValueError as exc:
+            print(f"{parser.prog}: warning: no summary: {exc}", file=sys.stderr)
+        else:
+            print(_summary_table(summary))
+    status = ", ".join(f"{n} {s}" for s, n in counts.items())
+    saved = f"; wrote {args.out}" if args.out else ""
+    if frame.attrs.get("interrupted"):
+        print(f"{parser.prog}: interrupted: {counts.get('ok', 0)} of {len(specs)} run(s) finished "
+              f"({len(frame)} record(s) kept{saved})", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if not args.quiet:
+        print(f"{n_runs} run(s): {status}; {len(frame)} record(s){saved}")
+    if counts.get("failed", 0) == len(specs):
+        return 1
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------- bench
+
+#: the benchmarks of bench/run_all.py, by name → script
+BENCHMARKS = {"small": "bench_small.py", "large": "bench_large.py"}
+
+
+def _bench_dir() -> Path:
+    """``bench/`` of the source checkout this package was imported from (it is not installed
+    with the package)."""
+    return Path(__file__).resolve().parents[1] / "bench"
+
+
+@command("bench", help="run the benchmarks against numpy and scikit-learn (source checkout)",
+         examples=("rbmviz bench --quick", "rbmviz bench small"),
+         usage="[--quick] [small] [large]")
+def _setup_bench(parser):
+    """Run the benchmarks of bench/run_all.py and print their table: `small` (full-batch
+    CD-12/PCD-12 on 3x3 bars & stripes, rbmviz's fused kernel vs plain numpy, epochs/s) and
+    `large` (PCD-1 on MNIST 784x500, rbmviz vs scikit-learn's BernoulliRBM, updates/s).
+    Without names, all of them, and bench/results/latest.json is written.
+
+    The benchmarks live in the bench/ directory of a source checkout (git clone of rbmviz),
+    which is not installed with the package; run this command from an editable install
+    (pip install -e .).  `large` reads MNIST from the data directory (see `rbmviz info`).
+
+    Exit status: the benchmark's (0 done), 2 no source checkout, 130 interrupted."""
+    parser.add_argument("names", nargs="*", metavar="name",
+                        help=f"benchmarks to run, of: {', '.join(BENCHMARKS)} (default: all)")
+    parser.add_argument("--quick", action="store_true",
+                        help="few rounds (~15 s instead of ~30 s); ratios are indicative")
+    return _run_bench
+
+
+def _run_bench(args, parser) -> int:
+    import subprocess
+    unknown = [n for n in args.names if n not in BENCHMARKS]
+    if unknown:
+        parser.error(f"argument name: unknown benchmark {unknown[0]!r}; expected "
+                     f"{', '.join(BENCHMARKS)}")
+    bench = _bench_dir()
+    scripts = ([bench / BENCHMARKS[n] for n in dict.fromkeys(args.names)] if args.names
+               else [bench / "run_all.py"])
+    missing = [s for s in scripts if not s.is_file()]
+    if missing:
+        print(f"{parser.prog}: error: the benchmarks need a source checkout of rbmviz (git clone, "
+              f"then pip install -e .): bench/ is not installed with the package, and "
+              f"{missing[0]} does not exist", file=sys.stderr)
+        return EXIT_USAGE
+    root = bench.parent
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(root)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+    for script in scripts:
+        cmd = [sys.executable, str(script)] + (["--quick"] if args.quick else [])
+        try:
+            code = subprocess.run(cmd, cwd=root, env=env).returncode
+        except KeyboardInterrupt:
+            return EXIT_INTERRUPTED
+        if code != 0:
+            return code
+    return EXIT_OK
+
+
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())

@@ -208,3 +208,116 @@ def test_info(tmp_path, monkeypatch, capsys):
 def test_version(capsys):
     assert cli.main(["--version"]) == 0
     assert rbmviz.__version__ in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------- sweep
+
+SWEEP = ["sweep", "--dataset", "bars_and_stripes", "--D", "2", "--n-hidden", "3", "--init-scale", "0.5",
+         "--epochs", "20", "--eval-every", "10", "--k", "1", "--algorithms", "cd,pcd", "--trials", "2",
+         "--grid", "learning_rate=0.1,0.5", "--workers", "0"]
+
+
+def test_sweep_writes_the_frame_and_prints_the_summary(tmp_path, capsys):
+    import pandas as pd
+
+    from rbmviz.sweep import summarize, sweep
+    out = tmp_path / "sweep.csv"
+    assert cli.main(SWEEP + ["--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    direct = sweep({"dataset": "bars_and_stripes", "D": 2, "n_hidden": 3, "init_scale": 0.5,
+                    "epochs": 20, "eval_every": 10, "k": 1}, algorithms="cd,pcd", trials=2,
+                   grid={"learning_rate": ["0.1", "0.5"]}, workers=0, progress=False)
+    back = pd.read_csv(out)
+    assert list(back.columns) == list(direct.columns)
+    np.testing.assert_array_equal(back.test_ll.to_numpy(), direct.test_ll.to_numpy())
+    assert back.run_id.tolist() == direct.run_id.tolist()
+    lines = captured.out.splitlines()
+    assert lines[0].split() == ["algorithm", "learning_rate", "final", "test_ll", "(mean", "±",
+                                "s.e.)", "runs", "ok", "not", "ok"]
+    s = summarize(direct)
+    for i, r in s.iterrows():
+        assert lines[2 + i].split() == [r.algorithm, f"{r.learning_rate:g}", f"{r['mean']:.4f}", "±",
+                                        f"{r['se']:.4f}", "2", "0"]
+    assert f"8 run(s): 8 ok; 24 record(s); wrote {out}" in captured.out
+    assert "sweep:" in captured.err                         # the tqdm bar
+
+    assert cli.main(SWEEP + ["--out", str(out)]) == 2        # never overwritten
+    assert "--overwrite" in capsys.readouterr().err
+    assert cli.main(SWEEP + ["--out", str(out), "--overwrite", "--quiet", "--trials", "1"]) == 0
+    assert capsys.readouterr().out == ""
+    assert pd.read_csv(out).trial.unique().tolist() == [0]
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--grid", "k"], "argument --grid: expected KNOB=V1,V2"),
+    (["--grid", "seed=1,2"], "set by the sweep itself"),
+    (["--grid", "learnin_rate=1"], "did you mean 'learning_rate'"),
+    (["--grid", "k_inner=1,2"], "k_inner is not used by any of the algorithms cd, pcd"),
+    (["--grid", "k=1,x"], "setting 'k'"),
+    (["--algorithms", "cd,nope"], "argument --algorithms: unknown algorithm 'nope'"),
+    (["--algorithms", "cd", "--k-inner", "1"], "argument --k-inner: not used by any of the algorithms cd"),
+    (["--N", "5"], "argument --N: not used by data set 'bars_and_stripes'"),
+    (["--trials", "0"], "argument --trials: must be at least 1"),
+    (["--out", "x.txt"], "expected a file name ending in .csv or .parquet"),
+    (["--scheduler", "tcp://127.0.0.1:1"], "argument --workers: only for local runs"),
+    (["--metric", "nope"], "argument --metric"),
+])
+def test_sweep_bad_options_exit_2(tmp_path, monkeypatch, capsys, args, text):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(SWEEP + args) == 2
+    assert text in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sweep_unreachable_scheduler_exits_1(capsys):
+    pytest.importorskip("distributed")
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = [a for a in SWEEP if a not in ("--workers", "0")]
+    assert cli.main(args + ["--scheduler", f"tcp://127.0.0.1:{port}", "--connect-timeout", "1"]) == 1
+    err = capsys.readouterr().err
+    assert f"could not reach the Dask scheduler at tcp://127.0.0.1:{port}" in err
+
+
+def test_sweep_diverged_runs_are_reported(tmp_path, capsys):
+    out = tmp_path / "s.csv"
+    args = SWEEP[:-4] + ["--grid", "learning_rate=0.05,10", "--max-weight", "1.5", "--epochs", "200",
+                         "--eval-every", "50", "--workers", "0", "--out", str(out)]
+    assert cli.main(args) == 0
+    printed = capsys.readouterr().out
+    assert "diverged" in printed and "ok" in printed
+    rows = _read_csv(out)
+    assert {r["status"] for r in rows} == {"ok", "diverged"}
+
+
+# ---------------------------------------------------------------------------- bench
+
+def test_bench_help(capsys):
+    assert cli.main(["bench", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "source checkout" in out and "small" in out and "large" in out and "--quick" in out
+
+
+def test_bench_runs_the_source_checkout_scripts(monkeypatch):
+    calls = []
+
+    class Done:
+        returncode = 0
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: calls.append((cmd, kw)) or Done())
+    assert cli.main(["bench", "--quick"]) == 0
+    assert cli.main(["bench", "large", "small"]) == 0
+    assert [c[0] for c in calls] == [
+        [sys.executable, str(ROOT / "bench" / "run_all.py"), "--quick"],
+        [sys.executable, str(ROOT / "bench" / "bench_large.py")],
+        [sys.executable, str(ROOT / "bench" / "bench_small.py")]]
+    assert all(kw["cwd"] == ROOT and str(ROOT) in kw["env"]["PYTHONPATH"] for _, kw in calls)
+    assert cli.main(["bench", "huge"]) == 2
+
+
+def test_bench_without_a_source_checkout(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "_bench_dir", lambda: tmp_path / "bench")
+    assert cli.main(["bench", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert "need a source checkout" in err and str(tmp_path / "bench" / "run_all.py") in err
