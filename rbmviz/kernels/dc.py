@@ -214,24 +214,34 @@ def _load_(W, b, c, Wd, WT, bd, cd):
 
 
 @njit(cache=True, error_model="numpy")
-def _statistics_(VT, PH, nv, nh, n, inv, gW, gb, gc):
+def _statistics_(VT, PH, nv, nh, n, inv, gW, gb, gc, PR):
     """``gW[i, j] = Σ_r V[r, i]·P[r, j] · inv``, ``gb = Σ_r V · inv``, ``gc = Σ_r P · inv``
-    (unit-major ``VT``, ``PH``; sums in row order)."""
+    from unit-major ``VT``, ``PH``; every sum runs in row order ``r = 0, 1, …`` (as CD's
+    fused kernel sums).  ``PR``: scratch ≥ n·n_h for ``P`` row-major.  The loop over rows is
+    outermost, so consecutive additions into one sum are independent of each other's
+    latency, and the innermost loop runs over the hidden units (vectorised)."""
     for j in range(nh):
         s = 0.0
         for r in range(n):
-            s += PH[j * n + r]
+            p = PH[j * n + r]
+            PR[r * nh + j] = p
+            s += p
         gc[j] = s * inv
     for i in range(nv):
-        s = 0.0
-        for r in range(n):
-            s += VT[i * n + r]
-        gb[i] = s * inv
+        gb[i] = 0.0
         for j in range(nh):
-            s = 0.0
-            for r in range(n):
-                s += VT[i * n + r] * PH[j * n + r]
-            gW[i, j] = s * inv
+            gW[i, j] = 0.0
+    for r in range(n):
+        row = r * nh
+        for i in range(nv):
+            v = VT[i * n + r]
+            gb[i] += v
+            for j in range(nh):
+                gW[i, j] += v * PR[row + j]
+    for i in range(nv):
+        gb[i] *= inv
+        for j in range(nh):
+            gW[i, j] *= inv
 
 
 @njit(cache=True, error_model="numpy")
@@ -289,6 +299,7 @@ def dc_updates_serial_(W, b, c, X, order, bounds, d, k_inner, rule, lr, momentum
     ntv = (1 << nh) * nv if table_v else 0
     bits = np.empty(max(maxb * max(nv, nh), nth, ntv), dtype=np.int64)
     U = np.empty(maxb * max(nv, nh))  # the uniforms of one layer
+    PR = np.empty(maxb * nh)          # hidden probabilities, row-major
     Th = np.empty(nth)
     Tv = np.empty(ntv)
     Wd = np.empty((nv, nh))
@@ -320,7 +331,7 @@ def dc_updates_serial_(W, b, c, X, order, bounds, d, k_inner, rule, lr, momentum
             _layer_T(WT, cd, XT, nv, nb, P0, HT, bits, U, stream_key(seed, counter), 2)
             for q in range(nb * nv):
                 VT[q] = XT[q]
-            _statistics_(XT, P0, nv, nh, nb, inv, Gd, gbd, gcd)
+            _statistics_(XT, P0, nv, nh, nb, inv, Gd, gbd, gcd, PR)
             for i in range(nv):
                 mub[i] = dt(gbd[i])
             for j in range(nh):
@@ -345,7 +356,7 @@ def dc_updates_serial_(W, b, c, X, order, bounds, d, k_inner, rule, lr, momentum
                         _layer_T(Wd, bd, HT, nh, nb, PV, VT, bits, U, key, 1)
                 _layer_T(WT, cd, VT, nv, nb, PH, HT, bits, U, key, 0)
                 # ascent direction of the convex sub-problem: ∇g(θ⁽ᵗ⁾) − f̂′(θ, Ṽ)
-                _statistics_(VT, PH, nv, nh, nb, inv, gW, gb, gc)
+                _statistics_(VT, PH, nv, nh, nb, inv, gW, gb, gc, PR)
                 for i in range(nv):
                     for j in range(nh):
                         gW[i, j] = Gd[i, j] - gW[i, j]
