@@ -166,7 +166,8 @@ class TrainSettings(param.Parameterized):
         doc="Training rule: cd = contrastive divergence CD-k (chains start at the data); "
             "pcd = persistent CD (chains carry over); cg = centered gradient; sdcp / csdcp = "
             "(centered) stochastic difference-of-convex programming; ssd = stochastic spectral "
-            "descent.")
+            "descent; tap = TAP training (deterministic TAP fixed points replace the Gibbs "
+            "chains, Tramel et al. 2018).")
     k = param.Integer(
         1, bounds=(1, 1000), softbounds=(1, 50), label="Gibbs steps k",
         doc="Block-Gibbs steps per parameter update.")
@@ -200,6 +201,18 @@ class TrainSettings(param.Parameterized):
     n_chains = param.Integer(
         None, allow_None=True, bounds=(1, None), softbounds=(1, 1000), label="Persistent chains",
         doc="pcd only: number of persistent Gibbs chains; none = the batch size.")
+    n_solutions = param.Integer(
+        None, allow_None=True, bounds=(1, None), softbounds=(1, 1000), label="TAP solutions K",
+        doc="tap only: TAP runs per update, started from the first K rows of each mini-batch "
+            "(at most the batch size); none = the batch size (Tramel et al. 2018, Table 1).")
+    order = param.Integer(
+        2, bounds=(1, 3), label="TAP order",
+        doc="tap only: order of the TAP expansion — 1 naive mean field, 2 TAP (Onsager term), "
+            "3 third order; 1 and 3 for binary units only.")
+    damping = param.Number(
+        0.5, bounds=(0.0, 1.0), inclusive_bounds=(False, True), label="TAP damping",
+        doc="tap only: weight of the new iterate in the TAP fixed-point iteration "
+            "(1 = undamped).")
     max_weight = param.Number(
         1000.0, bounds=(0.0, 1e9), inclusive_bounds=(False, True), softbounds=(1.0, 1e4),
         doc="The run stops as diverged when a parameter grows beyond this magnitude.")
