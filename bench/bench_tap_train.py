@@ -8,9 +8,9 @@ What is measured (ONE process; the contenders run one after the other on the sam
 
 * **rbmviz**: ``TAP.train_epochs`` (``rbmviz.algorithms.tap``) with the Table 1 settings of
   ``rbmviz reproduce tap``: γ 0.005, ε 0.001, η 0.5 (heavy-ball momentum, the reproduction's
-  default), damping 0.5, Alg. 1 run per batch until the MSE change of both layers' means is below 1e-8, at most
-  1000 iterations), from ``RBM(784, 100, init="normal", scale=0.001, seed=0)`` with the
-  visible biases at the logits of the pixel means (``base_rate_biases``).
+  default), damping 0.5, Alg. 1 run per batch until the MSE change of both layers' means is
+  below 1e-8, at most 1000 iterations), from ``RBM(784, 100, init="normal", scale=0.001,
+  seed=0)`` with the visible biases at the logits of the pixel means (``base_rate_biases``).
 * **numpy**: :func:`numpy_tap_update` below — the same Alg. 2 update written as a careful
   numpy user would: the whole batch iterated at once with BLAS matmuls, converged rows frozen
   (fancy-indexed active set), numpy ufuncs for the sigmoid and the damping, the gradient

@@ -45,7 +45,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["PAPER", "TABLES", "FILES", "PARTS", "run", "evaluate_tap", "base_rate_biases", "summarize", "claims",
+__all__ = ["PAPER", "TABLES", "FILES", "PARTS", "run", "evaluate_tap", "base_rate_biases",
+           "summarize", "claims",
            "format_summary", "figure", "save", "check_out_dir", "eval_schedule",
            "add_arguments", "main"]
 
@@ -165,8 +166,8 @@ def evaluate_tap(rbm, V, *, damping=1.0, tol=1e-8, max_iter=1000, unique_tol=1e-
     Alg. 1 is first run as printed — undamped (``damping=1``) until the MSE change of both
     layers' means is below ``tol`` (1e-8, Fig. 3).  Rows that do not converge within
     ``first_max_iter`` iterations (an undamped iteration that has not converged by then
-    oscillates) are run again, for at most ``max_iter`` iterations, from the same initialisation with ``fallback_damping`` and
-    the tighter ``fallback_tol``.  Why: the de-duplication compares solutions to
+    oscillates) are run again, for at most ``max_iter`` iterations, from the same
+    initialisation with ``fallback_damping`` and the tighter ``fallback_tol``.  Why: the de-duplication compares solutions to
     ``unique_tol`` (1e-4), but a *damped* iteration stopped at an MSE change of 1e-8 is still
     about one step (≈ 1e-4 per unit) away from its fixed point, so runs that reach the same
     solution from different data points would be counted as different (at initialisation
@@ -573,6 +574,11 @@ def summarize(tables, *, settings=None, elapsed=None):
     return out
 
 
+def _method_name(r):
+    return f"TAP N_h={r['n_hidden']}" if r["method"] == "tap" else (
+        "1-NN" if r["method"] == "nn" else "OPE")
+
+
 def claims(summary, tables):
     """The paper's qualitative claims next to what this run shows: a list of dicts
     ``claim``, ``paper``, ``observed``, ``holds`` (True / False / None = this run cannot
@@ -644,8 +650,8 @@ def claims(summary, tables):
         p0 = [r for r in taps + ([ope] if ope else []) if r["mcc_p0"] is not None]
         out.append(dict(claim="exact recovery at p = 0",
                         paper="every RBM recovers the signal at p = 0",
-                        observed=", ".join(f"{r['method']}{'' if not r['n_hidden'] else ' N_h=%d' % r['n_hidden']}: "
-                                           f"MCC {r['mcc_p0']:.3f}" for r in p0) or "p = 0 not run",
+                        observed=", ".join(f"{_method_name(r)}: MCC {r['mcc_p0']:.3f}"
+                                           for r in p0) or "p = 0 not run",
                         holds=all(r["mcc_p0"] > 1 - 1e-9 for r in p0) if p0 else None))
         if ope and ope["mcc_moderate"] is not None:
             small = [r for r in taps if r["n_hidden"] <= 100]
@@ -951,5 +957,6 @@ def main(args, parser) -> int:
 
 #: the defaults of :func:`run` that the command line does not expose
 _DEFAULTS = dict(isomap_epochs=PAPER["isomap_epochs"], batch_size=100, n_solutions=100,
-                 weight_decay=0.001, momentum=0.5, momentum_form="heavy_ball", init_scale=0.001, damping=0.5,
+                 weight_decay=0.001, momentum=0.5, momentum_form="heavy_ball", init_scale=0.001,
+                 damping=0.5,
                  eval_damping=1.0, tol=1e-8, max_iter=1000, unique_tol=1e-4, n_neighbors=5)
