@@ -5,8 +5,8 @@ and generalized framework for unsupervised learning with restricted Boltzmann ma
 Binary-MNIST RBMs (784 visible units, several ``N_h``) are trained with TAP Alg. 2
 (``algorithm="tap"``, Table 1 settings: mini-batch M = 100, K = 100 TAP solutions per
 batch, learning rate 0.005, ℓ2 strength 0.001, momentum 0.5).  At recorded epochs, from one
-data-anchored initialisation per evaluation sample (eqs. 37–38; Alg. 1 run to an MSE change
-below 1e-8):
+data-anchored initialisation per evaluation sample (eqs. 37–38; Alg. 1 run undamped to an
+MSE change below 1e-8, damped to 1e-12 where that oscillates — see :func:`evaluate_tap`):
 
 * **learning curves** (Fig. 3): the TAP log-likelihood (eq. 39 — the unique converged
   solutions averaged uniformly) per example and per unit (÷ (N_v + N_h)), with its standard
@@ -31,8 +31,10 @@ What the short run shows is compared honestly with the paper's claims in the sum
 Repetition of the protocol for N_h = ``hidden[i]`` starts from
 ``RBM(784, N_h, init="normal", scale=0.001, seed=seed + i)`` with the visible biases at the
 logits of the pixel means (:func:`base_rate_biases`) and is trained with the Table 1
-settings (the ``binary-mnist`` presets of :mod:`rbmviz.tap.presets`; the momentum term as
-printed in Alg. 2); everything is reproducible from ``seed``.
+settings (the ``binary-mnist`` presets of :mod:`rbmviz.tap.presets`) but heavy-ball
+momentum by default — Alg. 2's printed momentum term, the previous gradient unscaled by the
+learning rate, stalled binary-MNIST training in our tests (``--momentum-form printed`` runs
+it); everything is reproducible from ``seed``.
 """
 from __future__ import annotations
 
