@@ -9,6 +9,9 @@
   to tol 1e-8 (target < 20 s), vs a plain-numpy iteration on a subset; unique solutions.
 * ``bench_small.py`` — full-batch CD-12/PCD-12 on 3×3 bars & stripes: rbmviz's fused
   kernel vs plain numpy (epochs/s).
+* ``bench_dc.py`` — S-DCP, CS-DCP, CG, SSD: fused kernel vs BLAS path vs plain numpy
+  (epochs/s), and the projected cost of Upadhya & Sastry's full small-data reproduction
+  (500 runs × 50,000 epochs with exact ATLL; target < 10 min on 2 processes, ≥ 20× numpy).
 
 Both measure their contenders side by side in this one process (interleaved rounds,
 medians).  ``--quick`` for a short run (~15 s); a full run takes about 30 s (both longer
@@ -75,7 +78,19 @@ def main(argv=None):
     print()
     from bench import bench_tap
     tap_inf = bench_tap.run(quick=a.quick)
+    print()
+    from bench import bench_dc
+    dcb = bench_dc.run(quick=a.quick)
     rows = summary_rows(large, small)
+    rp = dcb["reproduction"]
+    for name in bench_dc.RULES:
+        rows.append(("dc", f"{name} fused / numpy (kernel, CPU time)",
+                     f"{dcb['per_algorithm']['ratios'][f'{name}: fused / numpy']:.1f}x", "", "", ""))
+    rows.append(("dc", "small reproduction, 500 runs, 2 processes", f"{rp['rbmviz_minutes_2proc']:.1f} min",
+                 f"numpy {rp['numpy_minutes_2proc']:.0f} min", f"< {bench_dc.TARGET_MINUTES:g} min",
+                 "PASS" if rp["pass_minutes"] else "MISS"))
+    rows.append(("dc", "small reproduction rbmviz / numpy", f"{rp['ratio']:.1f}x", "",
+                 f">= {bench_dc.TARGET_RATIO:g}x", "PASS" if rp["pass_ratio"] else "MISS"))
     t = tap_inf["target"]
     rows.append(("tap", f"TAP solve {t['label']}, 784x100", f"{t['seconds']:.1f} s",
                  f"{tap_inf['subset']['ratio']:.1f}x numpy",
@@ -97,7 +112,7 @@ def main(argv=None):
         print("WARNING: the machine was busy during bench_small (see its warning); rerun when idle.")
     res = {"quick": a.quick, "seconds": time.perf_counter() - t0,
            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "large": large, "small": small,
-           "tap_train": tap_train, "tap_inference": tap_inf}
+           "tap_train": tap_train, "tap_inference": tap_inf, "dc": dcb}
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(res, indent=1, default=str))

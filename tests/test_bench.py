@@ -67,3 +67,41 @@ def test_small_contenders_run():
         bench_small.make_numpy(X, name == "pcd", 5)()
     mod, why = bench_small.error_model_numpy_module()
     assert isinstance(why, str)
+
+
+def test_dc_contenders_and_numpy_references():
+    """bench_dc's contenders run; the numpy references are the rules they claim to be
+    (S-DCP with d = 1 is CD draw for draw; exact_atll is the exact ATLL; every rule learns)."""
+    import rbmviz
+    from bench import bench_dc
+    from bench import numpy_reference as npref
+    X = bench_dc.datasets()["bars_and_stripes_3"]
+    for name in bench_dc.RULES:
+        bench_dc.make_fused(X, name, 3)()
+        bench_dc.make_blas(X, name, 2)()
+    rbm = rbmviz.RBM(9, 4, seed=0, data=X)
+    assert npref.exact_atll(*rbm.params, X) == pytest.approx(
+        rbmviz.evaluate.log_likelihood_exact(rbm, X), abs=1e-12)
+    a, b = ([p.copy() for p in rbm.params] for _ in range(2))
+    rng_a, rng_b = np.random.default_rng(1), np.random.default_rng(1)
+    for _ in range(5):
+        npref.cd_epoch(*a, X, 4, 0.3, rng_a)
+        npref.sdcp_epoch(*b, X, 1, 4, 0.3, rng_b)
+    assert all(np.allclose(p, q, rtol=0, atol=1e-14) for p, q in zip(a, b))
+    # CS-DCP with frozen zero offsets is S-DCP; SSD's step is the # of CD's direction
+    c, rng_c = [p.copy() for p in rbm.params], np.random.default_rng(1)
+    for _ in range(5):
+        npref.csdcp_epoch(*c, X, 1, 4, 0.3, rng_c, np.zeros(9), np.zeros(4), 0.0, 0.0)
+    assert all(np.allclose(p, q, rtol=0, atol=1e-12) for p, q in zip(a, c))
+    from rbmviz.algorithms.ssd import sharp_matrix, sharp_vector
+    cd, ssd = ([p.copy() for p in rbm.params] for _ in range(2))
+    npref.cd_epoch(*cd, X, 3, 1.0, np.random.default_rng(2))
+    npref.ssd_epoch(*ssd, X, 3, 0.01, np.random.default_rng(2), 0.02, 0.03)
+    g = [x - y for x, y in zip(cd, rbm.params)]
+    np.testing.assert_allclose(ssd[0] - rbm.W, 0.01 * sharp_matrix(g[0]), atol=1e-12)
+    np.testing.assert_allclose(ssd[2] - rbm.c, 0.03 * sharp_vector(g[2]), atol=1e-12)
+    start = npref.exact_atll(*rbm.params, X)
+    for name in ("sdcp", "csdcp", "cg"):
+        f = bench_dc.make_numpy(X, name, 600)
+        f()
+        assert npref.exact_atll(*f.params, X) > start + 1.0, name
