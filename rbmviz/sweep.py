@@ -353,6 +353,10 @@ _POOL_QUEUE = None
 def _pool_init(q):
     global _POOL_QUEUE
     _POOL_QUEUE = q
+    # Ctrl-C reaches the whole process group: the parent alone handles it (keeps the records
+    # so far, terminates the workers); a worker must not report it as a failed run
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _pool_task(spec, index, threads):
@@ -569,6 +573,13 @@ def _dask_client(scheduler, connect_timeout):
         raise ConnectionError(f"could not reach the Dask scheduler at {scheduler} within "
                               f"connect_timeout={connect_timeout:g} s ({exc}); is it running and "
                               f"is the address right?") from None
+    try:
+        client.wait_for_workers(1, timeout=connect_timeout)
+    except (OSError, TimeoutError) as exc:
+        client.close()
+        raise ConnectionError(f"the Dask scheduler at {scheduler} has no workers (none joined "
+                              f"within connect_timeout={connect_timeout:g} s: {exc}); start "
+                              f"workers with: dask worker {scheduler}") from None
     return client, True
 
 

@@ -252,6 +252,21 @@ def test_unreachable_scheduler_is_a_clear_error_within_the_timeout():
     assert ran == []
 
 
+def test_scheduler_without_workers_is_a_clear_error():
+    distributed = pytest.importorskip("distributed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None)
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(ConnectionError, match="has no workers.*start workers with: dask worker"):
+            sweep(TINY, algorithms="cd", trials=1, scheduler=cluster.scheduler_address,
+                  connect_timeout=1.0, progress=False)
+        assert time.monotonic() - t0 < 10
+    finally:
+        cluster.close()
+
+
 @pytest.mark.parametrize("kwargs, exc, text", [
     (dict(scheduler="tcp://127.0.0.1:1", workers=2), ValueError, "workers applies to the local"),
     (dict(scheduler="localhost"), ValueError, "expected an address such as 'tcp://host:8786'"),
@@ -379,3 +394,42 @@ def test_failing_run_is_recorded_with_its_error():
     assert df.run_id.tolist() == ["t0-cd", "t1-cd"]           # one row each, no records
     assert (df.status == "failed").all() and df.epoch.isna().all()
     assert df.error.str.startswith("ValueError: exact log-likelihood needs").all()
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_the_command_line_keeps_the_records(tmp_path):
+    """A real SIGINT to the process group (what Ctrl-C in a terminal sends) of `rbmviz sweep`
+    on a process pool: exit 130, the records so far in the file, no worker left behind."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "s.csv"
+    cmd = [sys.executable, "-m", "rbmviz", "sweep", "--dataset", "shifting_bar", "--N", "12",
+           "--B", "3", "--n-hidden", "10", "--init-scale", "0.5", "--k", "10", "--epochs", "2000000",
+           "--eval-every", "2000", "--algorithms", "cd,pcd", "--workers", "2", "--out", str(out)]
+    env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(15)
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert "interrupted: 0 of 2 run(s) finished" in err
+    back = pd.read_csv(out)
+    assert len(back) > 2 and set(back.status) == {"interrupted"}
+    deadline = time.monotonic() + 10              # the workers are gone too
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(p.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    else:
+        left = subprocess.run(["ps", "-o", "pid,cmd", "-g", str(p.pid)], capture_output=True,
+                              text=True).stdout
+        os.killpg(p.pid, signal.SIGKILL)
+        pytest.fail(f"processes left in the sweep's process group:\n{left}")
