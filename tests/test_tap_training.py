@@ -340,3 +340,12 @@ def test_build_preset_and_one_update(name):
     alg.update(rbm, data[: p.batch_size])
     assert alg.last_not_converged == 0 and not np.array_equal(rbm.W, W0)
     assert np.isfinite(rbm.W).all() and np.isfinite(rbm.b).all()
+
+
+def test_diverging_tap_run_stops():
+    X = rbmviz.datasets.bars_and_stripes(3)
+    rbm = rbmviz.RBM(9, 4, seed=0, scale=0.5)
+    with pytest.raises(rbmviz.runs.RunDiverged, match="max_weight") as err:
+        rbmviz.train(rbm, X, "tap", epochs=50, batch_size=7, learning_rate=500.0, max_weight=50.0,
+                     metrics=["weight_norm"], max_iter=50)
+    assert err.value.epoch == 1                     # checked after every update, stops in epoch 1
