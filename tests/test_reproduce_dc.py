@@ -50,3 +50,199 @@ def test_ais_metric_bad_options():
         Run(rbm, X, metrics=["ais_train_ll"], metric_options={"n_betas": 1})
     with pytest.raises(ValueError, match="'ais_test_ll' needs test_data"):
         Run(rbm, X, metrics=["ais_test_ll"])
+
+
+# ---------------------------------------------------------------------------- summary logic
+
+import json  # noqa: E402
+
+import pandas as pd  # noqa: E402
+
+from rbmviz import cli  # noqa: E402
+from rbmviz.reproduce import _dc, dc_mnist, dc_small  # noqa: E402
+
+
+def test_time_to_fraction_on_hand_made_curves():
+    x = [0, 10, 20, 30, 40]
+    # gain from -6 to max -2: threshold -6 + 0.9 * 4 = -2.4, first reached at 30
+    assert _dc.time_to_fraction(x, [-6, -4, -2.5, -2.4, -2.0]) == 30.0
+    # "of the final value": the curve peaks at -2 then falls to -3: threshold -3.3
+    assert _dc.time_to_fraction(x, [-6, -4, -2.0, -2.5, -3.0], of="final") == 20.0
+    assert _dc.time_to_fraction(x, [-6, -4, -2.0, -2.5, -3.0]) == 20.0
+    assert _dc.time_to_fraction(x, [-6, -4, -3.0, -2.5, -2.0], 0.5) == 10.0     # -4 = -6 + 0.5*4
+    assert _dc.time_to_fraction(x, [-2, -3, -4, -5, -6]) is None                # never gains
+    assert _dc.time_to_fraction(x, [np.nan, -6, -4, -2, -2]) == 30.0            # NaN ignored: starts at -6
+    with pytest.raises(ValueError, match="fraction"):
+        _dc.time_to_fraction(x, [-1] * 5, 0)
+    with pytest.raises(ValueError, match="same length"):
+        _dc.time_to_fraction(x, [-1, -2])
+    with pytest.raises(ValueError, match="of must be"):
+        _dc.time_to_fraction(x, [-1] * 5, of="min")
+
+
+def _hand_frame():
+    """Two trials of three algorithms on Shifting Bar at one rate, ATLL by hand."""
+    epochs = [0, 100, 200, 300, 400]
+    curves = {
+        "cd": ([-6.0, -3.2, -3.15, -3.15, -3.14], [-6.0, -3.2, -3.16, -3.15, -3.16]),
+        "sdcp": ([-6.0, -3.1, -2.5, -2.3, -2.25], [-6.0, -3.2, -2.6, -2.3, -2.35]),
+        "cg": ([-6.0, -3.2, -3.15, -2.9, -2.5], [-6.0, -3.2, -3.15, -2.9, -2.5]),
+    }
+    rows = []
+    for alg, trials in curves.items():
+        for t, vals in enumerate(trials):
+            for e, v in zip(epochs, vals):
+                rows.append(dict(run_id=f"t{t}-{alg}", trial=t, algorithm=alg, dataset="shifting_bar",
+                                 learning_rate=0.5, epoch=e, updates=e, gibbs_steps=12 * e,
+                                 seconds=0.0, test_ll=v, status="ok", error=None))
+    return pd.DataFrame(rows)
+
+
+def test_summary_on_a_hand_made_frame():
+    df = _hand_frame()
+    summary = dc_small.summarize(df)
+    by = {r["algorithm"]: r for r in summary["final"]}
+    assert by["cd"]["final"] == pytest.approx(-3.15)
+    assert by["cd"]["final_sem"] == pytest.approx(0.01)          # std(-3.14, -3.16) / sqrt 2
+    assert by["sdcp"]["final"] == pytest.approx(-2.3)
+    assert by["sdcp"]["gap"] == pytest.approx(-np.log(9) + 2.3)
+    # mean curve of S-DCP: -6, -3.15, -2.55, -2.3, -2.3 → max -2.3, 90% threshold -2.67 → epoch 200
+    assert by["sdcp"]["t90"] == 200.0 and by["sdcp"]["best"] == pytest.approx(-2.3)
+    # CD: -6, -3.2, -3.155, -3.15, -3.15 → threshold -6 + 0.9·2.85 = -3.435 → epoch 100
+    assert by["cd"]["t90"] == 100.0
+    assert by["cg"]["t90"] == 400.0
+    assert by["cd"]["stuck"] == 2 and by["sdcp"]["stuck"] == 0 and by["cg"]["stuck"] == 0
+    # plateau: median of the mean curve from its first value above -3.3 on (-3.2, -3.155, -3.15, -3.15)
+    assert by["cd"]["escape"] is None and by["cd"]["plateau"] == pytest.approx(-3.1525)
+    assert by["sdcp"]["escape"] == 200.0 and by["cg"]["escape"] == 300.0
+    order = summary["first_to_90"][0]["order"]
+    assert [lab for lab, _ in order] == ["CD", "S-DCP", "CG"]
+    stall = next(c for c in summary["claims"] if "CD and PCD stall" in c["claim"])
+    assert stall["verdict"] == "agrees" and "plateau -3.15" in stall["measured"]
+    assert all(c["verdict"] == "not run" for c in summary["claims"] if "Bars & Stripes" in c["claim"])
+    # a CD trial that escapes early makes the stall claim fail
+    df2 = df.copy()
+    df2.loc[(df2.algorithm == "cd") & (df2.epoch >= 100), "test_ll"] = -2.4
+    stall2 = next(c for c in dc_small.summarize(df2)["claims"] if "CD and PCD stall" in c["claim"])
+    assert stall2["verdict"] == "differs"
+    # a diverged trial: counted as incomplete, its last value not averaged in
+    df3 = df[~((df.algorithm == "sdcp") & (df.trial == 1) & (df.epoch > 200))].copy()
+    df3.loc[df3.run_id == "t1-sdcp", "status"] = "diverged"
+    r3 = {r["algorithm"]: r for r in dc_small.summarize(df3)["final"]}["sdcp"]
+    assert r3["incomplete"] == 1 and r3["final"] == pytest.approx(-2.25) and r3["not_ok"] == 1
+    text = dc_small.format_summary(summary)
+    assert "Shifting Bar, eta 0.5" in text and "-2.197" in text and "[agrees]" in text
+    json.dumps(summary)
+
+
+# ---------------------------------------------------------------------------- tiny runs
+
+def test_tiny_dc_small_run_is_tidy_with_equal_compute_bookkeeping():
+    kw = dict(trials=2, epochs=60, eval_every=20, workers=0)
+    df, summary = dc_small.run(**kw)
+    assert set(df.algorithm) == {"cd", "pcd", "cg", "sdcp", "csdcp"}
+    assert set(df.dataset) == {"bars_and_stripes", "shifting_bar"} and set(df.learning_rate) == {0.3, 0.5}
+    assert (df.status == "ok").all()
+    assert df.run_id.nunique() == 2 * 5 * 2 * 2
+    assert sorted(df.epoch.unique()) == [0, 20, 40, 60]
+    # full batch: one update per epoch; K = 12 Gibbs steps per update for every algorithm
+    # (S-DCP/CS-DCP: d = 3 inner steps of K' = 4)
+    assert (df.updates == df.epoch).all() and (df.gibbs_steps == 12 * df.updates).all()
+    assert summary["settings"]["d"] == 3 and summary["settings"]["k_inner"] == 4
+    # every algorithm of a trial starts from the same model: same ATLL at epoch 0
+    start = df[df.epoch == 0].groupby(["trial", "dataset"]).test_ll.nunique()
+    assert (start == 1).all()
+    assert df[df.epoch == 0].groupby("dataset").test_ll.nunique().min() >= 1
+    # the exact ATLL is a proper average log-likelihood below the bound
+    for ds, bound in _dc.BOUNDS.items():
+        assert (df[df.dataset == ds].test_ll <= bound + 1e-9).all()
+    # reproducible bit for bit
+    df2, _ = dc_small.run(**kw)
+    pd.testing.assert_frame_equal(df.drop(columns="seconds"), df2.drop(columns="seconds"))
+    # S-DCP with d = 1 is CD-K' (reference/dc-programming.md §3): same seeds, same curve
+    one, _ = dc_small.run(trials=1, epochs=40, eval_every=20, workers=0, datasets=["shifting_bar"],
+                          etas=[0.3], algorithms=["cd", "sdcp"], k=4, k_inner=4)
+    a, b = (one[one.algorithm == n].test_ll.to_numpy() for n in ("cd", "sdcp"))
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    assert len(summary["final"]) == 20
+
+
+def test_dc_small_figure_builds():
+    hv = pytest.importorskip("holoviews")
+    df = _hand_frame()
+    fig = dc_small.figure(df)
+    assert isinstance(fig, hv.Layout) and len(fig) == 1
+    overlay = fig[0] if not hasattr(fig, "values") else list(fig.values())[0]
+    curves = [el for el in overlay if type(el) is hv.Curve]
+    hlines = [el for el in overlay if isinstance(el, hv.HLine)]
+    vlines = [el for el in overlay if isinstance(el, hv.VLine)]
+    assert len(curves) == 3
+    assert sorted(h.data for h in hlines) == pytest.approx(sorted([-np.log(9), -3.15]))
+    assert sorted(v.data for v in vlines) == [100.0, 200.0, 400.0]       # the t90 marks
+    mean_sdcp = next(c for c in curves if c.label == "S-DCP")
+    np.testing.assert_allclose(mean_sdcp.dimension_values(1), [-6, -3.15, -2.55, -2.3, -2.3])
+    hv.renderer("bokeh").get_plot(fig)                                     # renders
+    from rbmviz.viz import dc as vdc
+    with pytest.raises(ValueError, match="no column"):
+        vdc.atll_curves(df, "test_ll", x="time")
+
+
+def test_tiny_dc_mnist_budget_study_on_digits():
+    """The large-data code path on scikit-learn's digits: AIS ATLL, d·K′ = 24 for every grid
+    point, study labels and summary."""
+    df, summary = dc_mnist.run(study="budget", datasets=["digits"], trials=1, epochs=2,
+                               eval_every=1, n_hidden=8, batch_size=200, limit=400,
+                               d_values=(2, 6), ais_chains=20, ais_betas=100, workers=0)
+    assert set(df.algorithm) == {"sdcp", "csdcp"} and set(df.k_inner) == {12, 4}
+    assert (df.status == "ok").all() and df.ais_test_ll.notna().all()
+    assert (df.gibbs_steps == 24 * df.updates).all()
+    n_batches = 400 // 200
+    assert (df.updates == n_batches * df.epoch).all()
+    assert {(r["algorithm"], r["d"]) for r in summary["final"]} == {
+        (a, d) for a in ("sdcp", "csdcp") for d in (2, 6)}
+    text = dc_mnist.format_summary(summary)
+    assert "d=2,K'=12" in text and "d=6,K'=4" in text
+    hv = pytest.importorskip("holoviews")
+    fig = dc_mnist.figure(df, study="budget")
+    assert isinstance(fig, hv.Layout) and len(fig) == 2
+    with pytest.raises(ValueError, match="does not divide"):
+        dc_mnist.run(study="budget", datasets=["digits"], d_values=(5,), trials=1, epochs=1)
+    with pytest.raises(ValueError, match="dc-small"):
+        dc_mnist.run(datasets=["shifting_bar"], trials=1, epochs=1)
+    with pytest.raises(ValueError, match="unknown study"):
+        dc_mnist.run(study="momentum", datasets=["digits"], trials=1, epochs=1)
+
+
+# ---------------------------------------------------------------------------- command line
+
+def test_cli_dc_small_quick_writes_outputs_and_never_overwrites(tmp_path, capsys):
+    out = tmp_path / "dcs"
+    args = ["reproduce", "dc-small", "--quick", "--trials", "1", "--epochs", "40",
+            "--eval-every", "20", "--workers", "0", "--quiet", "--out", str(out)]
+    assert cli.main(args) == 0
+    text = capsys.readouterr().out
+    assert "Shifting Bar, eta 0.3" in text and "the paper's claims" in text and "CS-DCP" in text
+    assert sorted(p.name for p in out.iterdir()) == ["figure.html", "records.csv", "summary.json"]
+    rec = pd.read_csv(out / "records.csv")
+    assert set(rec.algorithm) == set(_dc.ALGORITHMS) and sorted(rec.epoch.unique()) == [0, 20, 40]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["settings"]["epochs"] == 40 and len(summary["final"]) == 20
+    before = (out / "records.csv").read_bytes()
+    assert cli.main(args) == 2                                   # refused before anything runs
+    assert "already holds" in capsys.readouterr().err
+    assert (out / "records.csv").read_bytes() == before
+    (out / "mine.txt").write_text("keep")
+    assert cli.main(args + ["--overwrite", "--no-html", "--algorithms", "cd,sdcp"]) == 0
+    assert (out / "mine.txt").read_text() == "keep"
+    assert set(pd.read_csv(out / "records.csv").algorithm) == {"cd", "sdcp"}
+
+
+def test_cli_dc_bad_options(capsys):
+    for bad, msg in [(["--eta", "x"], "comma-separated"), (["--datasets", "mnist"], "unknown data set"),
+                     (["--algorithms", "cd,nope"], "unknown algorithm"), (["--trials", "0"], "trials must be >= 1"),
+                     (["--k", "12", "--k-inner", "5"], "not divisible")]:
+        assert cli.main(["reproduce", "dc-small", "--quiet", *bad]) == 2
+        assert msg in capsys.readouterr().err
+    assert cli.main(["reproduce", "dc-mnist", "--quiet", "--study", "budget", "--d-values", "5",
+                     "--datasets", "digits"]) == 2
+    assert "does not divide" in capsys.readouterr().err

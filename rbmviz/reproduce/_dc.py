@@ -1,0 +1,282 @@
+"""Shared helpers of the Upadhya & Sastry (2017) reproductions ``dc-small`` and ``dc-mnist``
+(reference/dc-programming.md §5–7, reference/reference-numbers.md §2).
+
+* names and labels of the compared algorithms and data sets, the paper's numbers;
+* :func:`time_to_fraction` — the paper's speed measure, "the epoch at which the model
+  achieves 90 % of the maximum ATLL" (Sec. 4.2.1, the vertical lines of Figs. 2 and 3);
+* :func:`summarize` — final ATLL per group and algorithm with its spread over trials,
+  time to 90 %, distance to the theoretical bound, trials stuck at the Shifting Bar local
+  optimum, divergences;
+* :func:`run_grid` — the trials through :func:`rbmviz.sweep.sweep`;
+* output directories that never overwrite (:func:`check_out_dir`, :func:`save`).
+
+Every trial starts all algorithms (and every grid point) from the same initial parameters
+and the same Gibbs-stream seed (the sweep's contract), as in the paper ("all the
+algorithms start with the same initial setting").
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["ALGORITHMS", "ALGORITHM_LABELS", "DATASET_LABELS", "BOUNDS", "LOCAL_OPTIMUM",
+           "STUCK_BELOW", "parse_list", "time_to_fraction", "curve_means", "summarize",
+           "run_grid", "check_out_dir", "save", "write_json", "FILES"]
+
+#: the algorithms of the paper's small- and large-data comparisons, in its legend order
+ALGORITHMS = ("cd", "pcd", "cg", "sdcp", "csdcp")
+ALGORITHM_LABELS = {"cd": "CD", "pcd": "PCD", "cg": "CG", "sdcp": "S-DCP", "csdcp": "CS-DCP",
+                    "ssd": "SSD"}
+DATASET_LABELS = {"bars_and_stripes": "Bars & Stripes", "shifting_bar": "Shifting Bar",
+                  "mnist": "MNIST", "binarized_mnist": "binarized MNIST",
+                  "omniglot": "Omniglot", "digits": "digits (8x8)", "cbcl": "CBCL"}
+#: best achievable average log-likelihood: uniform over the complete pattern set,
+#: −ln 14 and −ln 9 (the paper's "−2.6" and "−2.2", quoted from Melchior et al. 2016)
+BOUNDS = {"bars_and_stripes": -math.log(14), "shifting_bar": -math.log(9)}
+#: ATLL at which CD and PCD stall on Shifting Bar for η = 0.3 and 0.5 (Sec. 4.2.1)
+LOCAL_OPTIMUM = -3.15
+#: a Shifting Bar trial whose final ATLL is below this still sits at the local optimum
+#: (−3.15 ± 0.15; the bound is −2.197)
+STUCK_BELOW = -3.0
+#: files written to an output directory (besides the sweep's records)
+FILES = ("records.csv", "summary.json", "figure.html")
+
+
+def parse_list(text, kind, name):
+    """``"0.3,0.5"`` → ``[0.3, 0.5]`` (``kind`` converts each item); a clear ``ValueError``
+    naming the option ``name`` otherwise.  Lists and tuples pass through (converted)."""
+    if isinstance(text, (list, tuple)):
+        items = list(text)
+    else:
+        items = [x.strip() for x in str(text).split(",") if x.strip()]
+    if not items:
+        raise ValueError(f"{name} is empty; expected a comma-separated list of "
+                         f"{kind.__name__} values")
+    try:
+        return [kind(x) for x in items]
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a comma-separated list of {kind.__name__} values, "
+                         f"got {text!r}") from None
+
+
+def time_to_fraction(x, values, fraction=0.9, *, of="max"):
+    """The paper's speed measure: the first ``x`` (epoch) at which a learning curve has
+    covered ``fraction`` of its way from its start to its maximum (``of="max"``, the
+    paper's "90 % of the maximum ATLL") or to its final value (``of="final"``).
+
+    Log-likelihoods are negative, so "90 % of the ATLL" is read as 90 % of the *gain*:
+    the threshold is ``values[0] + fraction · (target − values[0])``.
+
+    Parameters
+    ----------
+    x : (n,) increasing evaluation points (epochs, updates or Gibbs steps).
+    values : (n,) the curve, e.g. the mean ATLL over trials.  NaN entries are ignored.
+    fraction : float in (0, 1].
+    of : ``"max"`` or ``"final"``.
+
+    Returns
+    -------
+    float or None
+        The first ``x`` at which ``values >= threshold``; ``None`` if the curve never gains
+        (target ≤ start) or has no finite values.
+
+    >>> time_to_fraction([0, 10, 20, 30], [-6.0, -4.0, -3.0, -2.9])
+    20.0
+    """
+    x = np.asarray(x, dtype=np.float64)
+    v = np.asarray(values, dtype=np.float64)
+    if x.shape != v.shape or x.ndim != 1:
+        raise ValueError(f"x and values must be 1-D of the same length, got shapes {x.shape} "
+                         f"and {v.shape}")
+    if not 0.0 < float(fraction) <= 1.0:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
+    if of not in ("max", "final"):
+        raise ValueError(f"of must be 'max' or 'final', got {of!r}")
+    ok = np.isfinite(v)
+    x, v = x[ok], v[ok]
+    if v.size == 0:
+        return None
+    target = v.max() if of == "max" else v[-1]
+    gain = target - v[0]
+    if not gain > 0:
+        return None
+    hit = np.nonzero(v >= v[0] + fraction * gain - 1e-12 * abs(gain))[0]
+    return float(x[hit[0]])
+
+
+def curve_means(records, metric, *, by=("algorithm",), x="epoch"):
+    """Mean, standard error and 10/90 % quantiles of ``metric`` over the trials at each
+    evaluation point.
+
+    Returns
+    -------
+    pandas.DataFrame with columns ``*by, x, mean, sem, lo, hi, n``.
+    """
+    keys = [*by, x]
+    g = records.groupby(keys, sort=True)[metric]
+    out = g.agg(["mean", "std", "count"]).rename(columns={"count": "n"})
+    out["sem"] = out["std"] / np.sqrt(out["n"].clip(lower=1))
+    out["lo"] = g.quantile(0.1)
+    out["hi"] = g.quantile(0.9)
+    return out.drop(columns="std").reset_index()
+
+
+def _f(x):
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
+def summarize(records, metric, *, by=("dataset", "learning_rate"), x="epoch", fraction=0.9,
+              of="max", stuck_below=STUCK_BELOW):
+    """The numbers to compare with the paper, one entry per group (``by``) and algorithm.
+
+    Parameters
+    ----------
+    records : tidy frame of the sweep (columns ``trial``, ``algorithm``, ``by``, ``x``,
+        ``metric``).  A trial that diverged has no rows after its last healthy evaluation.
+    metric : the ATLL column (``test_ll`` exact, ``ais_test_ll`` AIS).
+
+    Returns
+    -------
+    list of dict with keys ``*by, algorithm, label, trials, epochs`` (last evaluation),
+    ``final`` (mean over trials of the ATLL at the last evaluation), ``final_sem``,
+    ``final_min``, ``final_max``, ``best`` (maximum of the mean curve), ``best_at``,
+    ``t90`` (:func:`time_to_fraction` of the mean curve, in units of ``x``), ``bound`` and
+    ``gap`` (bound − final, small data sets), ``stuck`` (Shifting Bar: trials whose final
+    ATLL is below ``stuck_below``) and ``stuck_mean`` (their mean final ATLL),
+    ``incomplete`` (trials that stopped before the last evaluation, e.g. diverged).
+    """
+    by = [c for c in by if c in records.columns]
+    rows = []
+    groups = records.groupby(by, sort=False) if by else [((), records)]
+    for key, g in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        labels = dict(zip(by, key))
+        for alg, ga in g.groupby("algorithm", sort=False):
+            last_x = ga[x].max()
+            per_trial_last = ga.sort_values(x).groupby("trial").tail(1)
+            complete = per_trial_last[per_trial_last[x] == last_x]
+            final = complete[metric]
+            mean_curve = ga.groupby(x, sort=True)[metric].mean()
+            n = len(final)
+            ds = labels.get("dataset")
+            bound = BOUNDS.get(ds)
+            row = dict(labels, algorithm=alg, label=ALGORITHM_LABELS.get(alg, alg),
+                       trials=int(ga["trial"].nunique()), epochs=_f(last_x),
+                       final=_f(final.mean()) if n else None,
+                       final_sem=_f(final.std(ddof=1) / math.sqrt(n)) if n > 1 else None,
+                       final_min=_f(final.min()) if n else None,
+                       final_max=_f(final.max()) if n else None,
+                       best=_f(mean_curve.max()), best_at=_f(mean_curve.idxmax()),
+                       t90=time_to_fraction(mean_curve.index.to_numpy(), mean_curve.to_numpy(),
+                                            fraction, of=of),
+                       bound=bound, gap=_f(bound - final.mean()) if (bound is not None and n) else None,
+                       incomplete=int(len(per_trial_last) - n))
+            if ds == "shifting_bar":
+                stuck = final[final < stuck_below]
+                row.update(stuck=int(len(stuck)), stuck_mean=_f(stuck.mean()) if len(stuck) else None)
+            for k, v in list(row.items()):
+                if isinstance(v, np.generic):
+                    row[k] = v.item()
+            rows.append(row)
+    return rows
+
+
+def first_to_fraction(rows, *, by=("dataset", "learning_rate")):
+    """Per group: the algorithms ordered by ``t90`` (those that never gain last).
+
+    Returns
+    -------
+    list of dict ``{**group, "order": [(label, t90), ...]}``.
+    """
+    out, seen = [], {}
+    for r in rows:
+        key = tuple(r.get(c) for c in by if c in r)
+        seen.setdefault(key, []).append(r)
+    for key, rs in seen.items():
+        order = sorted(rs, key=lambda r: (r["t90"] is None, r["t90"] if r["t90"] is not None else 0))
+        out.append(dict({c: rs[0].get(c) for c in by if c in rs[0]},
+                        order=[(r["label"], r["t90"]) for r in order]))
+    return out
+
+
+def run_grid(base, *, algorithms, trials, grid, seed, workers, scheduler, out, overwrite,
+             progress, run_overrides):
+    """All runs of an experiment through :func:`rbmviz.sweep.sweep` (trials × algorithms ×
+    grid; same initial parameters and chain seed for every algorithm of a trial).
+
+    ``out`` (a directory or None): the records stream into ``out/records.csv`` as runs
+    finish (never overwriting an existing file unless ``overwrite``).
+    """
+    from .. import sweep as _sweep
+    path = None if out is None else Path(out) / "records.csv"
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    return _sweep.sweep(base, algorithms=list(algorithms), trials=trials, grid=grid, seed=seed,
+                        scheduler=scheduler, workers=workers, run_overrides=run_overrides,
+                        out=path, overwrite=overwrite, progress=progress)
+
+
+def check_out_dir(out, overwrite=False, files=FILES):
+    """Refuse (``FileExistsError``) an output directory that already holds one of ``files``
+    unless ``overwrite``, and a path that is not a directory (``NotADirectoryError``)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"{out} exists and is not a directory")
+    clash = [f for f in files if (out / f).exists()]
+    if clash and not overwrite:
+        raise FileExistsError(f"{out} already holds {', '.join(clash)}; choose another directory "
+                              f"or pass --overwrite to replace them")
+
+
+def write_json(path, obj):
+    """Write ``obj`` as indented JSON atomically (temporary file + rename)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(obj, fh, indent=2, default=_json_default)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def _json_default(o):
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def save(records, summary, out, *, figure=None, title="", overwrite=False):
+    """Write ``summary.json`` and ``figure.html`` (HoloViews, Bokeh resources inline) to
+    directory ``out``; ``records.csv`` too unless the sweep already streamed it there.
+
+    Returns
+    -------
+    list of the paths of the directory's result files.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    rec = out / "records.csv"
+    if not rec.exists() or overwrite:
+        tmp = out / "records.csv.tmp"
+        records.to_csv(tmp, index=False)
+        os.replace(tmp, rec)
+    paths.append(rec)
+    write_json(out / "summary.json", summary)
+    paths.append(out / "summary.json")
+    if figure is not None:
+        import holoviews as hv
+        hv.extension("bokeh", logo=False)
+        tmp = out / "figure.tmp.html"
+        hv.save(figure, tmp, backend="bokeh", resources="inline", title=title)
+        os.replace(tmp, out / "figure.html")
+        paths.append(out / "figure.html")
+    return paths

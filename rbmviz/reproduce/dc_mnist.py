@@ -1,0 +1,417 @@
+"""Reproduction of Upadhya & Sastry (2017), Sec. 4.2.2 and Sec. 5 / Figs. 3, 4, 6 and 7:
+the large data sets and the sensitivity studies (reference/dc-programming.md §5–7).
+
+Protocol of the main comparison (confirmed from the paper unless marked): statistically
+binarised MNIST (each pixel on with probability equal to its grey level; here one fixed
+draw, ``binarize="stochastic"`` — whether the paper redrew it is UNCONFIRMED) and Omniglot;
+RBMs with 500 hidden units; mini-batches of 200, shuffled every epoch; 200 epochs; 10 trials,
+all algorithms of a trial starting from the same parameters (W ~ N(0, 0.01²), hidden biases
+0, visible biases logit(training mean)); CD-K / PCD-K / CG with K = 24 against S-DCP and
+CS-DCP with d = 6, K′ = 4; ν_μ = ν_λ = 0.01; η = 0.01 (the other rates of Fig. 3 are
+UNCONFIRMED).  ATLL of the test set with AIS: 100 chains, 10,000 linear inverse
+temperatures, base-rate model from the training rows (reference/ais.md §2).
+
+The paper reports no MNIST ATLL value in its text, only that all algorithms end at about
+the same ATLL after 200 epochs and that with η = 0.01 CS-DCP reaches 90 % of its maximum
+ATLL about 100 epochs before CG.  For orientation: an RBM with 500 hidden units trained with
+CD-25 reaches −86.34 nats on MNIST (Salakhutdinov & Murray 2008, reference-numbers.md §4).
+
+Studies (``study=``, Sec. 5; only S-DCP and CS-DCP by default, η = 0.01):
+
+* ``"eta"`` — learning rate (Fig. 6a);
+* ``"budget"`` — d and K′ with d·K′ = 24 fixed (Fig. 6b; the plotted pairs are
+  UNCONFIRMED, the divisor pairs of 24 are offered);
+* ``"batch"`` — batch size (Fig. 7a; values UNCONFIRMED);
+* ``"init"`` — the four initialisations of Table 1: σ ∈ {0.001, 0.01} × visible biases
+  {0, base rate}.
+
+A laptop cannot do 10 trials × 200 epochs × 60,000 images × 5 algorithms (hours per run);
+``epochs``, ``trials``, ``limit`` (rows of each split), ``n_hidden`` and the AIS sizes scale
+it down, and ``dataset="digits"`` (scikit-learn's 8×8 digits, bundled) runs anywhere.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+from . import _dc
+
+__all__ = ["STUDIES", "INITIALISATIONS", "PAPER", "run", "base_settings", "study_plan",
+           "summarize", "format_summary", "figure", "save", "add_arguments", "main", "QUICK"]
+
+#: study name → (grid column, default algorithms, the paper's figure)
+STUDIES = {"main": (None, _dc.ALGORITHMS, "Figs. 3-4"),
+           "eta": ("learning_rate", ("sdcp", "csdcp"), "Fig. 6a"),
+           "budget": ("k_inner", ("sdcp", "csdcp"), "Fig. 6b"),
+           "batch": ("batch_size", ("sdcp", "csdcp"), "Fig. 7a"),
+           "init": ("initialisation", ("sdcp", "csdcp"), "Fig. 7b (Table 1)")}
+#: Table 1: Init n = (weight standard deviation σ, visible-bias initialisation)
+INITIALISATIONS = {"Init 1": (0.001, "zeros"), "Init 2": (0.01, "zeros"),
+                   "Init 3": (0.001, "base_rate"), "Init 4": (0.01, "base_rate")}
+PAPER = {"cs_dcp_lead_over_cg_epochs": 100, "final_atll": "almost the same for all algorithms "
+         "after 200 epochs (value not stated)", "sm2008_cd25_500_mnist": -86.34,
+         "ais": {"n_chains": 100, "n_betas": 10000, "schedule": "linear"}}
+DEFAULTS = {"trials": 10, "epochs": 200, "etas": (0.01,), "datasets": ("mnist",),
+            "algorithms": _dc.ALGORITHMS, "k": 24, "k_inner": 4, "n_hidden": 500,
+            "batch_size": 200, "ais_chains": 100, "ais_betas": 10000}
+STUDY_DEFAULTS = {"eta": {"etas": (0.001, 0.01, 0.1)}, "budget": {"d_values": (1, 2, 3, 4, 6, 8, 12)},
+                  "batch": {"batch_sizes": (100, 200, 500, 1000)}}
+#: the ``--quick`` preset: MNIST scaled down to minutes on a laptop
+QUICK = {"trials": 2, "epochs": 10, "eval_every": 2, "limit": 2000, "n_hidden": 100,
+         "ais_chains": 50, "ais_betas": 1000}
+NOTES = [
+    "ATLL = average test log-likelihood with an AIS estimate of log Z (base-rate model from the "
+    "training rows); AIS tends to under-estimate log Z, i.e. over-estimate the ATLL.",
+    "t90 = first epoch at which the trial-mean ATLL covers 90% of its gain from epoch 0 to its "
+    "maximum.",
+    "Statistical binarisation: one fixed Bernoulli draw per image (data_seed 0).",
+]
+
+
+def default_eval_every(epochs):
+    """About 20 AIS evaluations per run (every 10 epochs for 200)."""
+    return max(1, int(epochs) // 20)
+
+
+def base_settings(*, dataset="mnist", epochs=200, eval_every=10, k=24, k_inner=4, n_hidden=500,
+                  batch_size=200, limit=None):
+    """The flat settings dict shared by every run (statistically binarised data)."""
+    return dict(dataset=dataset, binarize="stochastic", data_seed=0, limit=limit,
+                n_hidden=n_hidden, init="normal", init_scale=0.01, visible_bias="base_rate",
+                dtype="float32" if n_hidden * 784 > 50_000 else "float64", k=k, k_inner=k_inner,
+                batch_size=batch_size, epochs=epochs, eval_every=eval_every, momentum=0.0,
+                weight_decay=0.0)
+
+
+def _check(*, study="main", trials, epochs, etas, datasets, algorithms, k, k_inner, n_hidden,
+           batch_size, seed, eval_every, limit=None, d_values=None, batch_sizes=None,
+           ais_chains=100, ais_betas=10000):
+    from .._validation import check_float, check_int
+    from ..algorithms import names
+    from ..algorithms.dcp import resolve_budget
+    from ..settings import DATASETS
+    if study not in STUDIES:
+        raise ValueError(f"unknown study {study!r}; expected one of {list(STUDIES)}")
+    datasets = list(dict.fromkeys(_dc.parse_list(datasets, str, "datasets")))
+    for ds in datasets:
+        if ds not in DATASETS or DATASETS[ds].kind == "toy":
+            raise ValueError(f"unknown data set {ds!r} for dc-mnist; expected some of "
+                             f"{[n for n, r in DATASETS.items() if r.kind != 'toy']} "
+                             f"(the toy sets are dc-small's)")
+    algorithms = list(dict.fromkeys(_dc.parse_list(algorithms, str, "algorithms")))
+    for a in algorithms:
+        if a not in names():
+            raise ValueError(f"unknown algorithm {a!r}; expected some of {names()}")
+    k = check_int(k, "k", low=1)
+    d, k_inner = resolve_budget(k, None, k_inner)
+    epochs = check_int(epochs, "epochs", low=1)
+    s = dict(study=study, trials=check_int(trials, "trials", low=1), epochs=epochs,
+             etas=[check_float(e, "eta", low=0.0, low_open=True) for e in _dc.parse_list(etas, float, "eta")],
+             datasets=datasets, algorithms=algorithms, k=k, d=d, k_inner=k_inner,
+             n_hidden=check_int(n_hidden, "n_hidden", low=1),
+             batch_size=check_int(batch_size, "batch_size", low=1),
+             seed=check_int(seed, "seed", low=0),
+             eval_every=default_eval_every(epochs) if eval_every is None else check_int(eval_every, "eval_every", low=1),
+             limit=None if limit is None else check_int(limit, "limit", low=1),
+             ais_chains=check_int(ais_chains, "ais_chains", low=1),
+             ais_betas=check_int(ais_betas, "ais_betas", low=2))
+    if study == "budget":
+        ds = _dc.parse_list(d_values if d_values is not None else STUDY_DEFAULTS["budget"]["d_values"], int, "d_values")
+        for dv in ds:
+            check_int(dv, "d", low=1)
+            if k % dv:
+                raise ValueError(f"d={dv} does not divide k={k}: the budget study keeps d·K′ = k fixed")
+        s["d_values"] = ds
+    if study == "batch":
+        s["batch_sizes"] = [check_int(b, "batch_size", low=1) for b in _dc.parse_list(
+            batch_sizes if batch_sizes is not None else STUDY_DEFAULTS["batch"]["batch_sizes"], int, "batch_sizes")]
+    return s
+
+
+def study_plan(s):
+    """``(grid, algorithms)`` of the sweep for checked settings ``s``."""
+    grid = {"dataset": s["datasets"], "learning_rate": s["etas"]}
+    if s["study"] == "budget":
+        grid["k_inner"] = [s["k"] // d for d in s["d_values"]]
+    elif s["study"] == "batch":
+        grid["batch_size"] = s["batch_sizes"]
+    elif s["study"] == "init":
+        grid["initialisation"] = [{"init_scale": sd, "visible_bias": vb}
+                                  for sd, vb in INITIALISATIONS.values()]
+    return grid, s["algorithms"]
+
+
+def run(*, study="main", trials=10, epochs=200, etas=(0.01,), datasets=("mnist",),
+        algorithms=None, k=24, k_inner=4, n_hidden=500, batch_size=200, seed=0, eval_every=None,
+        limit=None, d_values=None, batch_sizes=None, ais_chains=100, ais_betas=10000,
+        workers=None, scheduler=None, out=None, overwrite=False, progress=False):
+    """Run the main comparison or one sensitivity study.
+
+    Parameters
+    ----------
+    study : ``"main"``, ``"eta"``, ``"budget"``, ``"batch"`` or ``"init"`` (:data:`STUDIES`).
+    trials, epochs : the paper's 10 and 200.
+    etas : learning rates (study ``"eta"``: default 0.001, 0.01, 0.1).
+    datasets : ``"mnist"`` (default), ``"omniglot"``, ``"binarized_mnist"``, ``"digits"`` …
+    algorithms : default: all five for ``"main"``, S-DCP and CS-DCP for the studies.
+    k, k_inner : K = 24 and K′ = 4 (d = 6).   n_hidden : 500.   batch_size : 200.
+    limit : use only the first ``limit`` rows of each split (None: all).
+    d_values : study ``"budget"``: the inner-step counts d (K′ = k / d).
+    batch_sizes : study ``"batch"``.
+    ais_chains, ais_betas : AIS size (100 chains × 10,000 temperatures in the paper).
+    workers, scheduler, out, overwrite, progress : see :func:`rbmviz.sweep.run_specs`.
+
+    Returns
+    -------
+    records : the sweep's tidy frame with ``ais_test_ll``; study ``"init"`` has a column
+        ``initialisation`` holding ``"Init 1"`` … ``"Init 4"`` (Table 1).
+    summary : dict — see :func:`summarize`.
+    """
+    if algorithms is None:
+        algorithms = STUDIES.get(study, (None, _dc.ALGORITHMS))[1]
+    if study == "eta" and tuple(etas) == (0.01,):
+        etas = STUDY_DEFAULTS["eta"]["etas"]
+    s = _check(study=study, trials=trials, epochs=epochs, etas=etas, datasets=datasets,
+               algorithms=algorithms, k=k, k_inner=k_inner, n_hidden=n_hidden,
+               batch_size=batch_size, seed=seed, eval_every=eval_every, limit=limit,
+               d_values=d_values, batch_sizes=batch_sizes, ais_chains=ais_chains,
+               ais_betas=ais_betas)
+    grid, algorithms = study_plan(s)
+    base = base_settings(dataset=s["datasets"][0], epochs=s["epochs"], eval_every=s["eval_every"],
+                         k=s["k"], k_inner=s["k_inner"], n_hidden=s["n_hidden"],
+                         batch_size=s["batch_size"], limit=s["limit"])
+    overrides = {"metrics": ["ais_test_ll"],
+                 "metric_options": {"n_chains": s["ais_chains"], "n_betas": s["ais_betas"]}}
+    t0 = time.perf_counter()
+    records = _dc.run_grid(base, algorithms=algorithms, trials=s["trials"], grid=grid,
+                           seed=s["seed"], workers=workers, scheduler=scheduler, out=out,
+                           overwrite=overwrite, progress=progress, run_overrides=overrides)
+    if "initialisation" in records:
+        names = {f"init_scale={sd:g},visible_bias={vb}": n for n, (sd, vb) in INITIALISATIONS.items()}
+        records["initialisation"] = records["initialisation"].map(lambda v: names.get(v, v))
+    return records, summarize(records, settings=s, elapsed=time.perf_counter() - t0)
+
+
+def _increasing_fraction(g, metric):
+    curve = g.groupby("epoch", sort=True)[metric].mean().to_numpy()
+    steps = curve[1:] - curve[:-1]
+    return float((steps > 0).mean()) if steps.size else None
+
+
+def summarize(records, *, settings=None, elapsed=None):
+    """The numbers to compare with the paper.
+
+    Returns
+    -------
+    dict with ``final`` (:func:`._dc.summarize` rows per data set, learning rate, study value
+    and algorithm, with ``increasing``: the fraction of evaluation steps at which the
+    trial-mean ATLL rose — the paper's observation for η = 0.01 in Fig. 6a),
+    ``first_to_90``, ``claims``, ``paper``, ``settings``, ``elapsed_seconds``, ``notes``.
+    """
+    metric = "ais_test_ll"
+    study = (settings or {}).get("study", "main")
+    column = STUDIES.get(study, (None,))[0]
+    by = ["dataset", "learning_rate"] + ([column] if column and column != "learning_rate" else [])
+    ok = records.dropna(subset=[metric]) if metric in records else records.iloc[0:0].assign(**{metric: []})
+    rows = _dc.summarize(ok, metric, by=by) if len(ok) else []
+    for r in rows:
+        sel = ok
+        for c in by:
+            sel = sel[sel[c] == r[c]]
+        r["increasing"] = _increasing_fraction(sel[sel.algorithm == r["algorithm"]], metric)
+        r["dataset_label"] = _dc.DATASET_LABELS.get(r["dataset"], r["dataset"])
+        if "k_inner" in r:
+            r["d"] = int(settings["k"] // r["k_inner"]) if settings else None
+    return dict(final=rows, first_to_90=_dc.first_to_fraction(rows, by=by),
+                claims=claims(rows, study, by), paper=PAPER, settings=settings,
+                elapsed_seconds=elapsed, notes=NOTES,
+                not_ok=int(records.loc[records["status"] != "ok", "run_id"].nunique())
+                if "status" in records else 0)
+
+
+def claims(rows, study="main", by=("dataset", "learning_rate")):
+    """The paper's statements for ``study`` against the measured rows (list of
+    ``{"claim", "measured", "verdict"}``)."""
+    out = []
+    groups = {}
+    for r in rows:
+        groups.setdefault(tuple(r[c] for c in ("dataset", "learning_rate")), []).append(r)
+    for (ds, eta), rs in groups.items():
+        where = f"{_dc.DATASET_LABELS.get(ds, ds)}, η={eta:g}"
+        finals = [r["final"] for r in rs if r["final"] is not None]
+        if not finals:
+            continue
+        spread = max(finals) - min(finals)
+        if study == "main":
+            out.append(dict(claim=f"{where}: all algorithms reach almost the same ATLL at the end "
+                                  f"(within 2 nats here)",
+                            measured=", ".join(f"{r['label']} {r['final']:.2f}" for r in rs if r["final"] is not None)
+                            + f" (spread {spread:.2f})",
+                            verdict="agrees" if spread <= 2.0 else "differs"))
+            cg = [r for r in rs if r["algorithm"] == "cg"]
+            cs = [r for r in rs if r["algorithm"] == "csdcp"]
+            if cg and cs and cg[0]["t90"] is not None and cs[0]["t90"] is not None:
+                lead = cg[0]["t90"] - cs[0]["t90"]
+                out.append(dict(claim=f"{where}: CS-DCP reaches 90 % of its maximum ATLL before CG "
+                                      f"(paper, η = 0.01: ≈ 100 epochs before)",
+                                measured=f"t90 CS-DCP {cs[0]['t90']:g}, CG {cg[0]['t90']:g} (lead {lead:g} epochs)",
+                                verdict="agrees" if lead > 0 else "differs"))
+        else:
+            column = STUDIES[study][0]
+            for alg in dict.fromkeys(r["algorithm"] for r in rs):
+                ra = [r for r in rs if r["algorithm"] == alg and r["final"] is not None]
+                if len(ra) < 2:
+                    continue
+                vals = [r["final"] for r in ra]
+                label = _dc.ALGORITHM_LABELS.get(alg, alg)
+                if study == "eta":
+                    inc = [(r["learning_rate"], r["increasing"]) for r in ra]
+                    out.append(dict(claim=f"{where}: {label} with a small learning rate raises the "
+                                          f"ATLL at most evaluations (Fig. 6a)",
+                                    measured=", ".join(f"η={e:g}: {f:.0%}" for e, f in inc if f is not None),
+                                    verdict="agrees" if all(f is None or f > 0.5 for e, f in inc if e <= 0.01)
+                                    else "differs"))
+                    continue
+                claim = {"budget": "converges to the same ATLL whatever d and K′ (d·K′ fixed)",
+                         "batch": "reaches almost the same ATLL whatever the batch size",
+                         "init": "is insensitive to the initialisation"}[study]
+                measured = ", ".join(f"{_value(r, column)}: {r['final']:.2f}" for r in ra) + \
+                    f" (spread {max(vals) - min(vals):.2f})"
+                out.append(dict(claim=f"{where}: {label} {claim} (within 2 nats here)",
+                                measured=measured,
+                                verdict="agrees" if max(vals) - min(vals) <= 2.0 else "differs"))
+    return out
+
+
+def _value(r, column):
+    if column == "k_inner" and r.get("d"):
+        return f"d={r['d']},K'={r['k_inner']}"
+    return str(r.get(column))
+
+
+def format_summary(summary) -> str:
+    """The summary as text (printed by ``rbmviz reproduce dc-mnist``)."""
+    s = summary.get("settings") or {}
+    lines = []
+    if s:
+        lines.append(
+            f"Upadhya & Sastry (2017), large data, study '{s['study']}' "
+            f"({STUDIES[s['study']][2]}): {s['n_hidden']} hidden units, batch {s['batch_size']}, "
+            f"{s['epochs']:,} epochs, K={s['k']} vs S-DCP d={s['d']}/K'={s['k_inner']}, "
+            f"{s['trials']} trial(s), AIS ATLL ({s['ais_chains']} chains x {s['ais_betas']:,} "
+            f"temperatures) every {s['eval_every']} epochs"
+            + (f", first {s['limit']:,} rows of each split" if s.get("limit") else ""))
+    column = STUDIES.get(s.get("study", "main"), (None,))[0]
+    extra = column if column and column != "learning_rate" else None
+    lines.append("")
+    head = (f"  {'data':<14} {'eta':>6} " + (f"{extra:>16} " if extra else "")
+            + f"{'algorithm':<9} {'final ATLL':>10} {'(s.e.)':>8} {'best':>9} {'90% at':>7} {'rising':>7}")
+    lines += [head, "  " + "-" * (len(head) - 2)]
+    f = (lambda x, spec=".2f": "-" if x is None else format(x, spec))
+    for r in summary["final"]:
+        ev = _value(r, extra) if extra else ""
+        lines.append(
+            f"  {r['dataset_label'][:14]:<14} {r['learning_rate']:>6g} " + (f"{ev:>16} " if extra else "")
+            + f"{r['label']:<9} {f(r['final']):>10} "
+            + f"{('(' + f(r['final_sem']) + ')') if r['final_sem'] is not None else '':>8} "
+            + f"{f(r['best']):>9} {f(r['t90'], 'g'):>7} "
+            + f"{'-' if r['increasing'] is None else format(r['increasing'], '.0%'):>7}")
+    if s.get("study", "main") == "main":
+        lines.append(f"  (orientation: CD-25 with 500 hidden units reaches "
+                     f"{PAPER['sm2008_cd25_500_mnist']} nats on MNIST, Salakhutdinov & Murray 2008)")
+    lines.append("")
+    lines.append("first to 90% of the maximum ATLL (epoch):")
+    for g in summary["first_to_90"]:
+        head = ", ".join(f"{k} {v}" for k, v in g.items() if k != "order")
+        lines.append(f"  {head}: " + ", ".join(
+            f"{lab} {'-' if t is None else f'{t:g}'}" for lab, t in g["order"]))
+    lines.append("")
+    lines.append("the paper's claims:")
+    for c in summary["claims"]:
+        lines.append(f"  [{c['verdict']}] {c['claim']}")
+        if c["measured"]:
+            lines.append(f"      measured: {c['measured']}")
+    if summary.get("not_ok"):
+        lines.append(f"{summary['not_ok']} run(s) diverged or failed (status column of the records)")
+    if summary.get("elapsed_seconds") is not None:
+        lines.append(f"run time: {summary['elapsed_seconds']:.1f} s")
+    return "\n".join(lines)
+
+
+def figure(records, *, study="main", k=24, band=True):
+    """The figure of a study (:func:`rbmviz.viz.dc.large_figure`)."""
+    from ..viz.dc import large_figure
+    return large_figure(records, study=study, k=k, band=band)
+
+
+def save(records, summary, out, *, overwrite=False, html=True):
+    """Write ``records.csv`` (unless streamed there), ``summary.json``, ``figure.html``."""
+    s = summary.get("settings") or {}
+    fig = figure(records, study=s.get("study", "main"), k=s.get("k", 24)) if html else None
+    return _dc.save(records, summary, out, figure=fig, overwrite=overwrite,
+                    title=f"Upadhya & Sastry 2017: {s.get('study', 'main')} (large data)")
+
+
+# ---------------------------------------------------------------------------- command line
+
+def add_arguments(parser):
+    """Options of ``rbmviz reproduce dc-mnist``."""
+    from .dc_small import add_common_arguments
+    add_common_arguments(parser, DEFAULTS, QUICK)
+    g = parser.add_argument_group("large data")
+    g.add_argument("--study", choices=list(STUDIES), default="main",
+                   help="main = all algorithms (Figs. 3-4); eta (Fig. 6a), budget = d and K' with "
+                        "d*K' fixed (Fig. 6b), batch (Fig. 7a), init (Fig. 7b): S-DCP and CS-DCP "
+                        "(default: main)")
+    g.add_argument("--hidden", type=int, metavar="INT",
+                   help=f"hidden units (default: {DEFAULTS['n_hidden']}; --quick: {QUICK['n_hidden']})")
+    g.add_argument("--batch-size", type=int, metavar="INT",
+                   help=f"mini-batch size (default: {DEFAULTS['batch_size']})")
+    g.add_argument("--limit", type=int, metavar="ROWS",
+                   help=f"use the first ROWS rows of each split (default: all; --quick: {QUICK['limit']})")
+    g.add_argument("--d-values", metavar="D,D,...",
+                   help="study budget: inner steps d, K' = K/d "
+                        f"(default: {','.join(map(str, STUDY_DEFAULTS['budget']['d_values']))})")
+    g.add_argument("--batch-sizes", metavar="B,B,...",
+                   help="study batch: batch sizes "
+                        f"(default: {','.join(map(str, STUDY_DEFAULTS['batch']['batch_sizes']))})")
+    g.add_argument("--ais-chains", type=int, metavar="INT",
+                   help=f"AIS chains (default: {DEFAULTS['ais_chains']}; --quick: {QUICK['ais_chains']})")
+    g.add_argument("--ais-betas", type=int, metavar="INT",
+                   help=f"AIS inverse temperatures, linear (default: {DEFAULTS['ais_betas']:,}; "
+                        f"--quick: {QUICK['ais_betas']:,})")
+
+
+def main(args, parser) -> int:
+    """Run ``rbmviz reproduce dc-mnist`` from parsed ``args``; returns the exit code (0 done,
+    2 bad option, existing output or missing data set, 3 some run diverged or failed,
+    130 interrupted)."""
+    from .dc_small import execute, options
+    defaults = dict(DEFAULTS)
+    if args.study != "main":
+        defaults["algorithms"] = STUDIES[args.study][1]
+        defaults["etas"] = STUDY_DEFAULTS.get(args.study, {}).get("etas", defaults["etas"])
+    kw = options(args, defaults, {k: v for k, v in QUICK.items() if k in ("trials", "epochs", "eval_every")})
+    extra = {k: v for k, v in QUICK.items() if k not in kw} if args.quick else {}
+    kw.update(study=args.study, n_hidden=defaults["n_hidden"], batch_size=defaults["batch_size"],
+              ais_chains=defaults["ais_chains"], ais_betas=defaults["ais_betas"], limit=None)
+    kw.update(extra)
+    for opt, key in (("hidden", "n_hidden"), ("batch_size", "batch_size"), ("limit", "limit"),
+                     ("ais_chains", "ais_chains"), ("ais_betas", "ais_betas"),
+                     ("d_values", "d_values"), ("batch_sizes", "batch_sizes")):
+        if getattr(args, opt) is not None:
+            kw[key] = getattr(args, opt)
+    try:
+        _check_data(kw)
+    except Exception as exc:  # noqa: BLE001 - a missing data file is a usage error
+        parser.error(str(exc))
+    return execute(sys.modules[__name__], args, parser, kw, _check)
+
+
+def _check_data(kw):
+    """Fail before any run if a data set file is missing (DatasetNotFoundError says where)."""
+    from .. import datasets
+    for ds in _dc.parse_list(kw["datasets"], str, "datasets"):
+        if ds in datasets.names() and not datasets.available(ds):
+            raise datasets.DatasetNotFoundError(f"data set {ds!r} is not available; see `rbmviz info` for "
+                                       f"where its files go (or use --datasets digits)")

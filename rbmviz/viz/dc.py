@@ -1,0 +1,217 @@
+"""Plots for the experiments of Upadhya & Sastry (2017): sweep records in, HoloViews out.
+
+Every function takes the tidy frame of :func:`rbmviz.sweep.sweep` (columns ``trial``,
+``algorithm``, the grid labels such as ``dataset`` / ``learning_rate`` / ``k_inner`` /
+``batch_size`` / ``initialisation``, ``epoch``, ``updates``, ``gibbs_steps`` and an ATLL
+column: ``test_ll`` exact or ``ais_test_ll`` AIS) and draws, per algorithm, the mean ATLL
+over the trials as a line (optionally the 10–90 % spread over trials as a band), as the
+paper's Figs. 1–7 do.  The theoretical bound (−ln 14, −ln 9) is a dashed black line, the
+Shifting Bar local optimum (−3.15) a dotted grey one, and the epoch at which each mean
+curve reaches 90 % of its maximum gain a dotted vertical line in the algorithm's colour.
+
+Imports HoloViews only (never Panel).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["ALGORITHM_COLORS", "atll_curves", "small_figure", "sensitivity_curves",
+           "large_figure", "metric_column"]
+
+ALGORITHM_COLORS = {"cd": "#1f77b4", "pcd": "#ff7f0e", "cg": "#2ca02c", "sdcp": "#d62728",
+                    "csdcp": "#9467bd", "ssd": "#8c564b"}
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf"]
+DASHES = {"sdcp": "solid", "csdcp": "dashed", "cd": "dotted", "pcd": "dashdot", "cg": "dotdash"}
+Y_LABELS = {"test_ll": "ATLL (nats, exact)", "ais_test_ll": "ATLL (nats, AIS)",
+            "train_ll": "average train LL (nats, exact)", "ais_train_ll": "average train LL (nats, AIS)"}
+X_LABELS = {"epoch": "epoch", "updates": "parameter updates", "gibbs_steps": "Gibbs steps per chain"}
+
+
+def _hv():
+    import holoviews as hv
+    if not hv.Store.renderers:            # options need a plotting backend
+        hv.extension("bokeh", logo=False)
+    return hv
+
+
+def _labels():
+    from ..reproduce import _dc
+    return _dc
+
+
+def metric_column(records):
+    """The ATLL column of ``records``: ``test_ll`` if present, else ``ais_test_ll``, else
+    ``train_ll`` / ``ais_train_ll`` (ValueError if none)."""
+    for m in ("test_ll", "ais_test_ll", "train_ll", "ais_train_ll"):
+        if m in records.columns and records[m].notna().any():
+            return m
+    raise ValueError(f"records have no log-likelihood column (test_ll, ais_test_ll, train_ll, "
+                     f"ais_train_ll); columns: {list(records.columns)}")
+
+
+def _select(records, **where):
+    df = records
+    for col, val in where.items():
+        if val is None:
+            continue
+        if col not in df.columns:
+            raise ValueError(f"records have no column {col!r} to select {col}={val!r}")
+        if isinstance(val, float):
+            df = df[np.isclose(df[col].astype(float), val, rtol=0, atol=1e-12)]
+        else:
+            df = df[df[col] == val]
+    if df.empty:
+        raise ValueError(f"no records match {where}")
+    return df
+
+
+def atll_curves(records, metric=None, *, x="epoch", by="algorithm", band=True, bound=None,
+                local_optimum=None, mark_fraction=0.9, title=None, logx=False, colors=None,
+                labels=None, width=440, height=280):
+    """Mean ATLL over the trials against ``x``, one curve per value of ``by``.
+
+    Parameters
+    ----------
+    records : tidy sweep frame (already restricted to one data set / setting).
+    metric : ATLL column (default :func:`metric_column`).
+    x : ``"epoch"``, ``"updates"`` or ``"gibbs_steps"`` (equal compute: the same for every
+        algorithm at K = d·K′).
+    by : column separating the curves (``"algorithm"`` or a grid label).
+    band : draw the 10–90 % spread over trials.
+    bound : horizontal dashed line (e.g. −ln 9); ``local_optimum``: dotted grey line.
+    mark_fraction : draw a vertical line where each mean curve first covers this fraction
+        of its gain from the start to its maximum (None: no lines).
+    colors, labels : dicts value of ``by`` → colour / legend text.
+
+    Returns
+    -------
+    holoviews.Overlay
+    """
+    hv = _hv()
+    _dc = _labels()
+    metric = metric or metric_column(records)
+    for col in (metric, x, by):
+        if col not in records.columns:
+            raise ValueError(f"records have no column {col!r}; columns: {list(records.columns)}")
+    df = records.dropna(subset=[metric])
+    if df.empty:
+        raise ValueError(f"no finite {metric!r} values to plot")
+    stats = _dc.curve_means(df, metric, by=(by,), x=x)
+    parts, vlines = [], []
+    values = list(dict.fromkeys(df[by]))
+    for i, val in enumerate(values):
+        st = stats[stats[by] == val]
+        color = (colors or {}).get(val) or ALGORITHM_COLORS.get(val) or PALETTE[i % len(PALETTE)]
+        name = (labels or {}).get(val) or _dc.ALGORITHM_LABELS.get(val, f"{by}={val}" if by != "algorithm" else str(val))
+        if band and st["n"].max() > 1:
+            parts.append(hv.Area(st, x, ["lo", "hi"], label=name).opts(color=color, alpha=0.15,
+                                                                        line_alpha=0))
+        parts.append(hv.Curve(st, x, ("mean", Y_LABELS.get(metric, metric)), label=name).opts(
+            color=color, line_width=2, tools=["hover"]))
+        if mark_fraction:
+            t = _dc.time_to_fraction(st[x].to_numpy(), st["mean"].to_numpy(), mark_fraction)
+            if t is not None:
+                vlines.append(hv.VLine(t).opts(color=color, line_dash="dotted", line_width=1.5))
+    if bound is not None:
+        parts.append(hv.HLine(bound).opts(color="black", line_dash="dashed", line_width=1))
+    if local_optimum is not None:
+        parts.append(hv.HLine(local_optimum).opts(color="grey", line_dash="dotted", line_width=1))
+    overlay = hv.Overlay(parts + vlines)
+    return overlay.opts(
+        hv.opts.Curve(xlabel=X_LABELS.get(x, x), ylabel=Y_LABELS.get(metric, metric),
+                      show_grid=True, frame_width=width, frame_height=height, logx=logx),
+        hv.opts.Area(logx=logx),
+        hv.opts.Overlay(title=title or "", legend_position="bottom_right", logx=logx))
+
+
+def small_figure(records, *, metric=None, x="epoch", band=True, logx=False):
+    """Figs. 1–2 of the paper: one panel per data set × learning rate with the mean ATLL of
+    every algorithm, the bound (−ln 14, −ln 9), the Shifting Bar local optimum −3.15 and the
+    90 % marks.
+
+    Returns
+    -------
+    holoviews.Layout
+    """
+    hv = _hv()
+    _dc = _labels()
+    panels = []
+    datasets = list(dict.fromkeys(records["dataset"])) if "dataset" in records else [None]
+    for ds in datasets:
+        sub = records if ds is None else records[records["dataset"] == ds]
+        etas = sorted(sub["learning_rate"].unique()) if "learning_rate" in sub else [None]
+        for eta in etas:
+            part = sub if eta is None else _select(sub, learning_rate=float(eta))
+            name = _dc.DATASET_LABELS.get(ds, ds or "")
+            title = f"{name}, η = {eta:g}" if eta is not None else name
+            panels.append(atll_curves(
+                part, metric, x=x, band=band, bound=_dc.BOUNDS.get(ds),
+                local_optimum=_dc.LOCAL_OPTIMUM if ds == "shifting_bar" else None,
+                title=title, logx=logx))
+    return hv.Layout(panels).cols(2).opts(shared_axes=False)
+
+
+def _value_label(column, value, k=None):
+    if column == "k_inner":
+        v = int(value)
+        return f"d={k // v}, K′={v}" if k else f"K′={v}"
+    if column == "learning_rate":
+        return f"η={float(value):g}"
+    if column == "batch_size":
+        return f"batch {int(value)}"
+    if column == "initialisation":
+        return str(value)
+    return f"{column}={value}"
+
+
+def sensitivity_curves(records, column, *, metric=None, x="epoch", algorithms=None, k=None,
+                       title=None, band=False, width=440, height=280):
+    """Figs. 6–7: mean ATLL for each value of a sensitivity knob ``column``
+    (``learning_rate``, ``k_inner`` — with d = k / K′ —, ``batch_size``,
+    ``initialisation``), one panel per algorithm, one colour per value.
+
+    Returns
+    -------
+    holoviews.Layout (one panel per algorithm).
+    """
+    hv = _hv()
+    _dc = _labels()
+    if column not in records.columns:
+        raise ValueError(f"records have no column {column!r}; columns: {list(records.columns)}")
+    algorithms = algorithms or list(dict.fromkeys(records["algorithm"]))
+    values = sorted(records[column].dropna().unique(), key=lambda v: (str(type(v)), v))
+    colors = {v: PALETTE[i % len(PALETTE)] for i, v in enumerate(values)}
+    labels = {v: _value_label(column, v, k) for v in values}
+    panels = []
+    for alg in algorithms:
+        sub = _select(records, algorithm=alg)
+        panels.append(atll_curves(sub, metric, x=x, by=column, band=band, colors=colors,
+                                  labels=labels, width=width, height=height,
+                                  title=title or f"{_dc.ALGORITHM_LABELS.get(alg, alg)}: "
+                                                 f"{column.replace('_', ' ')}"))
+    return hv.Layout(panels).cols(2).opts(shared_axes=False)
+
+
+def large_figure(records, *, study="main", metric=None, x="epoch", k=None, band=True):
+    """The figure of a ``dc-mnist`` study: ``"main"`` (Figs. 3–4: one panel per data set ×
+    learning rate, every algorithm), or a sensitivity study ``"eta"`` (Fig. 6a), ``"budget"``
+    (Fig. 6b, d·K′ fixed), ``"batch"`` (Fig. 7a), ``"init"`` (Fig. 7b)."""
+    hv = _hv()
+    _dc = _labels()
+    column = {"eta": "learning_rate", "budget": "k_inner", "batch": "batch_size",
+              "init": "initialisation"}.get(study)
+    if study == "main":
+        panels = []
+        for ds in dict.fromkeys(records["dataset"]) if "dataset" in records else [None]:
+            sub = records if ds is None else records[records["dataset"] == ds]
+            etas = sorted(sub["learning_rate"].unique()) if "learning_rate" in sub else [None]
+            for eta in etas:
+                part = sub if eta is None else _select(sub, learning_rate=float(eta))
+                name = _dc.DATASET_LABELS.get(ds, ds or "")
+                panels.append(atll_curves(part, metric, x=x, band=band,
+                                          title=f"{name}, η = {eta:g}" if eta is not None else name))
+        return hv.Layout(panels).cols(2).opts(shared_axes=False)
+    if column is None:
+        raise ValueError(f"unknown study {study!r}; expected 'main', 'eta', 'budget', 'batch' or 'init'")
+    return sensitivity_curves(records, column, metric=metric, x=x, k=k)
