@@ -43,6 +43,11 @@ register("cd-bias", "rbmviz.reproduce.cd_bias",
 register("tap", "rbmviz.reproduce.tap",
          "Tramel et al. 2018: TAP machines on binary-MNIST (TAP LL curves, solution counts, "
          "Isomap, denoising)")
+register("dc-small", "rbmviz.reproduce.dc_small",
+         "Upadhya & Sastry 2017: CD/PCD/CG/S-DCP/CS-DCP on Bars & Stripes and Shifting Bar (exact ATLL)")
+register("dc-mnist", "rbmviz.reproduce.dc_mnist",
+         "Upadhya & Sastry 2017: MNIST/Omniglot with AIS ATLL, and the sensitivity studies "
+         "(learning rate, d and K', batch size, initialisation)")
 
 
 def names() -> list[str]:
