@@ -37,7 +37,6 @@ import concurrent.futures as _cf
 import difflib
 import importlib.util
 import math
-import numbers
 import os
 import pickle
 import queue as _queue
@@ -182,8 +181,9 @@ def _grid_points(grid) -> list[tuple[dict, dict]]:
                     raise ValueError(f"grid[{key!r}] holds an empty dict")
                 bad = [k for k in v if k not in known or k in _TRIAL_KNOBS or k == "algorithm"]
                 if bad:
+                    ok = ", ".join(n for n in known if n not in _TRIAL_KNOBS and n != "algorithm")
                     raise ValueError(f"grid[{key!r}] sets {bad}, which are not sweepable settings; "
-                                     f"known settings: {', '.join(n for n in known if n not in _TRIAL_KNOBS)}")
+                                     f"sweepable settings: {ok}")
                 parsed = {k: _parse(k, x, known, f"grid[{key!r}]") for k, x in v.items()}
                 axis.append(({key: _label_text(parsed)}, parsed))
         elif n_dict:

@@ -78,8 +78,8 @@ def test_plan_grid_product_text_values_and_dict_points():
                        "budget": [{"k": 4}, {"k": 8, "k_inner": "2"}]})
     assert len(specs) == 2 * 2 * 2
     labels = [s.labels for s in specs[:4]]
-    assert labels == [{"learning_rate": 0.3, "budget": "k=4"}, {"learning_rate": 0.3, "budget": "k=8,k_inner=2"},
-                      {"learning_rate": 0.5, "budget": "k=4"}, {"learning_rate": 0.5, "budget": "k=8,k_inner=2"}]
+    assert labels == [{"learning_rate": lr, "budget": b} for lr in (0.3, 0.5)
+                      for b in ("k=4", "k=8,k_inner=2")]
     assert [(s.settings["learning_rate"], s.settings["k"], s.settings["k_inner"]) for s in specs[:4]] == [
         (0.3, 4, None), (0.3, 8, 2), (0.5, 4, None), (0.5, 8, 2)]
     assert specs[1].run_id == "t0-sdcp-learning_rate=0.3-budget=k=8,k_inner=2"
