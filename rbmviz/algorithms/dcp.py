@@ -170,7 +170,7 @@ class InnerLoop(Algorithm):
 
     def _train_epochs_fused(self, rbm, data, order, bounds, max_weight):
         W, b, c = rbm.params
-        X = data if data.dtype == np.float64 else data.astype(np.float64)
+        X = np.ascontiguousarray(data, dtype=np.float64)
         rule, mu, lam, nu_mu, nu_lambda, scale_b, scale_c = self._fused_args(rbm)
         rows = int(np.diff(bounds).min())
         counter, epochs = dc_updates_serial_(
