@@ -129,9 +129,16 @@ class Run:
         if not isinstance(rbm, RBM):
             raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
         self.rbm = rbm
-        self.data = check_data(data, "data", n_visible=rbm.n_visible, dtype=rbm.dtype)
+        binary = rbm.visible_prior.name == "bernoulli"
+        self.data = check_data(data, "data", n_visible=rbm.n_visible, dtype=rbm.dtype,
+                               binary=binary)
         self.test_data = (None if test_data is None else
-                          check_data(test_data, "test_data", n_visible=rbm.n_visible))
+                          check_data(test_data, "test_data", n_visible=rbm.n_visible,
+                                     binary=binary))
+        if not binary:   # real-valued visibles: the data must lie in the prior's support
+            rbm.visible_prior.check_data(self.data, "data")
+            if self.test_data is not None:
+                rbm.visible_prior.check_data(self.test_data, "test_data")
         n = self.data.shape[0]
         self.epochs = None if epochs is None else check_int(epochs, "epochs", low=0)
         if batch_size is None:
@@ -150,13 +157,20 @@ class Run:
         else:
             self.algorithm = _algorithms.create(algorithm, learning_rate=learning_rate,
                                                 seed=self.seed, **settings)
-        self.exact = _evaluate.exact_feasible(rbm, exact_max_bits)
-        if metrics == "auto":
+        self.exact = rbm.is_binary and _evaluate.exact_feasible(rbm, exact_max_bits)
+        if metrics == "auto" and not rbm.is_binary:
+            metrics = ["tap_ll", "weight_norm"]      # the binary-only measures do not apply
+        elif metrics == "auto":
             metrics = (["train_ll"] if self.exact else []) + (
                 ["test_ll"] if self.exact and self.test_data is not None else []) + [
                 "pseudo_ll", "recon_error", "weight_norm"]
         self.metrics = [check_choice(m, "metric", METRICS) for m in metrics]
+        binary_only = [m for m in self.metrics if m not in ("tap_ll", "weight_norm")]
+        if binary_only and not rbm.is_binary:
+            rbm.require_binary(f"metric(s) {binary_only}")
         if ("train_ll" in self.metrics or "test_ll" in self.metrics) and not self.exact:
+            if not rbm.is_binary:
+                rbm.require_binary("metrics 'train_ll'/'test_ll' (exact log-likelihood)")
             raise ValueError(f"exact log-likelihood needs a layer of at most {exact_max_bits} units "
                              f"(model is {rbm.n_visible}x{rbm.n_hidden}); drop 'train_ll'/'test_ll' "
                              f"from metrics or use AIS")
@@ -257,6 +271,7 @@ class Run:
         rbm = self.rbm
         rec = {"algorithm": self.algorithm.name, "epoch": epoch, "updates": self.algorithm.updates,
                "gibbs_steps": self.algorithm.gibbs_steps}
+        rec.update(self.algorithm.record_fields())   # e.g. TAP: runs that did not converge
         log_z = _evaluate.log_partition_exact(rbm) if ("train_ll" in self.metrics or
                                                        "test_ll" in self.metrics) else None
         ais = None

@@ -349,3 +349,24 @@ def test_diverging_tap_run_stops():
         rbmviz.train(rbm, X, "tap", epochs=50, batch_size=7, learning_rate=500.0, max_weight=50.0,
                      metrics=["weight_norm"], max_iter=50)
     assert err.value.epoch == 1                     # checked after every update, stops in epoch 1
+
+
+def test_run_trains_real_valued_visibles_and_reports_tap_fields():
+    """The run loop takes real data for truncated-Gaussian visibles (checked against the
+    prior's support), defaults to the TAP metrics, and records TAP's convergence counters."""
+    import rbmviz
+    from rbmviz.runs import Run
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(40, 6))
+    rbm = rbmviz.RBM(6, 3, visible="truncated_gaussian", seed=1)
+    run = Run(rbm, X, "tap", epochs=2, batch_size=20, learning_rate=0.01, momentum=0.0)
+    recs = list(run)
+    assert run.metrics == ["tap_ll", "weight_norm"]
+    assert all(np.isfinite(r["tap_ll"]) for r in recs)
+    assert {"tap_not_converged", "tap_fallback_updates", "tap_solutions"} <= set(recs[-1])
+    assert recs[-1]["tap_solutions"] >= 1
+    with pytest.raises(ValueError, match="outside"):
+        Run(rbmviz.RBM(6, 3, visible="truncated_gaussian"), X * 3, "tap", epochs=1)
+    with pytest.raises(ValueError, match="Bernoulli"):
+        Run(rbmviz.RBM(6, 3, visible="truncated_gaussian"), X, "tap", epochs=1,
+            metrics=["pseudo_ll"])

@@ -142,6 +142,11 @@ class Algorithm:
         return len(order)
 
     # ------------------------------------------------------------------ helpers
+    def record_fields(self) -> dict:
+        """Extra values the run loop copies into every record (e.g. TAP: runs that did not
+        converge); plain numbers only.  None by default."""
+        return {}
+
     def apply_gradient_(self, rbm, gW, gb, gc) -> None:
         """θ ← θ + step for an ascent direction ``(gW, gb, gc)``, with momentum and weight
         decay when set; counts the update."""

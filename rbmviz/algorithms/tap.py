@@ -294,6 +294,14 @@ class TAP(Algorithm):
                     return e + 1
         return len(order)
 
+    def record_fields(self) -> dict:
+        """Reported in every run record: TAP runs excluded so far for hitting ``max_iter``
+        (``tap_not_converged``), updates in which none converged and all were used
+        (``tap_fallback_updates``), and the solutions averaged in the last update."""
+        return {"tap_not_converged": self.not_converged_total,
+                "tap_fallback_updates": self.fallback_updates,
+                "tap_solutions": self.last_n_solutions}
+
     def solutions(self, rbm, batch):
         """Run Alg. 1 from the first K rows of ``batch``; returns ``(sol, rows)`` — the
         solution and the rows averaged over (converged runs, or unique solutions)."""

@@ -15,6 +15,9 @@ METRIC_LABELS = {
     "pseudo_ll": "pseudo-log-likelihood (nats)",
     "recon_error": "reconstruction error (MSE per pixel)",
     "weight_norm": "‖W‖_F",
+    "ais_test_ll": "test log-likelihood (nats, AIS)",
+    "ais_train_ll": "train log-likelihood (nats, AIS)",
+    "tap_ll": "TAP log-likelihood (nats, eq. 39)",
 }
 X_LABELS = {"epoch": "epoch", "updates": "parameter updates", "gibbs_steps": "Gibbs steps per chain",
             "wall_time": "seconds"}
