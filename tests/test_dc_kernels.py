@@ -245,6 +245,17 @@ def test_a_rule_without_a_fused_form_stays_on_the_blas_path():
     ref.train_epochs(r2, BS, _orders(3), np.array([0, 14]))
     assert _max_diff(rbm, r2) < 1e-12                 # half the step at twice the rate
 
+    class CenteredHalfStep(algorithms.get("csdcp")):     # the mixin's fused form no longer
+        def _step(self, rbm, gW, gb, gc):                # describes the step
+            super()._step(rbm, gW / 2, gb / 2, gc / 2)
+    alg = CenteredHalfStep(k=4)
+    alg.setup(rbmviz.RBM(9, 4, seed=0), BS, 14)
+    assert not alg._serial
+    for name in RULES:
+        alg = algorithms.create(name)
+        alg.setup(rbmviz.RBM(9, 4, seed=0), BS, 14)
+        assert alg._serial
+
 
 # ------------------------------------------------------------------ the step kernels
 
