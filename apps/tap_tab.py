@@ -89,50 +89,50 @@ class TapSession(DocumentFeed):
         w = self.widgets = {}
         w["dataset"] = pn.widgets.Select.from_param(
             s.param.dataset, options={label: name for name, label in TAP_DATASETS.items()},
-            name="Dataset (TAP)")
-        w["limit"] = pn.widgets.IntInput.from_param(s.param.limit, step=500, name="Training rows (TAP)")
+            label="Dataset (TAP)")
+        w["limit"] = pn.widgets.IntInput.from_param(s.param.limit, step=500, label="Training rows (TAP)")
         w["n_hidden"] = pn.widgets.IntSlider.from_param(s.param.n_hidden, start=5, end=500,
-                                                        name="Hidden units Nh")
+                                                        label="Hidden units Nh")
         w["batch_size"] = pn.widgets.IntSlider.from_param(s.param.batch_size, start=10, end=500,
-                                                          step=10, name="Batch size M")
+                                                          step=10, label="Batch size M")
         w["n_solutions"] = pn.widgets.IntSlider.from_param(s.param.n_solutions, start=1, end=500,
-                                                           name="TAP solutions per batch K (≤ M)")
+                                                           label="TAP solutions per batch K (≤ M)")
         w["learning_rate"] = pn.widgets.FloatSlider.from_param(
-            s.param.learning_rate, start=0.001, end=1.0, step=0.001, name="γ (learning rate)")
+            s.param.learning_rate, start=0.001, end=1.0, step=0.001, label="γ (learning rate)")
         w["momentum"] = pn.widgets.FloatSlider.from_param(s.param.momentum, start=0.0, end=0.95,
-                                                          step=0.05, name="η (momentum on W)")
+                                                          step=0.05, label="η (momentum on W)")
         w["momentum_form"] = pn.widgets.RadioButtonGroup.from_param(s.param.momentum_form)
         w["weight_decay"] = pn.widgets.FloatSlider.from_param(
             s.param.weight_decay, start=0.0, end=0.05, step=0.0005, format="0.0000",
-            name="ε (ℓ2 strength)")
+            label="ε (ℓ2 strength)")
         w["order"] = pn.widgets.RadioButtonGroup.from_param(s.param.order)
         w["damping"] = pn.widgets.FloatSlider.from_param(s.param.damping, start=0.05, end=1.0,
-                                                         step=0.05, name="Damping of Alg. 1")
+                                                         step=0.05, label="Damping of Alg. 1")
         w["landscape_every"] = pn.widgets.IntSlider.from_param(s.param.landscape_every, start=1,
-                                                               end=20, name="Landscape every (epochs)")
+                                                               end=20, label="Landscape every (epochs)")
         w["landscape_rows"] = pn.widgets.IntInput.from_param(s.param.landscape_rows, step=100,
-                                                             name="Landscape initialisations N")
+                                                             label="Landscape initialisations N")
         w["eval_rows"] = pn.widgets.IntInput.from_param(s.param.eval_rows, step=50,
-                                                        name="Evaluation rows (TAP LL)")
+                                                        label="Evaluation rows (TAP LL)")
         w["updates_per_point"] = pn.widgets.IntSlider.from_param(
-            s.param.updates_per_point, start=1, end=50, name="Updates per point")
+            s.param.updates_per_point, start=1, end=50, label="Updates per point")
         w["points_per_second"] = pn.widgets.IntSlider.from_param(
-            s.param.points_per_second, start=1, end=30, name="Points per second (TAP)")
-        w["seed"] = pn.widgets.IntInput.from_param(s.param.seed, name="Seed (TAP)")
+            s.param.points_per_second, start=1, end=30, label="Points per second (TAP)")
+        w["seed"] = pn.widgets.IntInput.from_param(s.param.seed, label="Seed (TAP)")
 
-        self.p_slider = pn.widgets.FloatSlider(name="Flip probability p", start=0.0, end=0.5,
+        self.p_slider = pn.widgets.FloatSlider(label="Flip probability p", start=0.0, end=0.5,
                                                step=0.01, value=0.1)
-        self.digit_slider = pn.widgets.IntSlider(name="Test digit", start=0, end=N_TEST - 1, value=0)
+        self.digit_slider = pn.widgets.IntSlider(label="Test digit", start=0, end=N_TEST - 1, value=0)
         # every move asks; the worker computes only the newest request (see _request_denoise)
         self.p_slider.param.watch(self._request_denoise, "value")
         self.digit_slider.param.watch(self._request_denoise, "value")
         self.denoise_button = pn.widgets.Button(label="Denoise with the current model", width=230)
         self.denoise_button.on_click(self._request_denoise)
 
-        self.start_button = pn.widgets.Button(label="▶ Start (TAP)", button_type="primary", width=120)
+        self.start_button = pn.widgets.Button(label="▶ Start (TAP)", color="primary", width=120)
         self.pause_button = pn.widgets.Button(label="❚❚ Pause (TAP)", width=120)
         self.step_button = pn.widgets.Button(label="Step (TAP)", width=100)
-        self.reset_button = pn.widgets.Button(label="Reset (TAP)", button_type="danger", width=100)
+        self.reset_button = pn.widgets.Button(label="Reset (TAP)", color="danger", width=100)
         self.refit_button = pn.widgets.Button(label="Refit map", width=100)
         self.start_button.on_click(lambda e: self.start())
         self.pause_button.on_click(lambda e: self.pause())
@@ -148,8 +148,8 @@ class TapSession(DocumentFeed):
         hv_pane = partial(pn.pane.HoloViews, sizing_mode="stretch_width", linked_axes=False)
         self.ll_pane = hv_pane(min_height=300)
         self.count_pane = hv_pane(min_height=240)
-        self.map_pane = hv_pane(min_height=380)
-        self.hist_pane = hv_pane(min_height=380)
+        self.map_pane = hv_pane(min_height=420)
+        self.hist_pane = hv_pane(min_height=260)
         self.denoise_pane = pn.pane.HoloViews(linked_axes=False)
         s.param.watch(self._on_knob, [n for n in s.param if n != "name"])
 
@@ -217,7 +217,7 @@ class TapSession(DocumentFeed):
             * hv.DynamicMap(partial(self._scatter, race_id=rid), streams=[self.pipes["map"]],
                             cache_size=1)).opts(hv.opts.Overlay(
                                 title="unique TAP solutions on the Isomap map (colour: free energy 𝔽)",
-                                responsive=True, min_height=380, show_legend=False))
+                                responsive=True, min_height=420, show_legend=False))
         self.hist_pane.object = hv.DynamicMap(partial(self._histogram, race_id=rid),
                                               streams=[self.pipes["hist"]], cache_size=1)
         shape = race.image_shape
@@ -297,7 +297,7 @@ class TapSession(DocumentFeed):
         rng = f"𝔽 ∈ [{fe.min():.4g}, {fe.max():.4g}], mean {snap['mean_free_energy']:.4g}" if len(fe) else ""
         self.landscape_text.object = (
             f"**Landscape at epoch {snap['epoch']:.2f}** ({snap['updates']:,} updates): "
-            f"{snap['n_unique']} unique solutions from {snap['n_init']} initialisations "
+            f"{_plural(snap['n_unique'], 'unique solution')} from {snap['n_init']} initialisations "
             f"({snap['n_converged']} converged) · {rng}")
         note = MAP_NOTE[snap["map"]]
         self.map_text.object = note.format(epoch=snap["map_epoch"] or 0.0)
@@ -395,7 +395,7 @@ class TapSession(DocumentFeed):
     def _histogram(self, data, race_id):
         edges, heights = data
         return hv.Histogram((edges, heights), kdims=["free_energy"], vdims=["solutions"]).opts(
-            color="#9467bd", line_color="white", framewise=True, responsive=True, min_height=380,
+            color="#9467bd", line_color="white", framewise=True, responsive=True, min_height=260,
             title="free energies 𝔽 of the unique solutions (Fig. 5)",
             xlabel="TAP free energy 𝔽", ylabel="unique solutions", tools=["hover"],
             hooks=[self._tag(f"landscape-tap:{race_id}:histogram")])
@@ -419,8 +419,9 @@ class TapSession(DocumentFeed):
                 f"{s.weight_decay:g} · K = {s.n_solutions} · order {s.order} · damping {s.damping:g}")
         last = race.records[-1] if race.records else None
         if last is not None:
-            text += (f" · TAP LL per unit {last['tap_ll']:.4f} · {last['n_unique']} unique "
-                     f"solutions ({last['n_not_converged']} not converged)")
+            text += (f" · TAP LL per unit {last['tap_ll']:.4f} · "
+                     f"{_plural(last['n_unique'], 'unique solution')} "
+                     f"({last['n_not_converged']} not converged)")
         if race.failed:
             text += f"\n\n⚠ {race.failed}"
         self.state_text.object = text
@@ -453,7 +454,7 @@ class TapSession(DocumentFeed):
         plots = pn.Column(
             buttons, self.state_text, self.settings_text, self.alert_text,
             self.ll_pane, self.count_pane, self.landscape_text,
-            pn.Row(self.map_pane, self.hist_pane, sizing_mode="stretch_width"),
+            self.map_pane, self.hist_pane,
             self.map_text, denoise, sizing_mode="stretch_width")
         text = pn.Column(
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
@@ -462,6 +463,10 @@ class TapSession(DocumentFeed):
             sizing_mode="stretch_width")
         return pn.Column(text, pn.Row(controls, plots, sizing_mode="stretch_width"),
                          name="TAP landscape", sizing_mode="stretch_width")
+
+
+def _plural(n, noun):
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def make_tap_tab(session=None):

@@ -190,7 +190,7 @@ class TapSettings(param.Parameterized):
                            doc="a ← δ a_new + (1 − δ) a_old in Alg. 1 (live).")
     seed = param.Integer(0, bounds=(0, None), label="Seed",
                          doc="Seed of the initial weights, the batch order and the subsets.")
-    eval_rows = param.Integer(200, bounds=(1, 10_000), softbounds=(10, 2000),
+    eval_rows = param.Integer(100, bounds=(1, 10_000), softbounds=(10, 2000),
                               label="Evaluation rows",
                               doc="Fixed training rows on which the TAP log-likelihood is measured.")
     landscape_every = param.Integer(1, bounds=(1, 1000), softbounds=(1, 20),

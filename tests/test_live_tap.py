@@ -214,3 +214,36 @@ def test_model_copy_is_independent():
     race.step()
     race.step()
     assert not np.array_equal(m.W, race.rbm.W)
+
+
+def test_the_tab_falls_back_offline_and_reports_a_missing_file(tmp_path, monkeypatch):
+    """The Panel side, headless (no server document: updates apply directly)."""
+    pytest.importorskip("panel")
+    import sys
+
+    import holoviews as hv
+    hv.extension("bokeh")
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "apps"))
+    import tap_tab
+
+    monkeypatch.setenv("RBMVIZ_DATA", str(tmp_path))
+    session = tap_tab.TapSession(doc=None)
+    try:
+        assert session.settings.dataset == "digits" and session.race is not None
+        assert "MNIST files are not in" in session.settings_text.object
+        session.settings.param.update(**{k: v for k, v in SMALL.items() if k != "dataset"})
+        session.reset()
+        session.race.step()
+        assert len(session.buffers["tap_ll"].data) == 1
+        assert session.shown_snapshot == 1 and "Landscape at epoch 0.00" in session.landscape_text.object
+        assert wait_for(lambda: "MCC against the clean digit" in session.denoise_text.object)
+        session.settings.dataset = "mnist"
+        assert "Reset (TAP)" in session.settings_text.object
+        session.reset()
+        assert session.race is None
+        assert "a data file is missing" in session.alert_text.object
+        assert str(tmp_path) in session.alert_text.object
+    finally:
+        if session.race is not None:
+            session.race.stop()

@@ -117,4 +117,6 @@ def test_tap_tab_streams_the_landscape_and_denoises(browser, explorer_url):
     assert flips_before < flips_after                            # p = 0.1 ⊂ p = 0.45
     page.get_by_text(re.compile(r"p = 0\.45")).wait_for()
     page.screenshot(path=str(OUTPUT / "tap_tab.png"), full_page=True)
+    page.get_by_text(re.compile(r"^Landscape at epoch")).scroll_into_view_if_needed()
+    page.screenshot(path=str(OUTPUT / "tap_tab_landscape.png"))
     page.close()
