@@ -236,6 +236,7 @@ class TapRace(BackgroundLoop):
         self.sink, self.on_error = sink, on_error
         self._init_loop(threads=threads, max_updates_per_second=max_updates_per_second)
         self.max_points = int(max_points)
+        self._advance_lock = threading.Lock()
         self.data, self.test, self.test_labels, self.image_shape = tap_data(
             s.dataset, s.limit, seed=s.seed)
         n = len(self.data)
@@ -360,32 +361,39 @@ class TapRace(BackgroundLoop):
                 "n_not_converged": int(info.n_not_converged), "n_eval": len(self.eval_data)}
 
     def _advance(self) -> list[dict]:
+        """One point: ``updates_per_point`` updates (none for the first point), the record,
+        and a landscape snapshot when one is due.  Points are serialised by
+        ``_advance_lock``; the training lock ``_lock`` is held only while the parameters
+        change (so :meth:`model_copy` — the denoising panel — never waits for a measurement
+        or a snapshot: only this thread writes the model)."""
         s = self.settings
-        with self._lock:
-            if self.failed is not None:
-                return []
-            n = 0 if not self.records else s.updates_per_point
-            try:
-                self._train(n)
-            except (FloatingPointError, ValueError, ArithmeticError) as err:
-                return self._fail(f"TAP training diverged at update {self.updates + 1}: {err}")
-            if not params_healthy(self.rbm, MAX_WEIGHT):
-                worst = max(float(np.nanmax(np.abs(a))) if np.isfinite(a).all() else np.inf
-                            for a in self.rbm.params)
-                return self._fail(f"TAP training diverged at update {self.updates} (epoch "
-                                  f"{self.epoch:.2f}): a parameter is NaN/inf or exceeds "
-                                  f"{MAX_WEIGHT:g} in magnitude (largest |θ| = {worst:.3g}); "
-                                  f"lower the learning rate γ and press Reset")
+        with self._advance_lock:
+            with self._lock:
+                if self.failed is not None:
+                    return []
+                n = 0 if not self.records else s.updates_per_point
+                try:
+                    self._train(n)
+                except (FloatingPointError, ValueError, ArithmeticError) as err:
+                    return self._fail(f"TAP training diverged at update {self.updates + 1}: {err}")
+                if not params_healthy(self.rbm, MAX_WEIGHT):
+                    worst = max(float(np.nanmax(np.abs(a))) if np.isfinite(a).all() else np.inf
+                                for a in self.rbm.params)
+                    return self._fail(f"TAP training diverged at update {self.updates} (epoch "
+                                      f"{self.epoch:.2f}): a parameter is NaN/inf or exceeds "
+                                      f"{MAX_WEIGHT:g} in magnitude (largest |θ| = {worst:.3g}); "
+                                      f"lower the learning rate γ and press Reset")
             rec = self._measure()
             if not np.isfinite(rec["tap_ll"]):
                 return self._fail(f"TAP log-likelihood is {rec['tap_ll']} at update "
                                   f"{self.updates}: the run diverged; press Reset")
-            self.records.append(rec)
-            self._pending.append(rec)
             if self.epoch >= self._next_landscape:
                 self._take_snapshot()
                 every = s.landscape_every
                 self._next_landscape = (np.floor(self.epoch / every + 1e-9) + 1) * every
+            with self._lock:
+                self.records.append(rec)
+                self._pending.append(rec)
             return [rec]
 
     # ------------------------------------------------------------------ landscape
