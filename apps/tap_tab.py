@@ -299,8 +299,11 @@ class TapSession(DocumentFeed):
             f"**Landscape at epoch {snap['epoch']:.2f}** ({snap['updates']:,} updates): "
             f"{_plural(snap['n_unique'], 'unique solution')} from {snap['n_init']} initialisations "
             f"({snap['n_converged']} converged) · {rng}")
-        note = MAP_NOTE[snap["map"]]
-        self.map_text.object = note.format(epoch=snap["map_epoch"] or 0.0)
+        note = MAP_NOTE[snap["map"]].format(epoch=snap["map_epoch"] or 0.0)
+        if snap.get("refit_pending"):
+            note += ("\n\n⟳ Refit requested: an Isomap needs at least 3 unique solutions; it "
+                     "will be refitted at the first snapshot that has them.")
+        self.map_text.object = note
 
     # ------------------------------------------------------------------ denoising
     def _request_denoise(self, *_):

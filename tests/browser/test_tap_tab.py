@@ -63,6 +63,15 @@ SLIDER_JS = """([title, value]) => {
 }"""
 
 
+#: a numeric input's value
+VALUE_JS = """([title, value]) => {
+  for (const m of Bokeh.documents[0].all_models) {
+    if (m.title === title && 'value' in m && 'mode' in m) { m.value = value; return true; }
+  }
+  return false;
+}"""
+
+
 def tap_button(page, name):
     return page.get_by_role("button", name=re.compile(rf"^[^A-Za-z]*{name} \(TAP\)$"))
 
@@ -77,6 +86,9 @@ def test_tap_tab_streams_the_landscape_and_denoises(browser, explorer_url):
     reset = tap_button(page, "Reset")
     reset.wait_for()
     assert page.evaluate(SELECT_JS, ["Dataset (TAP)", "digits"])
+    # a smaller model and landscape keep the test quick on a busy machine
+    assert page.evaluate(SLIDER_JS, ["Hidden units Nh", 30])
+    assert page.evaluate(VALUE_JS, ["Landscape initialisations N", 200])
     page.get_by_text(re.compile(r"press \*?\*?Reset \(TAP\)")).wait_for()
     reset.click()
     page.wait_for_function(f"() => ({MAX_ID_JS})() >= 2")       # the Reset made a new race
@@ -96,7 +108,7 @@ def test_tap_tab_streams_the_landscape_and_denoises(browser, explorer_url):
     assert all(v >= 1 and float(v).is_integer() for v in count["value"])
     sols = data["landscape:solutions"]
     assert len(sols["x"]) == len(sols["free_energy"]) >= 1
-    assert len(data["landscape:background"]["x"]) == 500          # the map's fit set
+    assert len(data["landscape:background"]["x"]) == 200          # the map's fit set
     assert sum(data["landscape:histogram"]["solutions"]) == len(sols["x"])
 
     # the denoising panel: a larger p flips more pixels of the same digit (nested noise)
