@@ -525,7 +525,9 @@ def summarize(tables, *, settings=None, elapsed=None):
         (per-epoch gain over the last / first half of the records), ``n_unique`` first and
         last, ``max_unique_fraction``, ``free_energy_first`` / ``_peak`` / ``_last``
         (mean over unique solutions), ``not_converged`` (evaluation rows that hit max_iter,
-        summed over epochs), ``exact_ll_last`` and ``tap_minus_exact_last`` when available;
+        summed over epochs), ``train_not_converged`` (training TAP runs that hit max_iter and
+        were left out of their update), ``eval_fallback`` (evaluation runs re-solved with
+        damping, summed over epochs), ``exact_ll_last`` and ``tap_minus_exact_last`` when available;
         ``denoising``: per method and N_h the mean MCC at p = 0, over 0.1 ≤ p ≤ 0.3 and at the
         largest p;
         ``claims``: :func:`claims`;  ``paper``: :data:`PAPER`; ``settings``;
@@ -558,6 +560,8 @@ def summarize(tables, *, settings=None, elapsed=None):
             max_unique_fraction=_f(g["unique_fraction"].max()),
             n_init=int(g["n_init"].iloc[-1]),
             not_converged=int((g["n_init"] - g["n_converged"]).sum()),
+            train_not_converged=int(g["train_not_converged"].iloc[-1]),
+            eval_fallback=int(g["n_fallback"].sum()),
             free_energy_first=_f(fe[0]), free_energy_peak=_f(np.nanmax(fe)),
             free_energy_peak_epoch=int(ep[int(np.nanargmax(fe))]), free_energy_last=_f(fe[-1]),
             exact_ll_last=_f(g["exact_ll"].iloc[-1]),
@@ -697,7 +701,7 @@ def format_summary(summary) -> str:
             f"epochs, 10,000 evaluation rows)")
     head = (f"{'N_h':>4} {'epochs':>6} {'TAP LL/unit first':>17} {'last':>9} {'(s.e.)':>9} "
             f"{'exact-TAP':>9} {'unique first':>12} {'last':>5} {'max frac':>8} "
-            f"{'F mean first':>12} {'peak':>9} {'last':>9} {'not conv.':>9}")
+            f"{'F mean first':>12} {'peak':>9} {'last':>9} {'not conv.':>9} {'train n.c.':>10}")
     lines += [head, "-" * len(head)]
     for m in summary["models"]:
         sem = m["tap_ll_sem_last"]
@@ -710,7 +714,8 @@ def format_summary(summary) -> str:
             f"{'' if ex is None else '%.3f' % -ex:>9} {m['n_unique_first']:>12} "
             f"{m['n_unique_last']:>5} {m['max_unique_fraction']:>8.2%} "
             f"{m['free_energy_first']:>12.2f} {m['free_energy_peak']:>9.2f} "
-            f"{m['free_energy_last']:>9.2f} {m['not_converged']:>9}")
+            f"{m['free_energy_last']:>9.2f} {m['not_converged']:>9} "
+            f"{m['train_not_converged']:>10}")
     if summary["denoising"]:
         lines.append("")
         lines.append(f"{'denoising':<14} {'MCC p=0':>8} {'0.1<=p<=0.3':>12} {'p max':>6} "
