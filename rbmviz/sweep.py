@@ -6,8 +6,10 @@ from the *same* initial parameters, so that the comparison is paired.  A sweep i
 
 1. a **plan** (:func:`plan`): the list of :class:`RunSpec` — one per trial × algorithm ×
    grid point, each a complete flat settings dict (:func:`rbmviz.settings.to_dict`), with
-   ``init_seed`` (initial parameters) and ``seed`` (mini-batch shuffles, Gibbs chains)
-   derived from ``(seed, trial)`` only: equal within a trial, different across trials;
+   ``init_seed`` (initial parameters) derived from ``(seed, trial)`` only — equal within a
+   trial, different across trials — and ``seed`` (mini-batch shuffles, Gibbs chains) derived
+   from ``(seed, trial, algorithm)``: each rule draws its own random numbers unless
+   ``paired_chains=True`` (common random numbers, see :func:`plan`);
 2. its **execution** (:func:`run_specs`): serially in this process (``workers=0`` or 1), on a
    local process pool (default, one process per core), or on a Dask distributed cluster
    (``scheduler="tcp://host:8786"`` or a ``distributed.Client``).  Each run is the one
@@ -32,6 +34,8 @@ into the final metric's mean ± standard error per algorithm × grid point.
 (['cd', 'pcd'], 12)
 """
 from __future__ import annotations
+
+import hashlib
 
 import concurrent.futures as _cf
 import difflib
@@ -109,10 +113,10 @@ class RunSpec:
 
 
 def derive_seed(seed: int, trial: int, purpose: str) -> int:
-    """The 63-bit seed of ``purpose`` (``"init"``: initial parameters, ``"chain"``: shuffles
-    and Gibbs chains) in trial ``trial`` of a sweep seeded with ``seed``; a function of
-    these three only, so every algorithm and grid point of a trial gets the same one."""
-    tag = int.from_bytes(purpose.encode()[:8].ljust(8, b"\0"), "little")
+    """The 63-bit seed of ``purpose`` (``"init"``: initial parameters; ``"chain/<algorithm>"``
+    or, paired, ``"chain"``: shuffles and Gibbs chains) in trial ``trial`` of a sweep seeded
+    with ``seed``; a function of these three only (the whole ``purpose`` string is hashed)."""
+    tag = int.from_bytes(hashlib.blake2b(purpose.encode(), digest_size=8).digest(), "little")
     state = np.random.SeedSequence([int(seed), int(trial), tag]).generate_state(1, np.uint64)[0]
     return int(state) & (2**63 - 1)
 
@@ -215,7 +219,7 @@ def _parse(name, value, known, where):
 
 
 def plan(base: dict, *, algorithms, trials: int, grid: dict | None = None, seed: int = 0,
-         run_overrides: dict | None = None) -> list[RunSpec]:
+         run_overrides: dict | None = None, paired_chains: bool = False) -> list[RunSpec]:
     """The runs of a sweep: trials × algorithms × grid points, in that nesting order.
 
     Parameters
@@ -233,9 +237,18 @@ def plan(base: dict, *, algorithms, trials: int, grid: dict | None = None, seed:
         ``{"budget": [{"k": 12}, {"k": 24, "k_inner": 4}]}`` (column ``budget`` holds
         ``"k=12"``, ``"k=24,k_inner=4"``).  The product of all keys is taken.
     seed : int
-        Sweep seed.  Trial ``t`` uses ``init_seed = derive_seed(seed, t, "init")`` and
-        ``seed = derive_seed(seed, t, "chain")`` for every algorithm and grid point: the
-        runs of a trial start from identical parameters (a paired comparison); trials differ.
+        Sweep seed.  Trial ``t`` uses ``init_seed = derive_seed(seed, t, "init")`` for every
+        algorithm and grid point: the runs of a trial start from identical parameters (a
+        paired comparison); trials differ.  The chain seed is
+        ``derive_seed(seed, t, "chain/<algorithm>")``: the same for all grid points of an
+        algorithm, different between algorithms.
+    paired_chains : bool
+        Give every algorithm of a trial the *same* chain seed ``derive_seed(seed, t, "chain")``
+        (common random numbers).  Then rules that coincide mathematically give identical
+        curves (S-DCP with d = 1 and CD-K′), but so can rules that merely *couple*: with the
+        same uniforms, PCD's persistent chains and CD's restarted ones meet within a few
+        steps while the model mixes fast, and the two curves coincide — an artefact of the
+        shared stream, not a property of the rules.  Off by default.
     run_overrides : dict, optional
         Extra :class:`~rbmviz.runs.Run` keyword arguments for every run (picklable).
 
@@ -271,9 +284,10 @@ def plan(base: dict, *, algorithms, trials: int, grid: dict | None = None, seed:
     width = len(str(trials - 1))
     specs, checked = [], set()
     for trial in range(trials):
-        trial_seeds = {"init_seed": derive_seed(seed, trial, "init"),
-                       "seed": derive_seed(seed, trial, "chain")}
         for algorithm in algorithms:
+            trial_seeds = {"init_seed": derive_seed(seed, trial, "init"),
+                           "seed": derive_seed(seed, trial, "chain" if paired_chains
+                                               else f"chain/{algorithm}")}
             takes = set(_settings.algorithm_knobs(algorithm))
             for labels, values in points:
                 flat = {**base_flat, **values, "algorithm": algorithm, **trial_seeds}
@@ -728,7 +742,7 @@ def run_specs(specs, *, scheduler=None, workers=None, out=None, overwrite=False,
 def sweep(base: dict, *, algorithms, trials: int, grid: dict | None = None, seed: int = 0,
           scheduler=None, workers=None, run_overrides: dict | None = None, out=None,
           overwrite: bool = False, progress: bool = True, on_record=None,
-          connect_timeout: float = 10.0):
+          connect_timeout: float = 10.0, paired_chains: bool = False):
     """:func:`plan` the runs and :func:`run_specs` them; see those two for every argument.
 
     >>> df = sweep({"dataset": "bars_and_stripes", "D": 2, "n_hidden": 3, "epochs": 10,
@@ -738,7 +752,7 @@ def sweep(base: dict, *, algorithms, trials: int, grid: dict | None = None, seed
     [3, 3, 3, 3]
     """
     specs = plan(base, algorithms=algorithms, trials=trials, grid=grid, seed=seed,
-                 run_overrides=run_overrides)
+                 run_overrides=run_overrides, paired_chains=paired_chains)
     return run_specs(specs, scheduler=scheduler, workers=workers, out=out, overwrite=overwrite,
                      progress=progress, on_record=on_record, connect_timeout=connect_timeout)
 

@@ -161,9 +161,15 @@ def test_tiny_dc_small_run_is_tidy_with_equal_compute_bookkeeping():
     pd.testing.assert_frame_equal(df.drop(columns="seconds"), df2.drop(columns="seconds"))
     # S-DCP with d = 1 is CD-K' (reference/dc-programming.md §3): same seeds, same curve
     one, _ = dc_small.run(trials=1, epochs=40, eval_every=20, workers=0, datasets=["shifting_bar"],
-                          etas=[0.3], algorithms=["cd", "sdcp"], k=4, k_inner=4)
+                          etas=[0.3], algorithms=["cd", "sdcp"], k=4, k_inner=4,
+                          paired_chains=True)
     a, b = (one[one.algorithm == n].test_ll.to_numpy() for n in ("cd", "sdcp"))
     np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    # ... while by default each rule draws its own stream (no coupling artefacts)
+    two, _ = dc_small.run(trials=1, epochs=40, eval_every=20, workers=0, datasets=["shifting_bar"],
+                          etas=[0.3], algorithms=["cd", "sdcp"], k=4, k_inner=4)
+    a, b = (two[two.algorithm == n].test_ll.to_numpy() for n in ("cd", "sdcp"))
+    assert a[0] == b[0] and not np.allclose(a[1:], b[1:])
     assert len(summary["final"]) == 20
 
 

@@ -43,12 +43,20 @@ def test_plan_seeds_shared_within_a_trial_and_distinct_across():
     for t in range(3):
         trial = [s for s in specs if s.trial == t]
         assert {s.settings["init_seed"] for s in trial} == {derive_seed(7, t, "init")}
-        assert {s.settings["seed"] for s in trial} == {derive_seed(7, t, "chain")}
+        for a in ("cd", "pcd", "sdcp"):   # each rule its own stream, shared over the grid
+            assert {s.settings["seed"] for s in trial if s.algorithm == a} == {
+                derive_seed(7, t, f"chain/{a}")}
         assert {(s.algorithm, s.labels["learning_rate"]) for s in trial} == {
             (a, lr) for a in ("cd", "pcd", "sdcp") for lr in (0.1, 0.5)}
     init = [derive_seed(7, t, "init") for t in range(3)]
-    chain = [derive_seed(7, t, "chain") for t in range(3)]
-    assert len(set(init + chain)) == 6
+    chain = [derive_seed(7, t, f"chain/{a}") for t in range(3) for a in ("cd", "pcd", "sdcp")]
+    assert len(set(init + chain)) == 12
+    # long purposes are hashed whole (no truncation collisions)
+    assert derive_seed(7, 0, "chain/csdcp") != derive_seed(7, 0, "chain/csdcx")
+    paired = plan(TINY, algorithms="cd,pcd,sdcp", trials=3, grid={"learning_rate": [0.1, 0.5]},
+                  seed=7, paired_chains=True)
+    for t in range(3):
+        assert {s.settings["seed"] for s in paired if s.trial == t} == {derive_seed(7, t, "chain")}
     assert derive_seed(8, 0, "init") != init[0]                    # the sweep seed matters
     assert len({s.run_id for s in specs}) == len(specs)
     assert specs[0].run_id == "t0-cd-learning_rate=0.1"
@@ -370,7 +378,7 @@ def test_interrupted_process_pool_returns_promptly():
 
 
 def test_diverging_run_is_recorded_and_the_sweep_goes_on():
-    base = {**TINY, "max_weight": 1.5, "epochs": 200, "eval_every": 50}
+    base = {**TINY, "max_weight": 4.0, "epochs": 200, "eval_every": 50}
     df = sweep(base, algorithms="cd,pcd", trials=2, grid={"learning_rate": [0.05, 10.0]},
                workers=0, progress=False)
     status = df.drop_duplicates("run_id", keep="last").set_index("run_id").status
@@ -379,7 +387,7 @@ def test_diverging_run_is_recorded_and_the_sweep_goes_on():
     assert (status[[r for r in status.index if "learning_rate=0.05" in r]] == "ok").all()
     for rid in bad:
         rows = df[df.run_id == rid]
-        assert "run diverged" in rows.error.iloc[0] and "max_weight=1.5" in rows.error.iloc[0]
+        assert "run diverged" in rows.error.iloc[0] and "max_weight=4" in rows.error.iloc[0]
         assert rows.epoch.max() < 200 and rows.epoch.iloc[0] == 0       # records before it kept
     ok = df[df.status == "ok"]
     assert ok.groupby("run_id").epoch.max().eq(200).all()

@@ -207,9 +207,10 @@ def first_to_fraction(rows, *, by=("dataset", "learning_rate")):
 
 
 def run_grid(base, *, algorithms, trials, grid, seed, workers, scheduler, out, overwrite,
-             progress, run_overrides):
+             progress, run_overrides, paired_chains=False):
     """All runs of an experiment through :func:`rbmviz.sweep.sweep` (trials × algorithms ×
-    grid; same initial parameters and chain seed for every algorithm of a trial).
+    grid; same initial parameters for every algorithm of a trial, each algorithm its own
+    Gibbs stream unless ``paired_chains``).
 
     ``out`` (a directory or None): the records stream into ``out/records.csv`` as runs
     finish (never overwriting an existing file unless ``overwrite``).
@@ -220,7 +221,8 @@ def run_grid(base, *, algorithms, trials, grid, seed, workers, scheduler, out, o
         path.parent.mkdir(parents=True, exist_ok=True)
     return _sweep.sweep(base, algorithms=list(algorithms), trials=trials, grid=grid, seed=seed,
                         scheduler=scheduler, workers=workers, run_overrides=run_overrides,
-                        out=path, overwrite=overwrite, progress=progress)
+                        out=path, overwrite=overwrite, progress=progress,
+                        paired_chains=paired_chains)
 
 
 def check_out_dir(out, overwrite=False, files=FILES):
