@@ -14,7 +14,11 @@ References (formulas restated and checked in ``reference/tap.md``):
 Speed (binary models): the products ``a W``, ``c (W∘W)`` (and ``g (W∘W∘W)``) are BLAS
 matmuls (numpy, float64) into preallocated buffers; the elementwise part of each half-step
 is one fused, row-parallel Numba pass (:func:`rbmviz.kernels.tap.layer_update_`); rows
-that have converged leave the matmuls (an *active set*, compacted in place).
+that have converged leave the matmuls (an *active set*, compacted in place).  Measured
+(bench/bench_tap.py, idle 2-core machine): a 784×100 RBM trained 3 epochs with CD-1 on
+MNIST, 10,000 data-anchored initialisations solved to tol 1e-8 (damping 0.5, all converged,
+median 117 iterations, max 706) in 16–17 s; the matmuls alone account for ~60 % of it;
+5× faster than the same iteration in plain numpy.
 """
 from __future__ import annotations
 
