@@ -105,8 +105,12 @@ def test_evaluation_counts_one_solution_at_initialisation():
     looks "unique"; the undamped iteration (Alg. 1 as printed) merges them."""
     X = (np.random.default_rng(0).random((60, 40)) < 0.3).astype(float)
     rbm = rbmviz.RBM(40, 8, scale=1e-3, seed=0)
-    damped = rt.evaluate_tap(rbm, X, damping=0.5, fallback_damping=None)
+    with pytest.warns(RuntimeWarning, match="counted many times"):
+        damped = rt.evaluate_tap(rbm, X, damping=0.5, tol=1e-8, fallback_damping=None)
     assert damped["stats"]["n_unique"] > 1
+    # solved to the default 1e-12 (rbmviz.tap.COUNT_TOL) the damped runs merge too
+    tight = rt.evaluate_tap(rbm, X, damping=0.5, fallback_damping=None)
+    assert tight["stats"]["n_unique"] == 1
     ev = rt.evaluate_tap(rbm, X)
     assert ev["stats"]["n_unique"] == 1 and ev["n_fallback"] == 0
     assert ev["ll"] == pytest.approx(damped["ll"], abs=1e-6)

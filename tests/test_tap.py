@@ -467,3 +467,18 @@ def test_chunked_iteration_equals_whole_batch(order, monkeypatch):
     np.testing.assert_allclose(chunked.av[ok], whole.av[ok], atol=1e-12)
     np.testing.assert_allclose(chunked.ah[ok], whole.ah[ok], atol=1e-12)
     np.testing.assert_array_equal(chunked.n_iter, whole.n_iter)
+
+
+def test_counting_warns_for_loosely_solved_runs_and_log_likelihood_solves_tightly():
+    """At tol 1e-8 a damped run stops ~1e-4 from its fixed point, so one solution is counted
+    many times; unique_solutions warns, and log_likelihood(unique=True) solves to COUNT_TOL."""
+    X = (np.random.default_rng(0).random((60, 40)) < 0.3).astype(float)
+    rbm = rbmviz.RBM(40, 8, scale=1e-3, seed=0)
+    loose = tap.solve(rbm, X, damping=0.5, tol=1e-8)
+    with pytest.warns(RuntimeWarning, match="counted many times"):
+        n_loose = tap.unique_solutions(loose).n_unique
+    tight = tap.solve(rbm, X, damping=0.5, tol=tap.COUNT_TOL)
+    assert n_loose > 1 and tap.unique_solutions(tight).n_unique == 1
+    d = tap.log_likelihood(rbm, X, details=True)
+    assert d.solution.tol == tap.COUNT_TOL and d.n_solutions == 1
+    assert tap.log_likelihood(rbm, X, unique=False, details=True).solution.tol == 1e-8

@@ -115,7 +115,7 @@ def _loads(text, kind, name):
 def _check_settings(*, epochs, samples, eval_samples, test_samples, hidden, count_hidden,
                     eval_every, isomap_epochs, ps, batch_size, n_solutions, learning_rate,
                     weight_decay, momentum, momentum_form, init_scale, damping, eval_damping, tol,
-                    max_iter, unique_tol,
+                    max_iter, unique_tol, eval_tol,
                     n_neighbors, seed):
     from .._validation import check_choice, check_float, check_int, check_seed
     hidden = list(dict.fromkeys(check_int(h, "hidden", low=1) for h in hidden))
@@ -149,6 +149,7 @@ def _check_settings(*, epochs, samples, eval_samples, test_samples, hidden, coun
         damping=check_float(damping, "damping", low=0.0, high=1.0, low_open=True),
         eval_damping=check_float(eval_damping, "eval_damping", low=0.0, high=1.0, low_open=True),
         tol=check_float(tol, "tol", low=0.0, low_open=True),
+        eval_tol=check_float(eval_tol, "eval_tol", low=0.0, low_open=True),
         max_iter=check_int(max_iter, "max_iter", low=1),
         unique_tol=check_float(unique_tol, "unique_tol", low=0.0, low_open=True),
         n_neighbors=check_int(n_neighbors, "n_neighbors", low=1),
@@ -165,13 +166,15 @@ def eval_schedule(epochs, eval_every=1, extra=()):
 
 # ---------------------------------------------------------------------------- evaluation
 
-def evaluate_tap(rbm, V, *, damping=1.0, tol=1e-8, max_iter=1000, unique_tol=1e-4,
+def evaluate_tap(rbm, V, *, damping=1.0, tol=1e-12, max_iter=1000, unique_tol=1e-4,
                  fallback_damping=0.5, fallback_tol=1e-12, first_max_iter=200):
     """TAP evaluation of ``rbm`` from one data-anchored initialisation per row of ``V``
     (eqs. 37–38), the solutions being shared by the likelihood and the counting.
 
     Alg. 1 is first run as printed — undamped (``damping=1``) until the MSE change of both
-    layers' means is below ``tol`` (1e-8, Fig. 3).  Rows that do not converge within
+    layers' means is below ``tol`` (default 1e-12, tighter than Fig. 3's 1e-8 so that the
+    counting below measures distinct fixed points, not convergence precision — see
+    :func:`rbmviz.tap.unique_solutions`).  Rows that do not converge within
     ``first_max_iter`` iterations (an undamped iteration that has not converged by then
     oscillates) are run again, for at most ``max_iter`` iterations, from the same
     initialisation with ``fallback_damping`` and the tighter ``fallback_tol``.  Why: the de-duplication compares solutions to
@@ -245,7 +248,7 @@ def run(*, epochs=100, samples=60_000, eval_samples=10_000, test_samples=1_000,
         learning_rate=0.005, weight_decay=0.001, momentum=0.5, momentum_form="heavy_ball",
         init_scale=0.001, damping=0.5,
         eval_damping=1.0, tol=1e-8, max_iter=1000, unique_tol=1e-4, n_neighbors=5, seed=0,
-        data=None, progress=False, callback=None, models=None):
+        eval_tol=1e-12, data=None, progress=False, callback=None, models=None):
     """Run the experiment.
 
     Parameters
@@ -277,6 +280,8 @@ def run(*, epochs=100, samples=60_000, eval_samples=10_000, test_samples=1_000,
     eval_damping : damping of the evaluation solves (1 = Alg. 1 as printed); rows that do not
         converge are solved again with ``damping`` (:func:`evaluate_tap` says why).
     unique_tol : de-duplication tolerance of the TAP solutions.
+    eval_tol : solve tolerance of the evaluation (likelihood, counting, maps): 1e-12
+        (:data:`rbmviz.tap.COUNT_TOL`); at 1e-8 one fixed point is counted many times.
     n_neighbors : Isomap neighbourhood size.
     seed : int.
     data : optional ``(X_train, labels_train, X_test)`` binary arrays to use instead of MNIST
@@ -324,7 +329,7 @@ def run(*, epochs=100, samples=60_000, eval_samples=10_000, test_samples=1_000,
                         learning_rate=learning_rate, weight_decay=weight_decay,
                         momentum=momentum, momentum_form=momentum_form, init_scale=init_scale,
                         damping=damping,
-                        eval_damping=eval_damping, tol=tol,
+                        eval_damping=eval_damping, tol=tol, eval_tol=eval_tol,
                         max_iter=max_iter, unique_tol=unique_tol, n_neighbors=n_neighbors,
                         seed=seed)
     X, y, X_test = _load_data(s, data)
@@ -337,7 +342,7 @@ def run(*, epochs=100, samples=60_000, eval_samples=10_000, test_samples=1_000,
     schedule = eval_schedule(s["epochs"], s["eval_every"], iso_epochs)
     map_rows = (np.flatnonzero(np.isin(y[: s["eval_samples"]], DATA_MAP_DIGITS))
                 if y is not None else np.zeros(0, dtype=np.int64))
-    solve_kw = dict(damping=s["eval_damping"], tol=s["tol"], max_iter=s["max_iter"],
+    solve_kw = dict(damping=s["eval_damping"], tol=s["eval_tol"], max_iter=s["max_iter"],
                     unique_tol=s["unique_tol"], fallback_damping=s["damping"])
 
     bar = None
@@ -971,4 +976,5 @@ def main(args, parser) -> int:
 _DEFAULTS = dict(isomap_epochs=PAPER["isomap_epochs"], batch_size=100, n_solutions=100,
                  weight_decay=0.001, momentum=0.5, momentum_form="heavy_ball", init_scale=0.001,
                  damping=0.5,
-                 eval_damping=1.0, tol=1e-8, max_iter=1000, unique_tol=1e-4, n_neighbors=5)
+                 eval_damping=1.0, tol=1e-8, eval_tol=1e-12, max_iter=1000, unique_tol=1e-4,
+                 n_neighbors=5)

@@ -10,11 +10,11 @@ TAP free energies and the TAP log-likelihood (reference/tap.md).
   :func:`denoising_curve`), :mod:`~rbmviz.tap.landscape` (solution counts, free-energy
   distributions, Isomap maps, receptive fields), :mod:`~rbmviz.tap.presets` (Table 1).
 """
-from .inference import (TAPLogLikelihood, TAPSolution, UniqueSolutions, free_energy_binary,
-                        log_likelihood, solve, unique_solutions)
+from .inference import (COUNT_TOL, TAPLogLikelihood, TAPSolution, UniqueSolutions,
+                        free_energy_binary, log_likelihood, solve, unique_solutions)
 from . import denoising, landscape, presets
 from .denoising import corrupt, denoise, denoising_curve, mcc
 
 __all__ = ["solve", "TAPSolution", "unique_solutions", "UniqueSolutions", "log_likelihood",
-           "TAPLogLikelihood", "free_energy_binary", "denoising", "landscape", "presets",
+           "COUNT_TOL", "TAPLogLikelihood", "free_energy_binary", "denoising", "landscape", "presets",
            "denoise", "corrupt", "mcc", "denoising_curve"]

@@ -30,7 +30,7 @@ import numpy as np
 from .._validation import check_choice, check_data, check_float, check_int, check_seed
 from ..kernels import tap as _k
 
-__all__ = ["solve", "TAPSolution", "unique_solutions", "UniqueSolutions", "log_likelihood",
+__all__ = ["solve", "TAPSolution", "unique_solutions", "UniqueSolutions", "log_likelihood", "COUNT_TOL",
            "TAPLogLikelihood", "free_energy_binary"]
 
 #: compaction of the active set happens once this fraction of its rows has converged
@@ -178,6 +178,10 @@ class TAPLogLikelihood:
 
 
 # ---------------------------------------------------------------------------- priors
+#: solve tolerance (MSE between iterations) recommended before counting unique solutions:
+#: at 1e-8 a run stops up to ~1e-3 from its fixed point when the iteration contracts slowly
+COUNT_TOL = 1e-12
+
 def _bernoulli_args(U):
     return 0, U, np.zeros_like(U), np.zeros_like(U), 0.0, 1.0, np.logaddexp(0.0, U)
 
@@ -590,11 +594,18 @@ def unique_solutions(sol, tol=1e-4) -> UniqueSolutions:
     larger when the iteration contracts slowly.  Measured on a 784×100 RBM trained 3 epochs
     with CD-1 on MNIST (1,000 inits): solved to 1e-8 the counts at tol 1e-5/1e-4/1e-3/1e-2 are
     786/284/98/16, solved to 1e-12 they are 19/11/5/5 — report the count's sensitivity to
-    ``tol`` (tap-experiments.md §3) or solve more tightly before counting.
+    ``tol`` (tap-experiments.md §3) or solve more tightly before counting: solutions solved
+    with a tolerance looser than :data:`COUNT_TOL` (1e-12) draw a ``RuntimeWarning``.
     """
     if not isinstance(sol, TAPSolution):
         raise TypeError(f"sol must be a TAPSolution (from rbmviz.tap.solve), got {type(sol).__name__}")
     tol = check_float(tol, "tol", low=0.0, low_open=True)
+    solved_to = getattr(sol, "tol", None)
+    if solved_to is not None and solved_to > COUNT_TOL * 10:
+        warnings.warn(f"counting unique solutions of runs solved to tol={solved_to:g}: the same "
+                      f"fixed point can be scattered by more than the de-duplication tolerance "
+                      f"{tol:g} and be counted many times; solve with tol <= {COUNT_TOL:g} "
+                      f"(rbmviz.tap.COUNT_TOL) before counting", RuntimeWarning, stacklevel=2)
     R = len(sol)
     conv = np.flatnonzero(sol.converged)
     labels = np.full(R, -1, dtype=np.int64)
@@ -636,7 +647,7 @@ def _data_term(rbm, vis, hid, X):
 
 
 def log_likelihood(rbm, V, *, init=None, n_init=None, unique=True, seed=0, order=2,
-                   damping=0.5, tol=1e-8, max_iter=1000, unique_tol=1e-4, details=False):
+                   damping=0.5, tol=None, max_iter=1000, unique_tol=1e-4, details=False):
     """TAP estimate of the average log-likelihood of the rows of ``V`` (eq. 39), in nats:
 
     ``ln P(x) ≈ Σ_i ln P_i(x_i) + Σ_j ln Z^h_j(Σ_i W_ij x_i, 0) + (1/K) Σ_k 𝔽_RBM(k)``
@@ -646,7 +657,10 @@ def log_likelihood(rbm, V, *, init=None, n_init=None, unique=True, seed=0, order
     (default: ``V`` itself), or ``n_init`` of them drawn without replacement with ``seed``.
     ``unique=True`` averages uniformly over the unique converged solutions (Fig. 3, Sec.
     V.2; :func:`unique_solutions` with ``unique_tol``), ``unique=False`` over all converged
-    runs (multiplicity-weighted).  Initialisations that do not converge within ``max_iter``
+    runs (multiplicity-weighted).  ``tol`` (solve tolerance) defaults to :data:`COUNT_TOL`
+    (1e-12) with ``unique=True`` — at the paper's 1e-8 the same solution is scattered by more
+    than ``unique_tol`` and would be counted many times (see :func:`unique_solutions`) — and
+    to 1e-8 otherwise.  Initialisations that do not converge within ``max_iter``
     are excluded with a ``RuntimeWarning``; if none converges the result is NaN.  For binary
     models ``order`` 1 or 3 uses the corresponding expansion of tap.md A.1.
 
@@ -662,6 +676,8 @@ def log_likelihood(rbm, V, *, init=None, n_init=None, unique=True, seed=0, order
         if n_init < I.shape[0]:
             pick = np.sort(np.random.default_rng(seed).choice(I.shape[0], n_init, replace=False))
             I = I[pick]
+    if tol is None:
+        tol = COUNT_TOL if unique else 1e-8
     sol = solve(rbm, I, order=order, damping=damping, tol=tol, max_iter=max_iter)
     bad = len(sol) - sol.n_converged
     if bad:
