@@ -7,4 +7,12 @@
   to be combined with a BLAS matmul; and a serial fused CD/PCD update loop for small models.
 * :mod:`.exact` — exact enumeration of the smaller layer (log Z, expected statistics),
   chunked and parallel, with Gray-code incremental updates.
+* :mod:`.dc` — fused serial S-DCP / CS-DCP / CG / SSD epochs for small models (same random
+  stream as the BLAS path).
+* :mod:`.ais` — annealed importance sampling, chains in blocks on worker threads.
+* :mod:`.bias` — exact expected CD-k updates for the CD-bias study.
+* :mod:`.priors` — TAP unit priors (Bernoulli, truncated Gaussian, truncated Gauss–Bernoulli):
+  log Z(B, A), f_a, f_c per unit, scalar and row-parallel.
+* :mod:`.tap` — the fused elementwise half-step of TAP inference and the clustering of
+  solutions.
 """
