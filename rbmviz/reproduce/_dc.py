@@ -16,12 +16,14 @@ algorithms start with the same initial setting").
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
 
 import numpy as np
+
+from . import _io
+from ._io import finite_or_none as _f
 
 __all__ = ["ALGORITHMS", "ALGORITHM_LABELS", "DATASET_LABELS", "BOUNDS", "LOCAL_OPTIMUM",
            "STUCK_BELOW", "parse_list", "time_to_fraction", "curve_means", "summarize",
@@ -49,19 +51,7 @@ FILES = ("records.csv", "summary.json", "figure.html")
 def parse_list(text, kind, name):
     """``"0.3,0.5"`` → ``[0.3, 0.5]`` (``kind`` converts each item); a clear ``ValueError``
     naming the option ``name`` otherwise.  Lists and tuples pass through (converted)."""
-    if isinstance(text, (list, tuple)):
-        items = list(text)
-    else:
-        items = [x.strip() for x in str(text).split(",") if x.strip()]
-    if not items:
-        raise ValueError(f"{name} is empty; expected a comma-separated list of "
-                         f"{kind.__name__} values")
-    try:
-        return [kind(x) for x in items]
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a comma-separated list of {kind.__name__} values, "
-                         f"got {text!r}") from None
-
+    return _io.parse_list(text, kind, name)
 
 def time_to_fraction(x, values, fraction=0.9, *, of="max"):
     """The paper's speed measure: the first ``x`` (epoch) at which a learning curve has
@@ -123,13 +113,6 @@ def curve_means(records, metric, *, by=("algorithm",), x="epoch"):
     out["lo"] = g.quantile(0.1)
     out["hi"] = g.quantile(0.9)
     return out.drop(columns="std").reset_index()
-
-
-def _f(x):
-    if x is None:
-        return None
-    x = float(x)
-    return None if math.isnan(x) else x
 
 
 def summarize(records, metric, *, by=("dataset", "learning_rate"), x="epoch", fraction=0.9,
@@ -228,31 +211,10 @@ def run_grid(base, *, algorithms, trials, grid, seed, workers, scheduler, out, o
 def check_out_dir(out, overwrite=False, files=FILES):
     """Refuse (``FileExistsError``) an output directory that already holds one of ``files``
     unless ``overwrite``, and a path that is not a directory (``NotADirectoryError``)."""
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise NotADirectoryError(f"{out} exists and is not a directory")
-    clash = [f for f in files if (out / f).exists()]
-    if clash and not overwrite:
-        raise FileExistsError(f"{out} already holds {', '.join(clash)}; choose another directory "
-                              f"or pass --overwrite to replace them")
+    _io.check_out_dir(out, overwrite, files)
 
 
-def write_json(path, obj):
-    """Write ``obj`` as indented JSON atomically (temporary file + rename)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(obj, fh, indent=2, default=_json_default)
-        fh.write("\n")
-    os.replace(tmp, path)
-
-
-def _json_default(o):
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+write_json = _io.write_json
 
 
 def save(records, summary, out, *, figure=None, title="", overwrite=False):

@@ -22,7 +22,6 @@ for every data set and setting (paired comparisons); the training is determinist
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
@@ -30,6 +29,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from . import _io
+from ._io import finite_or_none as _f
 
 __all__ = ["PAPER_GAP", "DATASETS", "run", "summarize", "format_summary", "figure", "save",
            "record_schedule", "add_arguments", "main"]
@@ -50,16 +52,9 @@ NOTES = [
 ]
 
 
-def _loads(text, kind, name):
+def _parse_list(text, kind, name):
     """``"1,2,5"`` → list; ``"none"``/empty → []."""
-    text = str(text).strip()
-    if text.lower() in ("", "none"):
-        return []
-    try:
-        return [kind(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ValueError(f"{name} must be a comma-separated list of {kind.__name__} values, "
-                         f"got {text!r}") from None
+    return _io.parse_list(text, kind, name, allow_empty=True)
 
 
 def _check_settings(reps, iterations, ks, weight_decays, data_sets, d, n_hidden, learning_rate,
@@ -175,11 +170,6 @@ def run(*, reps=25, iterations=50_000, ks=(1, 2, 5, 10), weight_decays=(0.001,),
     return records, summarize(records, settings=s, elapsed=elapsed)
 
 
-def _f(x):
-    x = float(x)
-    return None if math.isnan(x) else x
-
-
 def summarize(records, *, settings=None, elapsed=None):
     """The numbers to compare with the paper.
 
@@ -255,14 +245,6 @@ def figure(records, *, band=(0.1, 0.9)):
     return reproduction_figure(records, band=band)
 
 
-def _write_json(path: Path, obj):
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(obj, fh, indent=2)
-        fh.write("\n")
-    os.replace(tmp, path)
-
-
 def save(records, summary, out, *, overwrite=False, html=True):
     """Write ``curves.csv`` (the records), ``summary.json`` and ``figure.html`` (HoloViews,
     Bokeh resources inline so it opens offline) to directory ``out``.
@@ -284,7 +266,7 @@ def save(records, summary, out, *, overwrite=False, html=True):
     records.to_csv(tmp, index=False)
     os.replace(tmp, out / "curves.csv")
     paths.append(out / "curves.csv")
-    _write_json(out / "summary.json", summary)
+    _io.write_json(out / "summary.json", summary)
     paths.append(out / "summary.json")
     if html:
         import holoviews as hv
@@ -300,12 +282,7 @@ def save(records, summary, out, *, overwrite=False, html=True):
 def check_out_dir(out, overwrite=False):
     """Refuse (``FileExistsError``) an existing non-empty directory unless ``overwrite``,
     and a path that is not a directory (``NotADirectoryError``)."""
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise NotADirectoryError(f"{out} exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not overwrite:
-        raise FileExistsError(f"{out} exists and is not empty; choose another directory or pass "
-                              f"--overwrite to replace its {', '.join(FILES)}")
+    _io.check_out_dir(out, overwrite, FILES, require_empty=True)
 
 
 # ---------------------------------------------------------------------------- command line
@@ -344,9 +321,9 @@ def main(args, parser) -> int:
     """Run ``rbmviz reproduce cd-bias`` from parsed ``args``; returns the exit code."""
     from ..runs import RunDiverged
     try:
-        ks = _loads(args.ks, int, "--ks")
-        wds = _loads(args.weight_decay, float, "--weight-decay")
-        data_sets = _loads(args.datasets, str, "--datasets")
+        ks = _parse_list(args.ks, int, "--ks")
+        wds = _parse_list(args.weight_decay, float, "--weight-decay")
+        data_sets = _parse_list(args.datasets, str, "--datasets")
         settings = _check_settings(args.reps, args.iterations, ks, wds, data_sets, 6, 6,
                                    args.learning_rate, 0.5, args.seed, args.record_every)
     except (ValueError, TypeError) as exc:

@@ -43,7 +43,6 @@ it); everything is reproducible from ``seed``.
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
@@ -51,6 +50,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from . import _io
+from ._io import finite_or_none as _f
 
 __all__ = ["PAPER", "TABLES", "FILES", "PARTS", "run", "evaluate_tap", "base_rate_biases",
            "summarize", "claims",
@@ -100,16 +102,10 @@ NOTES = [
 
 # ---------------------------------------------------------------------------- settings
 
-def _loads(text, kind, name):
+
+def _parse_list(text, kind, name):
     """``"1,2,5"`` → list; ``"none"``/empty → []."""
-    text = str(text).strip()
-    if text.lower() in ("", "none"):
-        return []
-    try:
-        return [kind(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ValueError(f"{name} must be a comma-separated list of {kind.__name__} values, "
-                         f"got {text!r}") from None
+    return _io.parse_list(text, kind, name, allow_empty=True)
 
 
 def _check_settings(*, epochs, samples, eval_samples, test_samples, hidden, count_hidden,
@@ -513,11 +509,6 @@ def _data_map_table(X_map, labels, rows, points, nh, n_neighbors, SolutionMap):
 
 # ---------------------------------------------------------------------------- summary
 
-def _f(x):
-    x = float(x)
-    return None if math.isnan(x) else x
-
-
 def summarize(tables, *, settings=None, elapsed=None):
     """The numbers to compare with the paper.
 
@@ -825,31 +816,10 @@ def figure(tables, parts=PARTS, *, cols=3):
 
 # ---------------------------------------------------------------------------- output
 
-def _write_json(path: Path, obj):
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(obj, fh, indent=2, default=_json_default)
-        fh.write("\n")
-    os.replace(tmp, path)
-
-
-def _json_default(o):
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
-
-
 def check_out_dir(out, overwrite=False):
     """Refuse (``FileExistsError``) an existing non-empty directory unless ``overwrite``,
     and a path that is not a directory (``NotADirectoryError``)."""
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise NotADirectoryError(f"{out} exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not overwrite:
-        raise FileExistsError(f"{out} exists and is not empty; choose another directory or pass "
-                              f"--overwrite to replace its {', '.join(FILES)}")
+    _io.check_out_dir(out, overwrite, FILES, require_empty=True)
 
 
 def save(tables, summary, out, *, overwrite=False, html=True):
@@ -874,7 +844,7 @@ def save(tables, summary, out, *, overwrite=False, html=True):
         tables[name].to_csv(tmp, index=False)
         os.replace(tmp, out / f"{name}.csv")
         paths.append(out / f"{name}.csv")
-    _write_json(out / "summary.json", summary)
+    _io.write_json(out / "summary.json", summary)
     paths.append(out / "summary.json")
     if html:
         import holoviews as hv
@@ -939,8 +909,8 @@ def main(args, parser) -> int:
     from ..datasets import DatasetNotFoundError
     from ..runs import RunDiverged
     try:
-        hidden = _loads(args.hidden, int, "--hidden")
-        ps = _loads(args.ps, float, "--ps")
+        hidden = _parse_list(args.hidden, int, "--hidden")
+        ps = _parse_list(args.ps, float, "--ps")
         kw = dict(epochs=args.epochs, samples=args.samples, eval_samples=args.eval_samples,
                   test_samples=args.test_samples, hidden=hidden, count_hidden=args.count_hidden,
                   eval_every=args.eval_every, ps=ps, learning_rate=args.learning_rate,
