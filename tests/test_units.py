@@ -340,7 +340,7 @@ def test_gauss_bernoulli_in_log_form_beyond_overflow():
     lg, m, v = units.tg_log_g_moments(-2.0, 1000.2, 0.0, 1.0)
     assert lg == pytest.approx(994.290049128713, rel=1e-14)         # tap-priors.md §5 row 5
     assert lz[0, 0] == pytest.approx(math.log(0.3) + lg - p.log_normaliser(U)[0], rel=1e-15)
-    assert (fa[0, 0], fc[0, 0]) == pytest.approx((m, v), rel=1e-12)
+    assert (fa[0, 0], fc[0, 0]) == pytest.approx((float(m), float(v)), rel=1e-12)
     lg2, m2, _ = units.tg_log_g_moments(1.0, -999.8, 0.0, 1.0)     # G_Q ≈ 1/b, mean ≈ 1/b
     assert lz[1, 0] == pytest.approx(math.log(0.7 + 0.3 * math.exp(lg2)) - p.log_normaliser(U)[0],
                                      rel=1e-13)
