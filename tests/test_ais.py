@@ -185,3 +185,19 @@ def test_784x500_timing():
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(f"784x500 AIS 100x10000: wall {wall:.1f} s, cpu {cpu:.1f} s, {res}")
     assert np.isfinite(res.log_z) and cpu < 120
+
+
+def test_estimate_tightens_as_the_number_of_betas_grows():
+    """More intermediate distributions: smaller spread of the log-weights, a narrower ±3σ
+    interval and (over several seeds) a smaller error against the exact log Z."""
+    rbm = random_rbm(12, 8, 1.5, seed=4)
+    exact = ev.log_partition_exact(rbm)
+    spread, width, err = [], [], []
+    for n_betas in (30, 300, 3000):
+        runs = [ais_log_partition(rbm, n_chains=100, n_betas=n_betas, seed=s) for s in range(4)]
+        spread.append(np.mean([np.std(r.log_weights) for r in runs]))
+        width.append(np.mean([r.log_z_high - r.log_z for r in runs]))
+        err.append(np.mean([abs(r.log_z - exact) for r in runs]))
+    assert spread[0] > spread[1] > spread[2]
+    assert width[0] > width[1] > width[2]
+    assert err[0] > err[2] and err[2] < 0.05, err
