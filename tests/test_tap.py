@@ -209,7 +209,7 @@ def test_unique_solutions_tolerance_on_constructed_solutions():
     conv[4] = False
     sol = inf.TAPSolution(av=av, cv=av, ah=ah, ch=ah, Bv=av, Av=av, Bh=ah, Ah=ah, converged=conv,
                           n_iter=np.ones(R, int), free_energy=np.arange(R, dtype=float),
-                          log_z=np.zeros(R))
+                          log_z=np.zeros(R), tol=tap.COUNT_TOL)
     u = tap.unique_solutions(sol, tol=1e-4)
     assert u.n_unique == 3 and u.labels[4] == -1 and sorted(u.counts) == [4, 5, 5]
     truth = np.array(truth)
@@ -217,7 +217,8 @@ def test_unique_solutions_tolerance_on_constructed_solutions():
         assert len(set(truth[u.labels == k])) == 1
     assert tap.unique_solutions(sol, tol=1e-6).n_unique == 14
     # chaining: 0, 0.6e-4, 1.2e-4 are one solution at tol 1e-4
-    ch = inf.TAPSolution(**{f: getattr(sol, f)[:3].copy() for f in inf.TAPSolution._ROW_FIELDS})
+    ch = inf.TAPSolution(**{f: getattr(sol, f)[:3].copy() for f in inf.TAPSolution._ROW_FIELDS},
+                         tol=tap.COUNT_TOL)
     ch.av[:] = 0.5 + np.array([0.0, 0.6e-4, 1.2e-4])[:, None]
     ch.ah[:] = 0.5
     ch.converged[:] = True
