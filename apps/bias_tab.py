@@ -12,7 +12,6 @@ stops its thread.
 from __future__ import annotations
 
 import operator
-import threading
 from functools import partial, reduce
 
 import holoviews as hv
@@ -20,7 +19,7 @@ import numpy as np
 import pandas as pd
 import panel as pn
 
-from feed import DocumentFeed
+from feed import DocumentFeed, SessionControls
 from rbmviz.live_bias import BIAS_DATASETS, LIVE_BIAS_KNOBS, PACE_KNOBS, BiasRace, BiasSettings
 
 #: values are clipped to this range before they reach the log axis
@@ -50,8 +49,15 @@ CAPTION = (f"Log axes: values are clipped to [{CLIP[0]:g}, {CLIP[1]:g}] before p
            "hover shows the unclipped value.")
 
 
-class BiasSession(DocumentFeed):
+class BiasSession(SessionControls, DocumentFeed):
     """What one browser session's "CD bias" tab owns: settings, the race, streams, widgets."""
+
+    finished_message = ("This run stopped (diverged or reached its point limit): press "
+                        "Reset (bias).")
+    live_knobs = LIVE_BIAS_KNOBS + PACE_KNOBS
+    reset_knobs = frozenset(RESET_KNOBS)
+    reset_label = "Reset (bias)"
+    applies_from = "the next point"
 
     def __init__(self, doc=None):
         self.settings = BiasSettings()
@@ -83,10 +89,10 @@ class BiasSession(DocumentFeed):
         w["init_scale"] = pn.widgets.FloatInput.from_param(s.param.init_scale, step=0.1)
         w["seed"] = pn.widgets.IntInput.from_param(s.param.seed, name="Seed (bias)")
 
-        self.start_button = pn.widgets.Button(label="▶ Start (bias)", button_type="primary", width=120)
+        self.start_button = pn.widgets.Button(label="▶ Start (bias)", color="primary", width=120)
         self.pause_button = pn.widgets.Button(label="❚❚ Pause (bias)", width=120)
         self.step_button = pn.widgets.Button(label="Step (bias)", width=100)
-        self.reset_button = pn.widgets.Button(label="Reset (bias)", button_type="danger", width=100)
+        self.reset_button = pn.widgets.Button(label="Reset (bias)", color="danger", width=100)
         self.start_button.on_click(lambda e: self.start())
         self.pause_button.on_click(lambda e: self.pause())
         self.step_button.on_click(lambda e: self.step())
@@ -99,22 +105,6 @@ class BiasSession(DocumentFeed):
         self.factors_pane = pn.pane.HoloViews(sizing_mode="stretch_width", min_height=260,
                                               linked_axes=False)
         s.param.watch(self._on_knob, [n for n in s.param if n != "name"])
-
-    def _on_knob(self, *events):
-        live = {e.name: e.new for e in events if e.name in LIVE_BIAS_KNOBS + PACE_KNOBS}
-        if live and self.race is not None:
-            try:
-                self.race.update_settings(**live)
-            except (ValueError, TypeError) as exc:
-                self._notify(str(exc))
-            else:
-                what = ", ".join(f"{k} = {v:g}" for k, v in live.items())
-                self.settings_text.object = f"✔ {what} — applies from the next point."
-        needs_reset = sorted({e.name for e in events} & RESET_KNOBS)
-        if needs_reset:
-            self.settings_text.object = (f"⟳ Changed {', '.join(needs_reset)}: press **Reset (bias)** "
-                                         f"to apply.")
-        self._refresh_state()
 
     # ------------------------------------------------------------------ controls
     def reset(self):
@@ -151,29 +141,6 @@ class BiasSession(DocumentFeed):
         self.alert_text.object = ""
         self._apply(race.records[:])          # the point at iteration 0
         race._pending.clear()
-
-    def start(self):
-        if self.race is None:
-            self.reset()
-        if self.race is not None:
-            if self.race.finished:
-                self._notify("This run stopped (diverged or reached its point limit): press Reset (bias).",
-                             "warning")
-                return
-            self.race.start()
-            self._refresh_state()
-
-    def pause(self):
-        if self.race is not None:
-            self.race.pause()
-            self._refresh_state()
-
-    def step(self):
-        if self.race is None:
-            return
-        if self.race.running:
-            self.race.pause()
-        threading.Thread(target=self.race.step, daemon=True).start()   # the sink may wait
 
     # ------------------------------------------------------------------ thread → document
     def _sink(self, records):

@@ -22,7 +22,7 @@ import pandas as pd
 import panel as pn
 
 from rbmviz import algorithms, datasets, viz
-from feed import DocumentFeed
+from feed import DocumentFeed, SessionControls
 from rbmviz.live import LIVE_KNOBS, Race, RaceSettings
 from rbmviz.settings import DataSettings, ModelSettings, TrainSettings, dataset_knobs
 
@@ -46,8 +46,11 @@ def _available_datasets():
     return [n for n in datasets.names() if datasets.available(n)]
 
 
-class ExplorerSession(DocumentFeed):
+class ExplorerSession(SessionControls, DocumentFeed):
     """Everything one browser session owns: settings, the race, streams, widgets."""
+
+    finished_message = "The race reached its epoch limit: raise 'Stop after epochs' or Reset."
+    step_in_thread = False
 
     def __init__(self, *, threads=1, sync_url=True):
         self.threads = threads
@@ -257,29 +260,6 @@ class ExplorerSession(DocumentFeed):
         self.settings_text.object = ""
         self.alert_text.object = ""
         self._refresh_state()
-
-    def start(self):
-        if self.race is None:
-            self.reset()
-        if self.race is not None:
-            if self.race.finished:
-                self._notify("The race reached its epoch limit: raise 'Stop after epochs' or Reset.",
-                             "warning")
-                return
-            self.race.start()
-            self._refresh_state()
-
-    def pause(self):
-        if self.race is not None:
-            self.race.pause()
-            self._refresh_state()
-
-    def step(self):
-        if self.race is None:
-            return
-        if self.race.running:
-            self.race.pause()
-        self.race.step()
 
     # ------------------------------------------------------------------ thread → document
     def _sink(self, records, snapshot):

@@ -77,3 +77,64 @@ class DocumentFeed:
     def _destroyed(self, session_context):
         if self.race is not None:
             self.race.stop(timeout=0)
+
+
+class SessionControls:
+    """Mix-in: Start / Pause / Step and the knob watcher of a tab whose engine is a
+    :class:`rbmviz._background.BackgroundLoop` (``self.race``).  The subclass implements
+    ``reset()`` and ``_refresh_state()`` and sets the class attributes below; it has
+    ``settings_text`` and :meth:`DocumentFeed._notify`."""
+
+    #: shown when Start is pressed on a finished run
+    finished_message = "This run stopped: press Reset."
+    #: run Step on a worker thread (the sink may wait for the browser: back-pressure)
+    step_in_thread = True
+    #: knobs the running engine takes between points (``race.update_settings``)
+    live_knobs: tuple = ()
+    #: knobs that need a new engine
+    reset_knobs: frozenset = frozenset()
+    #: the label of the tab's Reset button, and when a live change applies
+    reset_label = "Reset"
+    applies_from = "the next update"
+
+    def start(self):
+        if self.race is None:
+            self.reset()
+        if self.race is not None:
+            if self.race.finished:
+                self._notify(self.finished_message, "warning")
+                return
+            self.race.start()
+            self._refresh_state()
+
+    def pause(self):
+        if self.race is not None:
+            self.race.pause()
+            self._refresh_state()
+
+    def step(self):
+        if self.race is None:
+            return
+        if self.race.running:
+            self.race.pause()
+        if self.step_in_thread:
+            threading.Thread(target=self.race.step, daemon=True).start()
+        else:
+            self.race.step()
+
+    def _on_knob(self, *events):
+        live = {e.name: e.new for e in events if e.name in self.live_knobs}
+        if live and self.race is not None:
+            try:
+                self.race.update_settings(**live)
+            except (ValueError, TypeError) as exc:
+                self._notify(str(exc))
+            else:
+                what = ", ".join(f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}"
+                                 for k, v in live.items())
+                self.settings_text.object = f"✔ {what} — applies from {self.applies_from}."
+        needs_reset = sorted({e.name for e in events} & set(self.reset_knobs))
+        if needs_reset:
+            self.settings_text.object = (f"⟳ Changed {', '.join(needs_reset)}: press "
+                                         f"**{self.reset_label}** to apply.")
+        self._refresh_state()

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import panel as pn
 
-from feed import DocumentFeed
+from feed import DocumentFeed, SessionControls
 from rbmviz.live_tap import (LIVE_TAP_KNOBS, N_TEST, PACE_KNOBS, TAP_DATASETS, TapRace,
                              TapSettings, data_root, mnist_available)
 
@@ -61,8 +61,15 @@ MAP_NOTE = {
 }
 
 
-class TapSession(DocumentFeed):
+class TapSession(SessionControls, DocumentFeed):
     """What one browser session's "TAP landscape" tab owns: settings, race, streams, widgets."""
+
+    finished_message = ("This run stopped (diverged or reached its point limit): press "
+                        "Reset (TAP).")
+    live_knobs = LIVE_TAP_KNOBS + PACE_KNOBS
+    reset_knobs = frozenset(RESET_KNOBS)
+    reset_label = "Reset (TAP)"
+    applies_from = "the next update"
 
     def __init__(self, doc=None):
         self.settings = TapSettings()
@@ -153,22 +160,6 @@ class TapSession(DocumentFeed):
         self.denoise_pane = pn.pane.HoloViews(linked_axes=False)
         s.param.watch(self._on_knob, [n for n in s.param if n != "name"])
 
-    def _on_knob(self, *events):
-        live = {e.name: e.new for e in events if e.name in LIVE_TAP_KNOBS + PACE_KNOBS}
-        if live and self.race is not None:
-            try:
-                self.race.update_settings(**live)
-            except (ValueError, TypeError) as exc:
-                self._notify(str(exc))
-            else:
-                what = ", ".join(f"{k} = {v}" for k, v in live.items())
-                self.settings_text.object = f"✔ {what} — applies from the next update."
-        needs_reset = sorted({e.name for e in events} & RESET_KNOBS)
-        if needs_reset:
-            self.settings_text.object = (f"⟳ Changed {', '.join(needs_reset)}: press **Reset (TAP)** "
-                                         f"to apply.")
-        self._refresh_state()
-
     # ------------------------------------------------------------------ controls
     def reset(self):
         if self.race is not None:
@@ -234,29 +225,6 @@ class TapSession(DocumentFeed):
         self.alert_text.object = ""
         self._refresh_state()
         self._request_denoise()
-
-    def start(self):
-        if self.race is None:
-            self.reset()
-        if self.race is not None:
-            if self.race.finished:
-                self._notify("This run stopped (diverged or reached its point limit): press "
-                             "Reset (TAP).", "warning")
-                return
-            self.race.start()
-            self._refresh_state()
-
-    def pause(self):
-        if self.race is not None:
-            self.race.pause()
-            self._refresh_state()
-
-    def step(self):
-        if self.race is None:
-            return
-        if self.race.running:
-            self.race.pause()
-        threading.Thread(target=self.race.step, daemon=True).start()   # the sink may wait
 
     def refit_map(self):
         if self.race is not None:

@@ -114,3 +114,38 @@ def test_long_races_thin_their_curves_and_keep_compact_records(monkeypatch):
         assert list(frame[frame.algorithm == "cd"].epoch) == [20 * i for i in range(45)]
     finally:
         s.race.stop()
+
+
+@pytest.mark.parametrize("module, cls, live, value, reset_knob, label", [
+    ("bias_tab", "BiasSession", "learning_rate", 0.05, "n_hidden", "Reset (bias)"),
+    ("tap_tab", "TapSession", "learning_rate", 0.05, "n_hidden", "Reset (TAP)"),
+])
+def test_tab_sessions_apply_live_knobs_and_ask_for_reset(module, cls, live, value, reset_knob,
+                                                         label):
+    """The CD-bias and TAP tabs share SessionControls: a live knob reaches the running engine
+    and says so, a structural knob asks for that tab's Reset, Step advances one point."""
+    import importlib
+    import sys
+    import time
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "apps"))
+    mod = importlib.import_module(module)
+    s = getattr(mod, cls)(doc=None)
+    try:
+        if module == "tap_tab":
+            s.settings.dataset = "digits"
+            s.settings.limit = 300
+        s.reset()
+        setattr(s.settings, live, value)
+        assert s.race.settings.learning_rate == value
+        assert "applies from the next" in s.settings_text.object
+        setattr(s.settings, reset_knob, getattr(s.settings, reset_knob) + 1)
+        assert f"press **{label}**" in s.settings_text.object
+        n = len(s.race.frame())
+        s.step()
+        deadline = time.time() + 60
+        while time.time() < deadline and len(s.race.frame()) == n:
+            time.sleep(0.1)
+        assert len(s.race.frame()) == n + 1
+    finally:
+        if s.race is not None:
+            s.race.stop()
