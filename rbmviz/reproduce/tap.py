@@ -6,7 +6,9 @@ Binary-MNIST RBMs (784 visible units, several ``N_h``) are trained with TAP Alg.
 (``algorithm="tap"``, Table 1 settings: mini-batch M = 100, K = 100 TAP solutions per
 batch, learning rate 0.005, ℓ2 strength 0.001, momentum 0.5).  At recorded epochs, from one
 data-anchored initialisation per evaluation sample (eqs. 37–38; Alg. 1 run undamped to an
-MSE change below 1e-8, damped to 1e-12 where that oscillates — see :func:`evaluate_tap`):
+MSE change below 1e-12 — tighter than the paper's 1e-8, so that the counts measure distinct
+fixed points, :data:`rbmviz.tap.COUNT_TOL` — and damped where that oscillates; see
+:func:`evaluate_tap`):
 
 * **learning curves** (Fig. 3): the TAP log-likelihood (eq. 39 — the unique converged
   solutions averaged uniformly) per example and per unit (÷ (N_v + N_h)), with its standard
