@@ -279,14 +279,19 @@ def _settings_from_args(args, parser, options):
         if name in algo_knobs and name not in takes:
             parser.error(f"argument {options[name]}: not used by algorithm {train.algorithm!r} "
                          f"(it takes {', '.join(_option(n) for n in takes)})")
+    _reject_unused_data_knobs(parser, given, options, data.dataset)
+    return objs
+
+
+def _reject_unused_data_knobs(parser, given, options, dataset):
+    """A usage error for a size option the chosen data set would silently ignore."""
     data_knobs = set(_settings.knobs(_settings.DataSettings)) - {"dataset"}
-    uses = _settings.dataset_knobs(data.dataset)
+    uses = _settings.dataset_knobs(dataset)
     for name in given:
         if name in data_knobs and name not in uses:
             what = ", ".join(_option(n) for n in uses) or "no size options"
-            parser.error(f"argument {options[name]}: not used by data set {data.dataset!r} "
+            parser.error(f"argument {options[name]}: not used by data set {dataset!r} "
                          f"(it takes {what})")
-    return objs
 
 
 def _name_option(message: str, options: dict[str, str]) -> str:
@@ -582,13 +587,7 @@ def _sweep_base(args, parser, options, algorithms) -> dict:
         if name in every and name not in used:
             parser.error(f"argument {options[name]}: not used by any of the algorithms "
                          f"{', '.join(algorithms)}")
-    data_knobs = set(_settings.knobs(_settings.DataSettings)) - {"dataset"}
-    uses = _settings.dataset_knobs(data.dataset)
-    for name in given:
-        if name in data_knobs and name not in uses:
-            what = ", ".join(_option(n) for n in uses) or "no size options"
-            parser.error(f"argument {options[name]}: not used by data set {data.dataset!r} "
-                         f"(it takes {what})")
+    _reject_unused_data_knobs(parser, given, options, data.dataset)
     return values
 
 

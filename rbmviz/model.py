@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from . import units as _units
+from ._numerics import sigmoid as _sigmoid, softplus as _softplus
 from ._validation import check_choice, check_data, check_float, check_int, check_seed
 
 #: 1: W, b, c (Bernoulli units only); 2: adds the unit priors' parameters
@@ -34,19 +35,6 @@ FORMAT_VERSION = 2
 _FORMAT_TAG = "rbmviz.RBM"
 UNIT_TYPES = _units.PRIOR_NAMES
 _DTYPES = {"float64": np.float64, "float32": np.float32}
-
-
-def _sigmoid(x):
-    out = np.empty_like(x)
-    pos = x >= 0
-    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
-    e = np.exp(x[~pos])
-    out[~pos] = e / (1.0 + e)
-    return out
-
-
-def _softplus(x):
-    return np.logaddexp(0.0, x)
 
 
 def _as_rng(seed):

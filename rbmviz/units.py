@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._numerics import sigmoid as _sigmoid, softplus as _softplus
 from ._validation import check_choice, check_data as _check_array, check_int
 from .kernels import priors as _k
 
@@ -50,16 +51,6 @@ _CHUNK = 4096  # elements per block of the numpy Gauss–Legendre evaluation
 
 
 # ---------------------------------------------------------------------------- numerics
-def _sigmoid(x):
-    x = np.asarray(x, dtype=np.float64)
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-
-
-def _softplus(x):
-    return np.logaddexp(0.0, x)
-
-
 def _tg_block(a, b, lo, hi):
     """Gauss–Legendre recipe of tap-priors.md §1.1 on 1-D arrays ``a, b`` (same length)."""
     T = _k.GL_CUT

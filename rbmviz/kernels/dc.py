@@ -32,7 +32,7 @@ The step rules (``rule``):
 import numpy as np
 from numba import njit
 
-from .gibbs import _build_table, denominator_flat_
+from .gibbs import _build_table, denominators_T_
 from .random import stream_key, uniform
 
 RULE_PLAIN = 0
@@ -59,17 +59,7 @@ def _layer_T(C, bias, inT, nin, n, prob, sample, bits, U, key, mode):
     ``mode`` 0: ``prob = 1/d``; 1: ``sample[o*n + r] = [u_{r·m+o} · d < 1]``; 2: both.
     ``U``: scratch of ≥ n·m uniforms."""
     m = C.shape[0]
-    for o in range(m):
-        base = o * n
-        bo = bias[o]
-        for r in range(n):
-            prob[base + r] = bo
-        for i in range(nin):
-            coef = C[o, i]
-            src = i * n
-            for r in range(n):
-                prob[base + r] += coef * inT[src + r]
-    denominator_flat_(prob, m * n, bits)
+    denominators_T_(C, bias, inT, nin, n, prob, bits)
     if mode != 0:
         _uniforms_(U, key, n * m)
         for o in range(m):

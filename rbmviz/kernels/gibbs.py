@@ -147,16 +147,12 @@ def sigmoid_(pre, bias, out):
     sigmoid_rows_scaled_(pre, bias, out, out.dtype.type(1.0), F, B)
 
 
-@njit(cache=True, error_model="numpy")
-def _layer_serial_T(C, bias, inT, nin, n, prob, sample, bits, key, mode):
-    """One layer for ``n`` chains in *unit-major* (transposed) flat layout, so the inner loops
-    run over chains rather than over a handful of units.
-
-    With ``d[o*n + r] = 1 + exp(−(bias[o] + Σ_i C[o, i] · inT[i*n + r]))`` for the ``m``
-    output units ``o`` (``C`` : (m, nin)): ``mode`` 0 writes probabilities ``prob = 1/d``;
-    1 draws ``sample[o*n + r] = [u · d < 1]`` (``u`` = stream index ``r*m + o`` of ``key``,
-    the row-major convention of the module docstring, so both code paths draw the same
-    numbers); 2 does both.  ``prob`` is scratch in every mode."""
+@njit(cache=True, error_model="numpy", inline="always")
+def denominators_T_(C, bias, inT, nin, n, prob, bits):
+    """``prob[o*n + r] = 1 + exp(−(bias[o] + Σ_i C[o, i] · inT[i*n + r]))`` for the
+    ``m = C.shape[0]`` output units of ``n`` chains in unit-major flat layout (sums in input
+    order), the shared first half of :func:`_layer_serial_T` and
+    :func:`rbmviz.kernels.dc._layer_T`."""
     m = C.shape[0]
     for o in range(m):
         base = o * n
@@ -169,6 +165,20 @@ def _layer_serial_T(C, bias, inT, nin, n, prob, sample, bits, key, mode):
             for r in range(n):
                 prob[base + r] += coef * inT[src + r]
     denominator_flat_(prob, m * n, bits)
+
+
+@njit(cache=True, error_model="numpy")
+def _layer_serial_T(C, bias, inT, nin, n, prob, sample, bits, key, mode):
+    """One layer for ``n`` chains in *unit-major* (transposed) flat layout, so the inner loops
+    run over chains rather than over a handful of units.
+
+    With ``d[o*n + r] = 1 + exp(−(bias[o] + Σ_i C[o, i] · inT[i*n + r]))`` for the ``m``
+    output units ``o`` (``C`` : (m, nin)): ``mode`` 0 writes probabilities ``prob = 1/d``;
+    1 draws ``sample[o*n + r] = [u · d < 1]`` (``u`` = stream index ``r*m + o`` of ``key``,
+    the row-major convention of the module docstring, so both code paths draw the same
+    numbers); 2 does both.  ``prob`` is scratch in every mode."""
+    m = C.shape[0]
+    denominators_T_(C, bias, inT, nin, n, prob, bits)
     if mode != 0:
         for o in range(m):
             base = o * n

@@ -55,6 +55,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .exact import _sigmoid, _softplus
+
 KIND_BERNOULLI = 0
 KIND_TG = 1
 KIND_TGB = 2
@@ -65,21 +67,6 @@ GL_CUT = 40.0
 
 _NODES = np.ascontiguousarray(GL_NODES)
 _WEIGHTS = np.ascontiguousarray(GL_WEIGHTS)
-
-
-@njit(cache=True, inline="always")
-def _softplus(x):
-    if x > 0:
-        return x + math.log1p(math.exp(-x))
-    return math.log1p(math.exp(x))
-
-
-@njit(cache=True, inline="always")
-def _sigmoid(x):
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
 
 
 @njit(cache=True, inline="always")

@@ -27,6 +27,7 @@ import warnings
 
 import numpy as np
 
+from .._numerics import softplus as _softplus
 from .._validation import check_choice, check_data, check_float, check_int, check_seed
 from ..kernels import tap as _k
 
@@ -238,10 +239,6 @@ def _layers(rbm):
         raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
     return (_Layer(getattr(rbm, "visible_prior", None), rbm.b, "visible"),
             _Layer(getattr(rbm, "hidden_prior", None), rbm.c, "hidden"))
-
-
-def _softplus(x):
-    return np.logaddexp(0.0, x)
 
 
 # ---------------------------------------------------------------------------- active set
