@@ -13,15 +13,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from .._seeds import stream_seed  # noqa: F401  (re-exported: algorithms.base.stream_seed)
 from .._validation import check_float, check_int, check_seed
-
-
-def stream_seed(seed: int, purpose: str) -> int:
-    """A 63-bit seed for one purpose (``"gibbs"``, ``"shuffle"``, ``"init"``, ...) derived
-    from a user seed, so the different random streams of a run are independent."""
-    tag = int.from_bytes(purpose.encode()[:8].ljust(8, b"\0"), "little")
-    state = np.random.SeedSequence([int(seed), tag]).generate_state(1, np.uint64)[0]
-    return int(state) & (2**63 - 1)
 
 
 def params_healthy(rbm, max_weight=np.inf) -> bool:
