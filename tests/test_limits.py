@@ -1,0 +1,207 @@
+"""The classroom caps of :mod:`rbmviz.app.limits`: parsing, refusing, bounding widgets, counting
+sessions — headless (no server, no browser)."""
+import argparse
+import threading
+
+import param
+import pytest
+
+from rbmviz.app import limits as L
+from rbmviz.app.limits import LimitExceeded, Limits, SessionRegistry
+
+
+def test_no_env_means_no_caps():
+    lim = Limits.from_env({})
+    assert lim == Limits()
+    assert not lim.any and lim.describe() == ""
+    lim.check(n_hidden=10**6, k=10**6, epochs=0, limit=None, points_per_second=10**4,
+              max_speed=True)
+    lim.check_model(784, 10**5)
+    lim.check_data(10**7)
+
+
+def test_env_parsing_and_round_trip():
+    env = {"RBMVIZ_MAX_SESSIONS": "30", "RBMVIZ_MAX_HIDDEN": " 64 ", "RBMVIZ_MAX_K": "none",
+           "RBMVIZ_MAX_EPOCHS": "", "RBMVIZ_FULL_SPEED": "no", "RBMVIZ_SESSION_THREADS": "2",
+           "RBMVIZ_MAX_WEIGHTS": "50000"}
+    lim = Limits.from_env(env)
+    assert lim == Limits(max_sessions=30, max_hidden=64, full_speed=False, session_threads=2,
+                         max_weights=50000)
+    assert Limits.from_env(lim.to_env()) == lim
+    assert lim.any
+    text = lim.describe()
+    assert "hidden units ≤ 64" in text and "concurrent sessions ≤ 30" in text
+    assert "no full speed" in text and "2 threads per session" in text
+
+
+@pytest.mark.parametrize("var, raw", [("RBMVIZ_MAX_HIDDEN", "abc"), ("RBMVIZ_MAX_K", "0"),
+                                      ("RBMVIZ_MAX_SESSIONS", "-3"), ("RBMVIZ_MAX_EPOCHS", "1.5"),
+                                      ("RBMVIZ_FULL_SPEED", "maybe")])
+def test_bad_env_names_the_variable(var, raw):
+    with pytest.raises(ValueError, match=var):
+        Limits.from_env({var: raw})
+
+
+@pytest.mark.parametrize("kwargs, exc", [({"max_k": 0}, ValueError), ({"max_k": 2.5}, TypeError),
+                                         ({"max_hidden": True}, TypeError),
+                                         ({"full_speed": 1}, TypeError),
+                                         ({"session_threads": None}, TypeError)])
+def test_bad_constructor_names_the_field(kwargs, exc):
+    with pytest.raises(exc, match=next(iter(kwargs))):
+        Limits(**kwargs)
+
+
+def test_check_refuses_beyond_each_cap_and_accepts_at_the_cap():
+    lim = Limits(max_hidden=8, max_k=5, max_epochs=100, max_rows=50, max_points_per_second=20,
+                 full_speed=False, session_threads=1)
+    lim.check(n_hidden=8, k=5, epochs=100, limit=50, points_per_second=20, max_speed=False,
+              threads=1)
+    cases = {"n_hidden": 9, "k": 6, "epochs": 101, "limit": 51, "points_per_second": 21,
+             "threads": 2}
+    for knob, value in cases.items():
+        with pytest.raises(LimitExceeded, match=knob) as err:
+            lim.check(**{knob: value})
+        assert isinstance(err.value, ValueError)          # the tabs show ValueErrors
+        assert "RBMVIZ_" in str(err.value) and "--" in str(err.value)
+    with pytest.raises(LimitExceeded, match=r"epochs = 0 \(no end\).*RBMVIZ_MAX_EPOCHS"):
+        lim.check(epochs=0)
+    with pytest.raises(LimitExceeded, match="epochs = None"):
+        lim.check(epochs=None)
+    with pytest.raises(LimitExceeded, match="Full speed.*RBMVIZ_FULL_SPEED"):
+        lim.check(max_speed=True)
+    lim.check(unrelated_knob=10**9)                        # not a capped knob
+
+
+def test_model_size_cap_gives_the_largest_allowed_hidden_layer():
+    lim = Limits(max_weights=10_000)
+    lim.check_model(784, 12)                               # 9,408 weights
+    with pytest.raises(LimitExceeded, match=r"784 visible.*10,976 weights.*at most 12 hidden"):
+        lim.check_model(784, 14)
+    with pytest.raises(LimitExceeded, match="weights"):
+        lim.check(n_visible=784, n_hidden=13)
+    assert lim.hidden_cap(784) == 12 and lim.hidden_cap(9) == 1111 and lim.hidden_cap() is None
+    assert Limits(max_weights=10_000, max_hidden=100).hidden_cap(9) == 100
+    assert Limits(max_weights=10, max_hidden=100).hidden_cap(784) == 1   # never below 1
+    with pytest.raises(LimitExceeded, match="n_hidden = 101"):
+        Limits(max_hidden=100).check_model(9, 101)
+
+
+def test_rows_cap():
+    lim = Limits(max_rows=1000)
+    lim.check_data(1000)
+    with pytest.raises(LimitExceeded, match=r"60,000 rows.*1,000.*RBMVIZ_MAX_ROWS"):
+        lim.check_data(60_000)
+
+
+def test_threads_are_capped():
+    assert Limits(session_threads=2).threads(8) == 2
+    assert Limits(session_threads=2).threads(1) == 1
+    assert Limits().threads(4) == 1
+
+
+class _Knobs(param.Parameterized):
+    n_hidden = param.Integer(100, bounds=(2, 1000), softbounds=(5, 500))
+    k = param.Integer(10, bounds=(1, None))
+    epochs = param.Integer(0, bounds=(0, None))
+    limit = param.Integer(None, allow_None=True, bounds=(1, None))
+    points_per_second = param.Integer(40, bounds=(1, 1000))
+    max_speed = param.Boolean(True)
+    learning_rate = param.Number(0.1, bounds=(0, 10))
+
+
+def test_apply_bounds_values_and_widgets_of_one_session_only():
+    pn = pytest.importorskip("panel")
+    mine, other = _Knobs(), _Knobs()
+    widgets = {"n_hidden": pn.widgets.IntSlider(start=2, end=1000, value=100),
+               "k": pn.widgets.IntSlider(start=1, end=50, value=10),
+               "epochs": pn.widgets.IntInput(value=0),
+               "max_speed": pn.widgets.Checkbox(value=True),
+               "learning_rate": pn.widgets.FloatSlider(start=0, end=10)}
+    lim = Limits(max_weights=784 * 20, max_hidden=64, max_k=5, max_epochs=500,
+                 max_points_per_second=10, full_speed=False, max_rows=300)
+    lim.apply(mine, widgets, n_visible=784)
+    assert (mine.n_hidden, mine.k, mine.epochs, mine.points_per_second) == (20, 5, 500, 10)
+    assert mine.max_speed is False and mine.limit is None
+    assert mine.param["n_hidden"].bounds == (2, 20) and mine.param["n_hidden"].softbounds == (5, 20)
+    assert mine.param["k"].bounds == (1, 5) and mine.param["limit"].bounds == (1, 300)
+    assert widgets["n_hidden"].end == 20 and widgets["k"].end == 5 and widgets["epochs"].end == 500
+    assert widgets["max_speed"].disabled and widgets["learning_rate"].end == 10
+    with pytest.raises(ValueError):                       # param refuses beyond the cap
+        mine.k = 6
+    with pytest.raises(ValueError):
+        mine.limit = 301
+    # another session (and the class) are untouched
+    assert other.param["k"].bounds == (1, None) and _Knobs.param["n_hidden"].bounds == (2, 1000)
+    other.k = 40
+    with pytest.raises(TypeError, match="instances"):
+        lim.apply(_Knobs)
+
+
+def test_apply_without_caps_changes_nothing():
+    obj = _Knobs()
+    Limits().apply([obj])
+    assert obj.param["k"].bounds == (1, None) and obj.max_speed and obj.epochs == 0
+
+
+def test_session_registry_counts_places():
+    reg = SessionRegistry()
+    assert reg.acquire("a", 2) and reg.acquire("b", 2)
+    assert reg.acquire("a", 2)                             # the same session again: no new place
+    assert not reg.acquire("c", 2) and reg.active == 2
+    reg.release("a")
+    reg.release("never-held")
+    assert reg.acquire("c", 2) and reg.active == 2
+    assert reg.acquire("d", None) and reg.active == 3      # no cap
+
+
+def test_session_registry_is_thread_safe():
+    reg, granted = SessionRegistry(), []
+    barrier = threading.Barrier(16)
+
+    def take(i):
+        barrier.wait()
+        if reg.acquire(f"s{i}", 5):
+            granted.append(i)
+    threads = [threading.Thread(target=take, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(granted) == 5 == reg.active
+
+
+def test_full_message_names_the_cap():
+    text = L.full_message(Limits(max_sessions=30))
+    assert "The class is full" in text and "**30**" in text and "RBMVIZ_MAX_SESSIONS" in text
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser(prog="rbmviz explore")
+    L.add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_flags_become_environment_variables():
+    args = _parse(["--max-hidden", "64", "--no-full-speed", "--max-sessions", "30"])
+    env = L.environ_from_arguments(args, {})
+    assert env == {"RBMVIZ_MAX_HIDDEN": "64", "RBMVIZ_FULL_SPEED": "0",
+                   "RBMVIZ_MAX_SESSIONS": "30"}
+    assert Limits.from_env(env) == Limits(max_hidden=64, full_speed=False, max_sessions=30)
+    assert L.environ_from_arguments(_parse([]), {}) == {}
+
+
+def test_classroom_preset_and_explicit_flags_win():
+    env = L.environ_from_arguments(_parse(["--classroom", "--max-k", "3"]),
+                                   {"RBMVIZ_MAX_HIDDEN": "7"})
+    lim = Limits.from_env(env)
+    expected = dict(L.CLASSROOM, max_k=3)
+    for field, value in expected.items():
+        assert getattr(lim, field) == value, field
+
+
+@pytest.mark.parametrize("argv", [["--max-k", "0"], ["--max-hidden", "x"],
+                                  ["--session-threads", "-1"]])
+def test_bad_flags_are_refused_by_name(argv, capsys):
+    with pytest.raises(SystemExit):
+        _parse(argv)
+    assert argv[0] in capsys.readouterr().err
