@@ -279,9 +279,11 @@ class RBM:
         crash never leaves a half-written model.  An existing file is never replaced unless
         ``overwrite=True`` (``FileExistsError`` otherwise).
         """
-        path = Path(path)
+        path = _check_path(path, "path")
         if path.suffix != ".npz":
             path = path.with_name(path.name + ".npz")
+        if path.is_dir():
+            raise IsADirectoryError(f"path {path} is a directory; expected a file name for the model")
         if path.exists() and not overwrite:
             raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -304,45 +306,77 @@ class RBM:
     def load(cls, path) -> "RBM":
         """Load a model written by :meth:`save` (``allow_pickle=False``).
 
-        Raises ``FileNotFoundError`` for a missing file and ``ValueError`` for a corrupt
-        file, a file that is not an rbmviz model, or one written by a newer format version.
+        Everything is checked before a model is built, so that a bad file fails here, with a
+        message naming the file and the array, rather than later inside a Numba kernel:
+
+        * ``FileNotFoundError`` for a missing file (``path`` without ``.npz`` also finds
+          ``path.npz``, as :meth:`save` names it); ``TypeError`` if ``path`` is not a path;
+        * ``ValueError`` for a corrupt file, a file that is not an rbmviz model, a missing,
+          unreadable or newer format version;
+        * ``ValueError`` unless ``W``, ``b``, ``c`` all have one float dtype (float64 or
+          float32 — an integer ``c`` would never train), consistent shapes (``W`` 2-D with at
+          least one unit per layer, ``b`` of shape ``(n_visible,)``, ``c`` of shape
+          ``(n_hidden,)``) and finite values (no NaN or inf);
+        * ``ValueError`` for unknown unit types or invalid prior parameters.
+
+        Arrays stored big-endian (e.g. written on another machine) are converted to the native
+        byte order, which keeps every value exactly (the kernels need native order).
         Version-1 files (before unit priors) load as Bernoulli/Bernoulli models.
         """
-        path = Path(path)
+        path = _check_path(path, "path")
+        if not path.exists() and path.suffix != ".npz" and path.with_name(path.name + ".npz").exists():
+            path = path.with_name(path.name + ".npz")
         if not path.exists():
             raise FileNotFoundError(f"no saved model at {path}")
+        if path.is_dir():
+            raise ValueError(f"{path} is a directory, not a saved model (.npz file)")
         try:
-            with np.load(path, allow_pickle=False) as z:
-                arrays = {key: z[key] for key in z.files}
+            loaded = np.load(path, allow_pickle=False)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
             raise ValueError(f"{path} is not a readable .npz file (corrupt or truncated?): {exc}") from exc
-        if "format" not in arrays or str(arrays["format"]) != _FORMAT_TAG:
+        if not isinstance(loaded, np.lib.npyio.NpzFile):     # a plain .npy array
+            raise ValueError(f"{path} holds a single .npy array, not an .npz archive; expected a "
+                             f"model written by RBM.save")
+        try:
+            with loaded as z:
+                arrays = {key: z[key] for key in z.files}
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, KeyError) as exc:
+            raise ValueError(f"{path} is not a readable .npz file (corrupt or truncated?): {exc}") from exc
+        if "format" not in arrays or _text(arrays["format"]) != _FORMAT_TAG:
             raise ValueError(f"{path} is not an rbmviz RBM file (no '{_FORMAT_TAG}' format tag); "
                              f"it holds arrays {sorted(arrays)}")
-        version = int(arrays.get("format_version", -1))
-        if version > FORMAT_VERSION:
-            raise ValueError(f"{path} was saved with model format version {version}, newer than this "
-                             f"rbmviz understands ({FORMAT_VERSION}); upgrade rbmviz to load it")
-        if version < 1:
-            raise ValueError(f"{path} has an invalid format version {version}")
+        version = _format_version(path, arrays)
         missing = {"W", "b", "c", "visible", "hidden"} - set(arrays)
         if missing:
             raise ValueError(f"{path} is missing arrays {sorted(missing)}")
-        W, b, c = arrays["W"], arrays["b"], arrays["c"]
-        if W.ndim != 2 or b.shape != (W.shape[0],) or c.shape != (W.shape[1],):
-            raise ValueError(f"{path} has inconsistent shapes W{W.shape}, b{b.shape}, c{c.shape}")
-        if W.dtype.name not in _DTYPES:
-            raise ValueError(f"{path} has parameters of unsupported dtype {W.dtype}")
+        W, b, c = (_param_array(path, arrays, key) for key in ("W", "b", "c"))
+        if W.ndim != 2 or 0 in W.shape:
+            raise ValueError(f"{path}: array 'W' must be 2-D (n_visible, n_hidden) with at least one "
+                             f"unit per layer, got shape {W.shape}")
+        for key, arr, n, layer in (("b", b, W.shape[0], "n_visible"), ("c", c, W.shape[1], "n_hidden")):
+            if arr.shape != (n,):
+                raise ValueError(f"{path}: inconsistent shapes: array {key!r} has shape {arr.shape} "
+                                 f"but W{W.shape} needs ({n},) ({layer})")
+        dtypes = {key: arr.dtype.name for key, arr in (("W", W), ("b", b), ("c", c))}
+        if len(set(dtypes.values())) > 1:
+            raise ValueError(f"{path}: arrays 'W', 'b', 'c' must share one float dtype, got {dtypes} "
+                             f"(convert them all to float64 or float32)")
         priors = {}
         for layer, n in (("visible", W.shape[0]), ("hidden", W.shape[1])):
-            name = str(arrays[layer])
+            name = _text(arrays[layer])
             if name not in UNIT_TYPES:
-                raise ValueError(f"{path} has an unknown {layer} unit type {name!r}")
+                raise ValueError(f"{path}: array {layer!r} names an unknown {layer} unit type {name!r}; "
+                                 f"expected one of {list(UNIT_TYPES)}")
             prefix = f"{layer}_prior_"
             d = {k[len(prefix):]: arrays[k] for k in arrays if k.startswith(prefix)}
             if version == 1 and name != "bernoulli":
                 raise ValueError(f"{path} is a version-1 file with {layer} units {name!r}; "
                                  f"version 1 stores Bernoulli units only")
+            for key, arr in d.items():
+                if arr.dtype.kind not in "fiu" or not np.all(np.isfinite(arr)):
+                    raise ValueError(f"{path}: array '{prefix}{key}' must hold finite numbers, got "
+                                     f"dtype {arr.dtype}" + ("" if arr.dtype.kind not in "fiu" else
+                                                             " with NaN or inf"))
             try:
                 priors[layer] = _units.from_dict({"name": name, "n": n, **d})
             except (TypeError, ValueError) as exc:
@@ -351,6 +385,56 @@ class RBM:
                   init="zeros", dtype=W.dtype.name)
         rbm.W, rbm.b, rbm.c = (np.ascontiguousarray(a) for a in (W, b, c))
         return rbm
+
+
+def _check_path(path, name) -> Path:
+    """``path`` as a :class:`~pathlib.Path` (``TypeError`` naming ``name`` otherwise)."""
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a file path (str or os.PathLike), got {type(path).__name__}")
+    path = Path(path)
+    if str(path) in ("", "."):
+        raise ValueError(f"{name} is empty; expected a file path")
+    return path
+
+
+def _text(arr) -> str:
+    """A 0-d string array as ``str`` (anything else gives a string that matches nothing)."""
+    return str(arr) if isinstance(arr, np.ndarray) and arr.ndim == 0 and arr.dtype.kind == "U" else repr(arr)
+
+
+def _format_version(path, arrays) -> int:
+    """The file's format version, checked to be an integer this rbmviz reads."""
+    raw = arrays.get("format_version")
+    if raw is None:
+        raise ValueError(f"{path} has no 'format_version' array; expected an integer from 1 to "
+                         f"{FORMAT_VERSION}")
+    if raw.ndim != 0 or raw.dtype.kind not in "iu":
+        raise ValueError(f"{path}: array 'format_version' must be a single integer, got "
+                         f"{raw.dtype} of shape {raw.shape}")
+    version = int(raw)
+    if version > FORMAT_VERSION:
+        raise ValueError(f"{path} was saved with model format version {version}, newer than this "
+                         f"rbmviz understands ({FORMAT_VERSION}); upgrade rbmviz to load it")
+    if version < 1:
+        raise ValueError(f"{path} has an invalid format version {version}")
+    return version
+
+
+def _param_array(path, arrays, key) -> np.ndarray:
+    """Parameter array ``key``: float64/float32, native byte order, all finite."""
+    arr = arrays[key]
+    if arr.dtype.name not in _DTYPES:
+        raise ValueError(f"{path}: array {key!r} has dtype {arr.dtype} ({arr.dtype.name}); model "
+                         f"parameters must be float64 or float32")
+    if not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))    # exact: same values, native order
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0] if arr.ndim else ()
+        raise ValueError(f"{path}: array {key!r} contains NaN or inf (first at index "
+                         f"{tuple(int(i) for i in bad)}); the model cannot be used")
+    return arr
 
 
 def base_rate_bias(X, eps=1e-3) -> np.ndarray:

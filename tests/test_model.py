@@ -315,3 +315,81 @@ def test_unit_type_bad_inputs():
         rbmviz.RBM(3, 2, visible="truncated_gaussian", data=[[0.5, 1.5, 0.0]])
     m = rbmviz.RBM(3, 2, visible="truncated_gaussian", data=[[0.5, 0.25, 0.0]])
     assert (m.b == 0).all()
+
+
+# ---------------------------------------------------------------- load validation (issue 11)
+def _saved_arrays(tmp_path, rbm=None):
+    rbm = random_rbm(4, 3, seed=5) if rbm is None else rbm
+    with np.load(rbm.save(tmp_path / "good.npz")) as z:
+        return rbm, dict(z)
+
+
+@pytest.mark.parametrize("key,value,match", [
+    ("W", lambda a: np.where(np.eye(4, 3, dtype=bool), np.nan, a["W"]), r"'W' contains NaN or inf .*index \(0, 0\)"),
+    ("b", lambda a: np.r_[a["b"][:-1], np.inf], r"'b' contains NaN or inf .*index \(3,\)"),
+    ("c", lambda a: np.r_[-np.inf, a["c"][1:]], r"'c' contains NaN or inf"),
+    ("c", lambda a: np.zeros(3, dtype=np.int64), r"'c' has dtype int64.*float64 or float32"),
+    ("W", lambda a: a["W"].astype(np.float16), r"'W' has dtype float16"),
+    ("b", lambda a: a["b"].astype(np.float32), r"share one float dtype.*'b': 'float32'"),
+    ("b", lambda a: np.array(["x"] * 4), r"'b' has dtype <U1"),
+    ("W", lambda a: np.zeros((4, 0)), r"'W' must be 2-D .*at least one unit.*\(4, 0\)"),
+    ("W", lambda a: np.zeros(4), r"'W' must be 2-D"),
+    ("c", lambda a: np.zeros((3, 1)), r"inconsistent shapes: array 'c' has shape \(3, 1\)"),
+    ("format_version", lambda a: np.array("two"), r"'format_version' must be a single integer"),
+    ("format_version", lambda a: np.array([1, 2]), r"'format_version' must be a single integer"),
+    ("format_version", lambda a: np.array(2.0), r"'format_version' must be a single integer"),
+    ("format_version", lambda a: np.array(0), r"invalid format version 0"),
+    ("format", lambda a: np.array(b"rbmviz.RBM"), r"not an rbmviz RBM file"),
+    ("visible", lambda a: np.array(["bernoulli"]), r"array 'visible' names an unknown visible unit type"),
+    ("hidden_prior_V", lambda a: np.array(["a", "b", "c"]), r"'hidden_prior_V' must hold finite numbers"),
+])
+def test_load_validates_every_array_and_names_file_and_array(tmp_path, key, value, match):
+    """A model file with a bad array fails in RBM.load with a ValueError naming the file and
+    the array — not later inside a kernel (today NaN, an int64 ``c`` and a float16 ``W``
+    load silently)."""
+    _, arrays = _saved_arrays(tmp_path)
+    arrays[key] = value(arrays)
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(ValueError, match=match) as info:
+        rbmviz.RBM.load(tmp_path / "bad.npz")
+    assert "bad.npz" in str(info.value)
+
+
+def test_load_reports_a_missing_format_version(tmp_path):
+    _, arrays = _saved_arrays(tmp_path)
+    del arrays["format_version"]
+    np.savez(tmp_path / "nover.npz", **arrays)
+    with pytest.raises(ValueError, match="nover.npz has no 'format_version'"):
+        rbmviz.RBM.load(tmp_path / "nover.npz")
+
+
+def test_big_endian_files_load_exactly_in_native_order_and_train(tmp_path):
+    """Arrays written big-endian (another machine) load with the same values in native byte
+    order; the Numba kernels then run on them (today they fail inside Numba)."""
+    rbm, arrays = _saved_arrays(tmp_path)
+    for key in ("W", "b", "c"):
+        arrays[key] = arrays[key].astype(arrays[key].dtype.newbyteorder(">"))
+    np.savez(tmp_path / "be.npz", **arrays)
+    back = rbmviz.RBM.load(tmp_path / "be.npz")
+    assert all(a.dtype.isnative and a.dtype == np.float64 for a in back.params)
+    assert back == rbm
+    assert ev.log_partition_exact(back) == ev.log_partition_exact(rbm)
+    X = rbmviz.datasets.bars_and_stripes(2)
+    r1 = rbmviz.train(back, X, "cd", epochs=3, batch_size=2, seed=1, metrics=["weight_norm"])
+    r2 = rbmviz.train(rbm, X, "cd", epochs=3, batch_size=2, seed=1, metrics=["weight_norm"])
+    assert back == rbm and list(r1.weight_norm) == list(r2.weight_norm)
+
+
+def test_load_path_checks(tmp_path):
+    rbm = random_rbm(3, 2, seed=1)
+    rbm.save(tmp_path / "m")
+    assert rbmviz.RBM.load(tmp_path / "m") == rbm            # the name save() was given
+    with pytest.raises(TypeError, match="path must be a file path"):
+        rbmviz.RBM.load(123)
+    with pytest.raises(ValueError, match="is a directory"):
+        rbmviz.RBM.load(tmp_path)
+    with pytest.raises(TypeError, match="path must be a file path"):
+        rbm.save(None)
+    np.save(tmp_path / "plain.npy", np.zeros(3))
+    with pytest.raises(ValueError, match="plain.npy"):
+        rbmviz.RBM.load(tmp_path / "plain.npy")
