@@ -207,6 +207,8 @@ class TAP(Algorithm):
     name = "tap"
     label = "TAP"
     reference = "Tramel et al. (2018) Alg. 2; Gabrié, Tramel & Krzakala (2015)"
+    #: every unit prior of rbmviz.units (the TAP moments handle all of them)
+    unit_types = ("bernoulli", "truncated_gaussian", "truncated_gauss_bernoulli")
     equation = (r"\Delta W = \big\langle x\, f^h_a(xW)\big\rangle_{\text{data}}"
                 r" - \big\langle a^v a^{h\top} + W\circ c^v c^{h\top}\big\rangle_{\text{TAP}}")
 
