@@ -39,29 +39,14 @@ import numpy as np
 
 from . import algorithms as _algorithms
 from . import evaluate as _evaluate
+from ._seeds import stream_seed
 from ._validation import check_choice, check_data, check_float, check_int, check_seed
-from .algorithms.base import stream_seed
+from .errors import RunDiverged
+from .evaluate.metrics import AIS_OPTIONS, METRICS, MetricContext
 from .model import RBM
 
-METRICS = ("train_ll", "test_ll", "pseudo_ll", "recon_error", "weight_norm", "ais_test_ll",
-           "ais_train_ll", "tap_ll")
-#: ``metric_options`` understood by the AIS metrics (passed to ``ais_log_partition``)
-AIS_OPTIONS = ("n_chains", "n_betas", "seed", "betas", "dtype")
+__all__ = ["Run", "RunDiverged", "train", "batch_bounds", "METRICS", "RECORD_KEYS"]
 RECORD_KEYS = ("algorithm", "epoch", "updates", "gibbs_steps", "wall_time")
-
-
-class RunDiverged(RuntimeError):
-    """Training produced NaN/inf or exploding parameters.
-
-    Attributes: ``epoch`` (the epoch in which it happened: parameters are checked after every
-    epoch), ``last_good_epoch`` (the last evaluation that was healthy),
-    ``quantity`` (e.g. ``"W"``, ``"train_ll"``), ``value``.
-    """
-
-    def __init__(self, message, *, epoch, last_good_epoch, quantity, value):
-        super().__init__(message)
-        self.epoch, self.last_good_epoch = epoch, last_good_epoch
-        self.quantity, self.value = quantity, value
 
 
 def batch_bounds(n_rows: int, batch_size: int) -> np.ndarray:
@@ -165,7 +150,7 @@ class Run:
                 ["test_ll"] if self.exact and self.test_data is not None else []) + [
                 "pseudo_ll", "recon_error", "weight_norm"]
         self.metrics = [check_choice(m, "metric", METRICS) for m in metrics]
-        binary_only = [m for m in self.metrics if m not in ("tap_ll", "weight_norm")]
+        binary_only = [m for m in self.metrics if METRICS[m].binary_only]
         if binary_only and not rbm.is_binary:
             rbm.require_binary(f"metric(s) {binary_only}")
         if ("train_ll" in self.metrics or "test_ll" in self.metrics) and not self.exact:
@@ -187,6 +172,8 @@ class Run:
         check_int(self.metric_options["n_chains"], "metric_options['n_chains']", low=1)
         check_int(self.metric_options["n_betas"], "metric_options['n_betas']", low=2)
         check_seed(self.metric_options["seed"], "metric_options['seed']")
+        self._ctx = MetricContext(self.data, self.test_data, pl_rows=self.pl_rows, seed=self.seed,
+                                  metric_options=self.metric_options, algorithm=self.algorithm)
         self.bounds = batch_bounds(n, self.batch_size)
         self._shuffle = np.random.default_rng(stream_seed(self.seed, "shuffle"))
         if self.algorithm.ready:            # a ready instance continues with its state
@@ -272,29 +259,10 @@ class Run:
         rec = {"algorithm": self.algorithm.name, "epoch": epoch, "updates": self.algorithm.updates,
                "gibbs_steps": self.algorithm.gibbs_steps}
         rec.update(self.algorithm.record_fields())   # e.g. TAP: runs that did not converge
-        log_z = _evaluate.log_partition_exact(rbm) if ("train_ll" in self.metrics or
-                                                       "test_ll" in self.metrics) else None
-        ais = None
-        if "ais_test_ll" in self.metrics or "ais_train_ll" in self.metrics:
-            ais = _evaluate.ais_log_partition(rbm, data=self.data, **self.metric_options)
-        sub = self.data[: self.pl_rows]
+        ctx = self._ctx
+        ctx.cache.clear()
         for m in self.metrics:
-            if m == "train_ll":
-                val = _evaluate.log_likelihood_exact(rbm, self.data, log_z)
-            elif m == "test_ll":
-                val = _evaluate.log_likelihood_exact(rbm, self.test_data, log_z)
-            elif m == "pseudo_ll":
-                val = _evaluate.pseudo_log_likelihood(rbm, sub)
-            elif m == "recon_error":
-                val = _evaluate.reconstruction_error(rbm, sub)
-            elif m in ("ais_test_ll", "ais_train_ll"):
-                V = self.test_data if m == "ais_test_ll" else self.data
-                val = float(_evaluate.ais_log_likelihood(rbm, V, log_z=ais))
-            elif m == "tap_ll":
-                from . import tap as _tap
-                val = float(_tap.log_likelihood(rbm, sub, order=getattr(self.algorithm, "order", 2)))
-            else:
-                val = float(np.linalg.norm(rbm.W))
+            val = float(METRICS[m].fn(rbm, ctx))
             if not math.isfinite(val):
                 self.wall_time += time.perf_counter() - t0
                 self._diverged(m, val, f"{m} = {val}", in_epoch=False)

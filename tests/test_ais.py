@@ -11,7 +11,7 @@ from brute import random_rbm
 
 import rbmviz
 from rbmviz import evaluate as ev
-from rbmviz.ais import AISResult, ais_betas, base_rate_visible_bias
+from rbmviz.evaluate.ais import AISResult, ais_betas, base_rate_visible_bias
 from rbmviz.datasets import DatasetNotFoundError
 from rbmviz.evaluate import ais_log_likelihood, ais_log_partition
 

@@ -1,5 +1,5 @@
-"""Evaluation: exact log Z and log-likelihood, exact gradients and expected CD-k updates,
-pseudo-likelihood, reconstruction error.
+"""Exact evaluation by enumeration: log Z and log-likelihoods, the model's distribution and
+statistics, exact gradients and expected CD-k updates.
 
 All values are in nats; "mean over rows" unless stated.  Exact routines enumerate the
 smaller layer (``reference/ais.md`` §1) and refuse more than ``2**30`` states.
@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_data, check_int
-from .kernels import exact as _exact
-from .model import RBM, _softplus
+from .._validation import check_data, check_int
+from ..kernels import exact as _exact
+from .._numerics import softplus as _softplus
+from ..model import RBM
 
 __all__ = [
     "log_partition_exact", "log_likelihood_exact", "log_probabilities_exact",
     "visible_distribution", "exact_gradient", "model_statistics", "expected_cd_update",
-    "transition_matrix", "pseudo_log_likelihood", "pseudo_log_likelihood_rows", "reconstruction_error", "all_states",
-    "exact_feasible", "ais_log_partition", "ais_log_likelihood", "tap_log_likelihood",
+    "transition_matrix", "all_states", "exact_feasible", "MAX_EXACT_BITS",
 ]
 
 MAX_EXACT_BITS = _exact.MAX_ENUM_BITS
@@ -171,51 +171,3 @@ def expected_cd_update(rbm, V, k):
     PH = rbm.hidden_probabilities(S)
     w = p_e - q
     return S.T @ (w[:, None] * PH), S.T @ w, PH.T @ w
-
-
-def pseudo_log_likelihood_rows(rbm, V) -> np.ndarray:
-    """Deterministic pseudo-log-likelihood over **all** sites for every row (nats),
-    shape (n_samples,):
-
-    ``PL(v) = Σ_i log p(v_i | v_{−i}) = −Σ_i softplus(F(v) − F(v with unit i flipped))``.
-
-    Unlike scikit-learn's ``BernoulliRBM.score_samples`` (one random site, scaled by
-    n_features; scikit-learn issue 23179) it is exact and noise-free.  Cost
-    O(N · n_visible · n_hidden) — evaluate on a subset for large data.
-    """
-    _check_rbm(rbm)
-    V = check_data(V, "V", n_visible=rbm.n_visible)
-    W, b, c = (x.astype(np.float64) for x in rbm.params)
-    pre = V @ W + c                                  # (N, nh)
-    base = _softplus(pre).sum(axis=1)                # (N,)
-    s = 1.0 - 2.0 * V                                # +1 when the flip turns a 0 on
-    total = np.zeros(V.shape[0])
-    for i in range(rbm.n_visible):                   # O(nv) numpy passes of (N, nh)
-        flipped = _softplus(pre + s[:, i:i + 1] * W[i]).sum(axis=1)
-        dF = -b[i] * s[:, i] - (flipped - base)      # F(flip_i v) − F(v)
-        total -= _softplus(-dF)                      # log p(v_i | v_-i) = −softplus(F(v) − F(flip))
-    return total
-
-
-def pseudo_log_likelihood(rbm, V) -> float:
-    """Mean over rows of :func:`pseudo_log_likelihood_rows` (nats)."""
-    return float(pseudo_log_likelihood_rows(rbm, V).mean())
-
-
-def reconstruction_error(rbm, V) -> float:
-    """Mean squared error per pixel of the deterministic reconstruction
-    ``v̂ = σ(b + W σ(c + Wᵀv))`` (probabilities, no sampling), averaged over rows."""
-    _check_rbm(rbm)
-    V = check_data(V, "V", n_visible=rbm.n_visible)
-    R = rbm.visible_probabilities(rbm.hidden_probabilities(V))
-    return float(np.mean((V - R) ** 2))
-
-
-from .ais import ais_log_likelihood, ais_log_partition  # noqa: E402  (AIS, reference/ais.md §2)
-
-
-def tap_log_likelihood(rbm, V, **options):
-    """The TAP log-likelihood (Tramel et al. 2018, eq. 39): :func:`rbmviz.tap.log_likelihood`
-    (imported on first use, so that ``rbmviz.tap`` may itself import this module)."""
-    from .tap import log_likelihood
-    return log_likelihood(rbm, V, **options)

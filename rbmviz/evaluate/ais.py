@@ -34,10 +34,11 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from ._validation import check_data, check_float, check_int, check_seed
-from .algorithms.base import stream_seed
-from .kernels.ais import ais_base_sample_, ais_hidden_step_, ais_visible_step_
-from .model import RBM, _softplus
+from .._validation import check_data, check_float, check_int, check_seed
+from .._seeds import stream_seed
+from ..kernels.ais import ais_base_sample_, ais_hidden_step_, ais_visible_step_
+from .._numerics import softplus as _softplus
+from ..model import RBM
 
 __all__ = ["AISResult", "AISLogLikelihood", "ais_log_partition", "ais_log_likelihood",
            "ais_betas", "base_rate_visible_bias"]

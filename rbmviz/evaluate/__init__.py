@@ -1,0 +1,43 @@
+"""Evaluation of RBMs: exact enumeration, AIS, pseudo-likelihoods and the metrics registry.
+
+* :mod:`rbmviz.evaluate.exact` — ``log Z``, log-likelihoods, the model's distribution,
+  exact gradients and expected CD-k updates by enumerating the smaller layer
+  (reference/ais.md §1);
+* :mod:`rbmviz.evaluate.ais` — annealed importance sampling for models too large to
+  enumerate (reference/ais.md §2);
+* :mod:`rbmviz.evaluate.pseudo` — all-sites and stochastic pseudo-log-likelihood,
+  reconstruction error;
+* :mod:`rbmviz.evaluate.metrics` — the registry ``name -> fn(rbm, context)`` the run loop
+  records from.
+
+Every function is re-exported here (``rbmviz.evaluate.log_partition_exact`` ...).  All values
+in nats, averaged over rows unless stated.
+"""
+from __future__ import annotations
+
+from .. import tap as _tap
+from . import ais, exact, metrics, pseudo  # noqa: F401
+from .ais import (AISLogLikelihood, AISResult, ais_betas, ais_log_likelihood,  # noqa: F401
+                  ais_log_partition, base_rate_visible_bias)
+from .exact import (MAX_EXACT_BITS, all_states, exact_feasible, exact_gradient,  # noqa: F401
+                    expected_cd_update, log_likelihood_exact, log_partition_exact,
+                    log_probabilities_exact, model_statistics, transition_matrix,
+                    visible_distribution)
+from .metrics import METRICS, Metric, MetricContext, register  # noqa: F401
+from .pseudo import (pseudo_log_likelihood, pseudo_log_likelihood_rows,  # noqa: F401
+                     reconstruction_error, spl_subset, stochastic_pseudo_log_likelihood)
+
+__all__ = [
+    "log_partition_exact", "log_likelihood_exact", "log_probabilities_exact",
+    "visible_distribution", "exact_gradient", "model_statistics", "expected_cd_update",
+    "transition_matrix", "pseudo_log_likelihood", "pseudo_log_likelihood_rows",
+    "stochastic_pseudo_log_likelihood", "spl_subset", "reconstruction_error", "all_states",
+    "exact_feasible", "ais_log_partition", "ais_log_likelihood", "tap_log_likelihood",
+    "AISResult", "AISLogLikelihood", "ais_betas", "base_rate_visible_bias", "METRICS", "Metric",
+    "MetricContext", "register", "MAX_EXACT_BITS",
+]
+
+
+def tap_log_likelihood(rbm, V, **options):
+    """The TAP log-likelihood (Tramel et al. 2018, eq. 39): :func:`rbmviz.tap.log_likelihood`."""
+    return _tap.log_likelihood(rbm, V, **options)

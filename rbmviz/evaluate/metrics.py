@@ -1,0 +1,198 @@
+"""The metrics registry: every quantity a run can record, by name.
+
+A :class:`Metric` is ``fn(rbm, ctx) -> float`` plus what the run loop needs to know about it:
+a label for axes and legends, whether it needs binary units (``binary_only``), held-out rows
+(``needs_test``) or an enumerable model (``needs_exact``), and a rough ``cost`` class.  The run
+loop (:class:`rbmviz.runs.Run`) measures what each evaluation really costs and spaces them on a
+time budget; ``cost`` only orders the defaults.  :func:`register` adds a metric (e.g. from a
+notebook): it is then accepted by ``Run(metrics=[...])``, ``train`` and the CLI like the
+built-in ones.
+
+The context (:class:`MetricContext`) holds the data, the fixed subsets and the options, and a
+per-evaluation cache, so that ``train_ll`` and ``test_ll`` share one exact ``log Z`` and
+``ais_train_ll`` / ``ais_test_ll`` one AIS run.
+
+Built-in metrics (all log-likelihoods in nats per row):
+
+========================  ==================================================================
+``train_ll``/``test_ll``  exact average log-likelihood (enumeration; the papers' ATLL)
+``spl``                   stochastic pseudo-log-likelihood, fixed random subset of sites and
+                          rows (:func:`~rbmviz.evaluate.pseudo.stochastic_pseudo_log_likelihood`)
+``pseudo_ll``             pseudo-log-likelihood over all sites (first ``pl_rows`` rows)
+``recon_error``           mean squared reconstruction error per pixel (first ``pl_rows`` rows)
+``weight_norm``           Frobenius norm of W
+``ais_train_ll``          average log-likelihood with an AIS estimate of log Z
+``ais_test_ll``           (Salakhutdinov & Murray 2008; reference/ais.md §2.5)
+``tap_ll``                TAP log-likelihood (Tramel et al. 2018, eq. 39)
+========================  ==================================================================
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+
+from .. import tap as _tap
+from .._validation import check_int
+from .ais import ais_log_likelihood, ais_log_partition
+from .exact import log_likelihood_exact, log_partition_exact
+from .pseudo import (pseudo_log_likelihood, reconstruction_error, spl_subset,
+                     stochastic_pseudo_log_likelihood)
+
+__all__ = ["Metric", "MetricContext", "METRICS", "register", "get", "names", "AIS_OPTIONS"]
+
+#: options of the AIS metrics (passed to :func:`rbmviz.evaluate.ais_log_partition`)
+AIS_OPTIONS = ("n_chains", "n_betas", "seed", "betas", "dtype")
+COSTS = ("trivial", "cheap", "moderate", "expensive")
+
+
+@dataclasses.dataclass(frozen=True)
+class Metric:
+    """One recordable quantity.
+
+    Parameters
+    ----------
+    name : str
+        Key in the records.
+    fn : callable ``(rbm, ctx) -> float``
+        Computes the value; ``ctx`` is a :class:`MetricContext`.
+    label : str
+        Human-readable label (axes, legends); says how it is computed when that matters.
+    binary_only : bool
+        Needs binary (Bernoulli) visible and hidden units.
+    needs_test : bool
+        Needs ``test_data``.
+    needs_exact : bool
+        Needs exact enumeration (the smaller layer at most ``exact_max_bits`` units).
+    cost : {"trivial", "cheap", "moderate", "expensive"}
+        Rough cost class; the run measures the real cost.
+    higher_is_better : bool
+        Direction of improvement (used by the divergence guard: a log-likelihood that falls
+        far below its best shows a collapsing model).
+    likelihood : bool
+        A log-likelihood (or pseudo-/TAP log-likelihood) per row in nats: watched by the
+        divergence guard of the run loop.
+    """
+
+    name: str
+    fn: Callable
+    label: str
+    binary_only: bool = True
+    needs_test: bool = False
+    needs_exact: bool = False
+    cost: str = "cheap"
+    higher_is_better: bool = True
+    likelihood: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise ValueError(f"metric name must be an identifier string, got {self.name!r}")
+        if not callable(self.fn):
+            raise TypeError(f"metric fn must be callable, got {type(self.fn).__name__}")
+        if self.cost not in COSTS:
+            raise ValueError(f"metric cost must be one of {list(COSTS)}, got {self.cost!r}")
+
+
+class MetricContext:
+    """What a metric may use: the data, fixed subsets, options and a per-evaluation cache.
+
+    Attributes
+    ----------
+    data, test_data : arrays
+        Training rows and held-out rows (or None).
+    pl_rows : int
+        Rows (the first ones) for ``pseudo_ll``, ``recon_error`` and ``tap_ll``.
+    spl_subset : (rows, sites)
+        The fixed subset of ``spl`` (drawn once per run from its seed).
+    metric_options : dict
+        AIS options (:data:`AIS_OPTIONS`).
+    algorithm : Algorithm or None
+        The training rule (``tap_ll`` uses its ``order``).
+    """
+
+    def __init__(self, data, test_data=None, *, pl_rows=1000, spl_rows=100, spl_sites=32,
+                 seed=0, metric_options=None, algorithm=None):
+        self.data = data
+        self.test_data = test_data
+        self.pl_rows = check_int(pl_rows, "pl_rows", low=1)
+        self.seed = seed
+        self.spl_subset = spl_subset(data.shape[0], data.shape[1], rows=spl_rows,
+                                     sites=spl_sites, seed=seed)
+        self.metric_options = {} if metric_options is None else dict(metric_options)
+        self.algorithm = algorithm
+        self.cache: dict = {}
+
+    @property
+    def subset(self):
+        """The first ``pl_rows`` training rows."""
+        return self.data[: self.pl_rows]
+
+    def cached(self, key, compute):
+        """``compute()`` once per evaluation (the run clears :attr:`cache` before each)."""
+        if key not in self.cache:
+            self.cache[key] = compute()
+        return self.cache[key]
+
+
+def _exact_log_z(rbm, ctx):
+    return ctx.cached("log_z_exact", lambda: log_partition_exact(rbm))
+
+
+def _ais(rbm, ctx):
+    return ctx.cached("log_z_ais", lambda: ais_log_partition(rbm, data=ctx.data, **ctx.metric_options))
+
+
+METRICS: dict[str, Metric] = {}
+
+
+def register(metric: Metric, *, replace: bool = False) -> Metric:
+    """Add ``metric`` to :data:`METRICS` (``replace=True`` to redefine an existing name)."""
+    if not isinstance(metric, Metric):
+        raise TypeError(f"metric must be an rbmviz.evaluate.metrics.Metric, got {type(metric).__name__}")
+    if metric.name in METRICS and not replace:
+        raise ValueError(f"metric {metric.name!r} is already registered (pass replace=True)")
+    METRICS[metric.name] = metric
+    return metric
+
+
+def get(name) -> Metric:
+    """The registered metric ``name``; a ValueError lists the names otherwise."""
+    try:
+        return METRICS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown metric {name!r}; expected one of {names()}") from None
+
+
+def names() -> list[str]:
+    """Registered metric names."""
+    return list(METRICS)
+
+
+for _m in (
+    Metric("train_ll", lambda rbm, ctx: log_likelihood_exact(rbm, ctx.data, _exact_log_z(rbm, ctx)),
+           "exact log-likelihood, training rows (nats)", needs_exact=True, cost="moderate",
+           likelihood=True),
+    Metric("test_ll", lambda rbm, ctx: log_likelihood_exact(rbm, ctx.test_data, _exact_log_z(rbm, ctx)),
+           "exact log-likelihood, test rows (nats)", needs_exact=True, needs_test=True,
+           cost="moderate", likelihood=True),
+    Metric("spl", lambda rbm, ctx: stochastic_pseudo_log_likelihood(rbm, ctx.data, subset=ctx.spl_subset),
+           "stochastic pseudo-log-likelihood (fixed random subset of sites and rows; nats)",
+           cost="cheap", likelihood=True),
+    Metric("pseudo_ll", lambda rbm, ctx: pseudo_log_likelihood(rbm, ctx.subset),
+           "pseudo-log-likelihood, all sites (nats)", cost="expensive", likelihood=True),
+    Metric("recon_error", lambda rbm, ctx: reconstruction_error(rbm, ctx.subset),
+           "reconstruction error (mean squared, per pixel)", cost="cheap", higher_is_better=False),
+    Metric("weight_norm", lambda rbm, ctx: float(np.linalg.norm(rbm.W)), "‖W‖ (Frobenius)",
+           binary_only=False, cost="trivial", higher_is_better=False),
+    Metric("ais_train_ll", lambda rbm, ctx: float(ais_log_likelihood(rbm, ctx.data, log_z=_ais(rbm, ctx))),
+           "log-likelihood with AIS log Z, training rows (nats)", cost="expensive", likelihood=True),
+    Metric("ais_test_ll", lambda rbm, ctx: float(ais_log_likelihood(rbm, ctx.test_data, log_z=_ais(rbm, ctx))),
+           "log-likelihood with AIS log Z, test rows (nats)", needs_test=True, cost="expensive",
+           likelihood=True),
+    Metric("tap_ll", lambda rbm, ctx: float(_tap.log_likelihood(
+               rbm, ctx.subset, order=getattr(ctx.algorithm, "order", 2))),
+           "TAP log-likelihood (nats)", binary_only=False, cost="expensive", likelihood=True),
+):
+    register(_m)
+del _m
