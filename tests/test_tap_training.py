@@ -152,7 +152,7 @@ def test_training_increases_exact_log_likelihood():
     X = rbmviz.datasets.bars_and_stripes(3)
     rbm = rbmviz.RBM(9, 6, seed=0, scale=0.1, data=X)
     df = rbmviz.train(rbm, X, "tap", epochs=60, batch_size=2, learning_rate=0.1,
-                      momentum=0.5, eval_every=20, metrics=["train_ll"])
+                      momentum=0.5, momentum_form="printed", eval_every=20, metrics=["train_ll"])
     ll = df.train_ll.to_numpy()
     assert ll[-1] > ll[0] + 0.4, ll
     assert np.all(np.diff(ll) > 0), ll
@@ -301,24 +301,54 @@ def test_presets_table1_values():
         presets.get("cifar-10")
 
 
-def test_init_priors_from_data():
+def test_init_priors_from_data_matches_the_data_moments():
+    """The initial model (W = 0) has the data's mean and, for Gauss–Bernoulli units, the
+    data's fraction of non-zero values: π₀ = σ(ln G(V, U) + logit ρ) (eq. 95), not ρ."""
     from rbmviz.tap.presets import init_priors_from_data
     rng = np.random.default_rng(0)
     X = rng.uniform(0.2, 0.6, (500, 3))
     X[:250, 2] = 0.0
+    X[rng.random(500) < 0.8, 1] = 0.0          # 20 % non-zero, like MNIST's 20.8 %
     tg = rbmviz.RBM(3, 2, visible="truncated_gaussian")
     init_priors_from_data(tg, X)
-    var, mu = X.var(0), X.mean(0)
-    assert np.allclose(tg.visible_prior.V, 1 / var) and np.allclose(tg.b, mu / var)
+    assert np.allclose(tg.visible_prior.V, 1 / X.var(0))
+    m1, m2 = tg.visible_prior.prior_moments(tg.b)
+    np.testing.assert_allclose(m1, X.mean(0), rtol=1e-9)       # the truncated mean, eq. (78)
     tgb = rbmviz.RBM(3, 2, visible="truncated_gauss_bernoulli")
     init_priors_from_data(tgb, X)
-    assert np.allclose(tgb.visible_prior.rho, [1, 1, 0.5], atol=1e-3)
-    nz = X[250:, 2]
-    assert np.isclose(tgb.visible_prior.V[2], 1 / nz.var()) and np.isclose(tgb.b[2], nz.mean() / nz.var())
+    vp = tgb.visible_prior
+    frac = np.clip((X != 0).mean(0), 1e-3, 1 - 1e-3)
+    np.testing.assert_allclose(vp._pi0(tgb.b), frac, rtol=1e-9)
+    m1, _ = vp.prior_moments(tgb.b)
+    nz_mean = np.array([X[X[:, j] != 0, j].mean() for j in range(3)])
+    np.testing.assert_allclose(m1, frac * nz_mean, rtol=1e-9)
+    np.testing.assert_allclose(m1[1:], X.mean(0)[1:], rtol=1e-9)
+    # the slab is not the non-zero fraction: rho != frac, and setting rho = frac is far off
+    assert not np.allclose(vp.rho, frac, atol=0.05)
+    wrong = units.make("truncated_gauss_bernoulli", 3, rho=frac, V=vp.V)
+    assert wrong._pi0(tgb.b)[1] > 0.5
     bern = rbmviz.RBM(3, 2)
     init_priors_from_data(bern, (X > 0.4).astype(float))
     m = np.clip((X > 0.4).mean(0), 1e-3, 1 - 1e-3)
     assert np.allclose(bern.b, np.log(m / (1 - m)))
+
+
+def test_init_priors_real_mnist_moments():
+    """Real-valued MNIST (20.8 % non-zero pixels in the issue's sample): the initial
+    Gauss–Bernoulli model's non-zero fraction and mean are the data's (they were 1.0 and
+    0.775 against 0.208 and 0.165 when ρ was set to the non-zero fraction)."""
+    from rbmviz import datasets
+    from rbmviz.tap.presets import init_priors_from_data
+    if not datasets.available("mnist"):
+        pytest.skip("MNIST files not available (RBMVIZ_DATA)")
+    X = datasets.mnist("train", binarize=None, limit=1000)
+    rbm = rbmviz.RBM(784, 5, visible="truncated_gauss_bernoulli")
+    init_priors_from_data(rbm, X)
+    vp = rbm.visible_prior
+    m1, _ = vp.prior_moments(rbm.b)
+    assert abs(m1.mean() - X.mean()) < 1e-3
+    assert abs(vp._pi0(rbm.b).mean() - (X != 0).mean()) < 2e-3
+    np.testing.assert_allclose(m1, X.mean(0), atol=2e-3)
 
 
 @pytest.mark.parametrize("name", ["binary-mnist-25", "real-mnist-100", "cbcl-256"])

@@ -2,13 +2,14 @@
 
 ``get(name)`` returns the class for ``"cd"``, ``"pcd"``, ``"cg"``, ``"sdcp"``, ``"csdcp"``,
 ``"ssd"``, ``"tap"``; ``create(name, **settings)`` builds one and
-names any setting it does not take.
+names any setting it does not take.  Each class declares its knobs once in ``cls.Knobs``
+(a ``param.Parameterized`` class) and the ones that may change between updates in
+``cls.LIVE_KNOBS`` (:mod:`rbmviz.algorithms.knobs`).
 """
 from __future__ import annotations
 
-import inspect
-
 from .._validation import check_choice
+from . import knobs
 from .base import Algorithm
 from .cd import CD, PCD
 from .centered import CG, CSDCP
@@ -41,8 +42,9 @@ def get(name: str) -> type[Algorithm]:
 
 
 def accepted_settings(name: str) -> list[str]:
-    """Keyword arguments the algorithm's constructor takes."""
-    return [p for p in inspect.signature(get(name).__init__).parameters if p != "self"]
+    """Keyword arguments the algorithm's constructor takes: its knobs (``get(name).Knobs``),
+    in declaration order."""
+    return list(knobs.knob_params(get(name)))
 
 
 def create(name: str, **settings) -> Algorithm:
@@ -56,5 +58,5 @@ def create(name: str, **settings) -> Algorithm:
     return cls(**settings)
 
 
-__all__ = ["Algorithm", "CD", "PCD", "CG", "SDCP", "CSDCP", "SSD", "TAP", "register", "names", "get",
+__all__ = ["knobs", "Algorithm", "CD", "PCD", "CG", "SDCP", "CSDCP", "SSD", "TAP", "register", "names", "get",
            "create", "accepted_settings"]

@@ -9,12 +9,13 @@ files.
 """
 from __future__ import annotations
 
+import inspect
 from typing import ClassVar
 
 import numpy as np
 
 from .._seeds import stream_seed  # noqa: F401  (re-exported: algorithms.base.stream_seed)
-from .._validation import check_float, check_int, check_seed
+from .knobs import AlgorithmKnobs, check_knobs, knob_params
 
 
 def params_healthy(rbm, max_weight=np.inf) -> bool:
@@ -25,8 +26,20 @@ def params_healthy(rbm, max_weight=np.inf) -> bool:
     return True
 
 
+def _subclasses(cls) -> list:
+    """Every (indirect) subclass of ``cls``."""
+    out = []
+    for sub in cls.__subclasses__():
+        out += [sub, *_subclasses(sub)]
+    return out
+
+
 class Algorithm:
     """Base class of a training rule.
+
+    The constructor takes the knobs of :attr:`Knobs` as keyword arguments (defaults, bounds
+    and docs are declared there, once; see :mod:`rbmviz.algorithms.knobs`) and validates them
+    through it: a bad value is a ``ValueError``/``TypeError`` naming the knob.
 
     Parameters
     ----------
@@ -47,19 +60,37 @@ class Algorithm:
     equation: ClassVar[str] = ""
     #: the paper or source of the rule
     reference: ClassVar[str] = ""
+    #: unit types (:data:`rbmviz.units.PRIOR_NAMES`) the rule trains correctly; the Gibbs
+    #: rules sample Bernoulli units only, so :meth:`setup` refuses other priors (H8 hook)
+    unit_types: ClassVar[tuple] = ("bernoulli",)
+    #: the rule's knobs (a ``param.Parameterized`` class; one declaration per knob)
+    Knobs: ClassVar[type] = AlgorithmKnobs
+    #: knobs that :meth:`set_settings` may change between updates of a running algorithm
+    LIVE_KNOBS: ClassVar[tuple[str, ...]] = ("learning_rate", "momentum", "weight_decay")
 
-    def __init__(self, *, learning_rate=0.1, momentum=0.0, weight_decay=0.0, seed=0):
-        self.learning_rate = check_float(learning_rate, "learning_rate", low=0.0, low_open=True)
-        self.momentum = check_float(momentum, "momentum", low=0.0)
-        if self.momentum >= 1.0:
-            raise ValueError(f"momentum must be < 1, got {self.momentum}")
-        self.weight_decay = check_float(weight_decay, "weight_decay", low=0.0)
-        self.seed = check_seed(seed)
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # the constructor's signature (help(), inspect, docs) is the Knobs declaration
+        params = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=p.default)
+                  for n, p in knob_params(cls.Knobs).items()]
+        cls.__signature__ = inspect.Signature(params)
+        bad = sorted(set(cls.LIVE_KNOBS) - set(knob_params(cls.Knobs)))
+        if bad:  # pragma: no cover - guards future edits
+            raise TypeError(f"{cls.__name__}.LIVE_KNOBS names {bad}, which are not knobs")
+
+    def __init__(self, **knobs):
+        self._set_knobs(check_knobs(self.Knobs, knobs, owner=f"algorithm {self.name!r}"))
         self.gibbs_seed = stream_seed(self.seed, "gibbs")
         self.counter = 0          # next unused position of the Gibbs stream
         self.updates = 0          # parameter updates done
         self.gibbs_steps = 0      # Gibbs steps (per chain) done
         self._ready = False
+
+    def _set_knobs(self, values: dict) -> None:
+        """Store the validated knobs as attributes (a rule may combine or cross-check them
+        here, e.g. S-DCP's budget)."""
+        for key, value in values.items():
+            setattr(self, key, value)
 
     # ------------------------------------------------------------------ interface
     @property
@@ -68,9 +99,8 @@ class Algorithm:
         return 0
 
     def settings(self) -> dict:
-        """The hyper-parameters, as keyword arguments of the constructor."""
-        return {"learning_rate": self.learning_rate, "momentum": self.momentum,
-                "weight_decay": self.weight_decay, "seed": self.seed}
+        """The knobs, as keyword arguments of the constructor (declaration order)."""
+        return {n: getattr(self, n) for n in knob_params(self.Knobs)}
 
     @property
     def ready(self) -> bool:
@@ -80,6 +110,7 @@ class Algorithm:
     def setup(self, rbm, data, batch_size: int) -> None:
         """Allocate state for training ``rbm`` on ``data`` with mini-batches of
         ``batch_size`` rows.  Called once by the run loop before the first update."""
+        self.check_units(rbm)
         self.vW = np.zeros_like(rbm.W)
         self.vb = np.zeros_like(rbm.b)
         self.vc = np.zeros_like(rbm.c)
@@ -93,20 +124,51 @@ class Algorithm:
         dtype the state was made for."""
         if not self._ready:
             raise ValueError(f"{type(self).__name__}.resume() before setup()")
+        self.check_units(rbm)
         if self.vW.shape != rbm.W.shape or self._dtype != rbm.dtype:
             raise ValueError(f"cannot resume {self.name}: its state was made for a "
                              f"{self.vW.shape} {self._dtype} model, got {rbm.W.shape} {rbm.dtype}")
         self.batch_size = batch_size
 
-    def set_settings(self, **settings) -> None:
-        """Change hyper-parameters of a running algorithm (they apply from the next update),
-        validated exactly as by the constructor."""
-        unknown = sorted(set(settings) - set(self.settings()))
+    def check_units(self, rbm) -> None:
+        """Raise ``ValueError`` unless this rule trains the unit types of both of ``rbm``'s
+        layers (:attr:`unit_types`).
+
+        The message names the layer, its unit type and the rules that do train it (e.g. a
+        truncated-Gaussian layer with ``cd``: only ``tap``), instead of silently sampling
+        real-valued units as if they were Bernoulli."""
+        for layer in ("visible", "hidden"):
+            prior = getattr(rbm, f"{layer}_prior", None)
+            unit = getattr(prior, "name", "bernoulli")
+            if unit in self.unit_types:
+                continue
+            able = sorted({cls.name for cls in _subclasses(Algorithm)
+                           if cls.name and unit in cls.unit_types})
+            which = (f"train it with algorithm {' or '.join(repr(a) for a in able)}"
+                     if able else "no algorithm of rbmviz trains it")
+            raise ValueError(
+                f"algorithm {self.name!r} samples Bernoulli (binary) units only, but the "
+                f"{layer} units of this model are {unit!r}: its Gibbs steps would treat them as "
+                f"binary and train the wrong model; {which}")
+
+    def _check_live(self, settings) -> None:
+        """``TypeError`` for an unknown knob, ``ValueError`` for one that cannot change
+        between updates (not in :attr:`LIVE_KNOBS`) and differs from its current value."""
+        current = self.settings()
+        unknown = sorted(set(settings) - set(current))
         if unknown:
             raise TypeError(f"algorithm {self.name!r} does not take setting(s) {unknown}; "
-                            f"it accepts {sorted(self.settings())}")
-        if "seed" in settings and settings["seed"] != self.seed:
-            raise ValueError("the seed of a running algorithm cannot change; start a new run")
+                            f"it accepts {list(current)}")
+        fixed = sorted(k for k in settings if k not in self.LIVE_KNOBS and settings[k] != current[k])
+        if fixed:
+            what = ("the seed of a running algorithm cannot change" if fixed == ["seed"] else
+                    f"setting(s) {fixed} of a running {self.name!r} cannot change")
+            raise ValueError(f"{what}; start a new run (live settings: {list(self.LIVE_KNOBS)})")
+
+    def set_settings(self, **settings) -> None:
+        """Change knobs of a running algorithm (they apply from the next update), validated
+        exactly as by the constructor.  Only :attr:`LIVE_KNOBS` may change."""
+        self._check_live(settings)
         checked = type(self)(**{**self.settings(), **settings})
         for key in settings:
             setattr(self, key, getattr(checked, key))

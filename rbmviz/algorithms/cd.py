@@ -19,11 +19,12 @@ only on the sizes, so a seed reproduces a run bit for bit.
 from __future__ import annotations
 
 import numpy as np
+import param
 
-from .._validation import check_int
 from ..kernels.gibbs import (cd_updates_serial_, pcd_first_layer_, sample_rows_,
                              sample_rows_scaled_, sigmoid_rows_scaled_, use_pattern_table)
 from .base import Algorithm, stream_seed
+from .knobs import GibbsKnobs
 
 #: the fused serial loop is used when n_visible · n_hidden · rows per update is at most this
 SERIAL_WORK_LIMIT = 2**16
@@ -47,17 +48,12 @@ class CD(Algorithm):
     equation = (r"\Delta\theta = \eta\Big(\langle \phi(v,h)\rangle_{\text{data}}"
                 r" - \langle \phi(v^{(k)},h)\rangle_{v^{(k)}\sim \text{Gibbs}^k(\text{data})}\Big)")
 
-    def __init__(self, *, k=1, learning_rate=0.1, momentum=0.0, weight_decay=0.0, seed=0):
-        super().__init__(learning_rate=learning_rate, momentum=momentum,
-                         weight_decay=weight_decay, seed=seed)
-        self.k = check_int(k, "k", low=1)
+    Knobs = GibbsKnobs
+    LIVE_KNOBS = ("k", *Algorithm.LIVE_KNOBS)
 
     @property
     def gibbs_steps_per_update(self):
         return self.k
-
-    def settings(self):
-        return {"k": self.k, **super().settings()}
 
     def setup(self, rbm, data, batch_size):
         super().setup(rbm, data, batch_size)
@@ -184,14 +180,19 @@ class PCD(CD):
     equation = (r"\Delta\theta = \eta\Big(\langle \phi(v,h)\rangle_{\text{data}}"
                 r" - \langle \phi(\tilde v,h)\rangle_{\tilde v \leftarrow \text{Gibbs}^k(\tilde v)}\Big)")
 
-    def __init__(self, *, k=1, learning_rate=0.1, momentum=0.0, weight_decay=0.0, seed=0,
-                 n_chains=None):
-        super().__init__(k=k, learning_rate=learning_rate, momentum=momentum,
-                         weight_decay=weight_decay, seed=seed)
-        self.n_chains_setting = None if n_chains is None else check_int(n_chains, "n_chains", low=1)
+    class Knobs(GibbsKnobs):
+        n_chains = param.Integer(
+            None, allow_None=True, bounds=(1, None), softbounds=(1, 1000), label="Persistent chains",
+            doc="pcd only: number of persistent Gibbs chains; none = the batch size.")
+
+    def _set_knobs(self, values):
+        values = dict(values)
+        self.n_chains_setting = values.pop("n_chains")   # ``n_chains`` is the count in use
+        super()._set_knobs(values)
 
     def settings(self):
-        return {**super().settings(), "n_chains": self.n_chains_setting}
+        out = {n: getattr(self, n) for n in self.Knobs.param if n not in ("name", "n_chains")}
+        return {**out, "n_chains": self.n_chains_setting}
 
     def setup(self, rbm, data, batch_size):
         super().setup(rbm, data, batch_size)

@@ -30,10 +30,11 @@ the distribution is unchanged.
 from __future__ import annotations
 
 import numpy as np
+import param
 
-from .._validation import check_float, check_int
 from ..kernels.dc import RULE_CENTERED
 from .dcp import SDCP, InnerLoop
+from .knobs import GibbsKnobs
 
 DEFAULT_NU = 0.01
 
@@ -83,12 +84,18 @@ class CenteredMixin:
     are kept as they are (so every algorithm of a comparison starts from the same
     distribution)."""
 
-    def _init_nu(self, nu_mu, nu_lambda):
-        self.nu_mu = check_float(nu_mu, "nu_mu", low=0.0, high=1.0)
-        self.nu_lambda = check_float(nu_lambda, "nu_lambda", low=0.0, high=1.0)
+    #: the knobs of the offsets, mixed into a rule's ``Knobs``
+    class OffsetKnobs(param.Parameterized):
+        nu_mu = param.Number(
+            DEFAULT_NU, bounds=(0.0, 1.0), softbounds=(0.0, 0.1), label="Offset rate ν_μ",
+            doc="cg/csdcp only: sliding factor of the visible offset μ ← (1−ν_μ)μ + ν_μ·mean X "
+                "(Melchior et al. 2016; 0 freezes it).")
+        nu_lambda = param.Number(
+            DEFAULT_NU, bounds=(0.0, 1.0), softbounds=(0.0, 0.1), label="Offset rate ν_λ",
+            doc="cg/csdcp only: sliding factor of the hidden offset λ ← (1−ν_λ)λ + "
+                "ν_λ·mean σ(XW + c) (0 freezes it).")
 
-    def _nu_settings(self):
-        return {"nu_mu": self.nu_mu, "nu_lambda": self.nu_lambda}
+    LIVE_OFFSET_KNOBS = ("nu_mu", "nu_lambda")
 
     def setup(self, rbm, data, batch_size):
         super().setup(rbm, data, batch_size)
@@ -165,14 +172,10 @@ class CSDCP(CenteredMixin, SDCP):
                 r"\rangle_{\tilde v \leftarrow \text{Gibbs}^{K'}(\tilde v)}"
                 r"\Big)\ \ d\ \text{times per batch}")
 
-    def __init__(self, *, k=None, d=None, k_inner=None, nu_mu=DEFAULT_NU, nu_lambda=DEFAULT_NU,
-                 learning_rate=0.1, momentum=0.0, weight_decay=0.0, seed=0):
-        super().__init__(k=k, d=d, k_inner=k_inner, learning_rate=learning_rate,
-                         momentum=momentum, weight_decay=weight_decay, seed=seed)
-        self._init_nu(nu_mu, nu_lambda)
+    class Knobs(CenteredMixin.OffsetKnobs, SDCP.Knobs):
+        pass
 
-    def settings(self):
-        return {**super().settings(), **self._nu_settings()}
+    LIVE_KNOBS = (*SDCP.LIVE_KNOBS, *CenteredMixin.LIVE_OFFSET_KNOBS)
 
 
 class CG(CenteredMixin, InnerLoop):
@@ -203,19 +206,14 @@ class CG(CenteredMixin, InnerLoop):
                 r" - \langle \phi_{\mu,\lambda}(v^{(k)},h)\rangle\Big),\ "
                 r"\phi_{\mu,\lambda} = ((v-\mu)(h-\lambda)^\top, v, h)")
 
-    def __init__(self, *, k=1, nu_mu=DEFAULT_NU, nu_lambda=DEFAULT_NU, learning_rate=0.1,
-                 momentum=0.0, weight_decay=0.0, seed=0):
-        super().__init__(learning_rate=learning_rate, momentum=momentum,
-                         weight_decay=weight_decay, seed=seed)
-        self.k = check_int(k, "k", low=1)
-        self._init_nu(nu_mu, nu_lambda)
+    class Knobs(CenteredMixin.OffsetKnobs, GibbsKnobs):
+        pass
+
+    LIVE_KNOBS = ("k", *InnerLoop.LIVE_KNOBS, *CenteredMixin.LIVE_OFFSET_KNOBS)
 
     @property
     def k_inner(self):
         return self.k
-
-    def settings(self):
-        return {"k": self.k, **self._nu_settings(), **super().settings()}
 
 
 __all__ = ["CG", "CSDCP", "CenteredMixin", "to_normal", "to_centered", "centered_energy",

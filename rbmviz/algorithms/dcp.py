@@ -41,13 +41,16 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+import param
 
 from .._validation import check_int
+from ..bounds import K_MAX
 from ..kernels.dc import RULE_PLAIN, dc_updates_serial_
 from ..kernels.gibbs import (sample_rows_, sample_rows_scaled_, sigmoid_rows_scaled_,
                              use_pattern_table)
 from .base import Algorithm
 from .cd import SERIAL_WORK_LIMIT
+from .knobs import GibbsKnobs
 
 #: when only the Gibbs budget per update ``k`` is given it is split into ``d = k // 4`` inner
 #: steps of ``DEFAULT_K_INNER = 4`` Gibbs steps (Upadhya & Sastry: K′ = 4) if 4 divides ``k``
@@ -80,13 +83,18 @@ def resolve_budget(k=None, d=None, k_inner=None) -> tuple[int, int]:
     (8, 3)
     """
     if k is not None:
-        k = check_int(k, "k", low=1)
+        k = check_int(k, "k", low=1, high=K_MAX)
     if d is not None:
-        d = check_int(d, "d", low=1)
+        d = check_int(d, "d", low=1, high=K_MAX)
     if k_inner is not None:
-        k_inner = check_int(k_inner, "k_inner", low=1)
+        k_inner = check_int(k_inner, "k_inner", low=1, high=K_MAX)
     if k is None:
-        return (DEFAULT_D if d is None else d), (DEFAULT_K_INNER if k_inner is None else k_inner)
+        d = DEFAULT_D if d is None else d
+        k_inner = DEFAULT_K_INNER if k_inner is None else k_inner
+        if d * k_inner > K_MAX:
+            raise ValueError(f"d * k_inner = {d} * {k_inner} = {d * k_inner} Gibbs steps per "
+                             f"update is too many: k must be <= {K_MAX} (rbmviz.bounds.K_MAX)")
+        return d, k_inner
     if d is not None and k_inner is not None:
         if d * k_inner != k:
             raise ValueError(f"k={k} must equal d * k_inner = {d} * {k_inner} = {d * k_inner} "
@@ -313,31 +321,42 @@ class SDCP(InnerLoop):
                 r"\langle \phi(\tilde v,h)\rangle_{\tilde v \leftarrow \text{Gibbs}^{K'}(\tilde v)}"
                 r"\Big)\ \ d\ \text{times per batch}")
 
-    def __init__(self, *, k=None, d=None, k_inner=None, learning_rate=0.1, momentum=0.0,
-                 weight_decay=0.0, seed=0):
-        super().__init__(learning_rate=learning_rate, momentum=momentum,
-                         weight_decay=weight_decay, seed=seed)
-        self.d, self.k_inner = resolve_budget(k, d, k_inner)
+    class Knobs(GibbsKnobs):
+        k = param.Integer(
+            None, allow_None=True,
+            doc=f"Gibbs budget per update k = d·K′ (1 to {K_MAX}; equal compute with CD-k). "
+                f"sdcp/csdcp: none = d·K′ from d and K′ (default d = {DEFAULT_D}, "
+                f"K′ = {DEFAULT_K_INNER}); given alone it is split with K′ = {DEFAULT_K_INNER} "
+                f"when {DEFAULT_K_INNER} divides k.")
+        d = param.Integer(
+            None, allow_None=True, bounds=(1, K_MAX), softbounds=(1, 12), label="Inner steps d",
+            doc="sdcp/csdcp only: parameter steps per mini-batch, each after K′ Gibbs steps "
+                "(k = d·K′); none = k / K′.")
+        k_inner = param.Integer(
+            None, allow_None=True, bounds=(1, K_MAX), softbounds=(1, 12),
+            label="Inner Gibbs steps K′",
+            doc="sdcp/csdcp only: Gibbs steps K′ of each of the d inner steps; d = k / K′ so "
+                "that every algorithm spends k Gibbs steps per update (equal compute, d·K′ = k); "
+                f"none = K′ = {DEFAULT_K_INNER} when {DEFAULT_K_INNER} divides k.")
+
+    LIVE_KNOBS = ("k", "d", "k_inner", *Algorithm.LIVE_KNOBS)
+
+    def _set_knobs(self, values):
+        values = dict(values)
+        self.d, self.k_inner = resolve_budget(values.pop("k"), values.pop("d"), values.pop("k_inner"))
+        super()._set_knobs(values)
 
     @property
     def k(self) -> int:
         """The Gibbs budget per update, ``d · k_inner``."""
         return self.d * self.k_inner
 
-    def settings(self):
-        return {"k": self.k, "d": self.d, "k_inner": self.k_inner, **super().settings()}
-
     def set_settings(self, **settings):
         """As :meth:`Algorithm.set_settings`; for the budget, the values given win: ``k``
         (with or without ``d``/``k_inner``) is split as by the constructor
         (:func:`resolve_budget`), ``d`` or ``k_inner`` without ``k`` keeps the other and
         changes ``k``."""
-        unknown = sorted(set(settings) - set(self.settings()))
-        if unknown:
-            raise TypeError(f"algorithm {self.name!r} does not take setting(s) {unknown}; "
-                            f"it accepts {sorted(self.settings())}")
-        if "seed" in settings and settings["seed"] != self.seed:
-            raise ValueError("the seed of a running algorithm cannot change; start a new run")
+        self._check_live(settings)
         budget = {key: settings.pop(key) for key in ("k", "d", "k_inner") if key in settings}
         if budget and "k" not in budget:
             budget.setdefault("d", self.d)

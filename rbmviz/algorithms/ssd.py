@@ -29,10 +29,11 @@ ssd.md §5): ``‖G‖_S1`` grows with the noise of the estimate.
 from __future__ import annotations
 
 import numpy as np
+import param
 
-from .._validation import check_choice, check_int
 from ..kernels.dc import RULE_SSD
 from .dcp import InnerLoop
+from .knobs import GibbsKnobs
 
 STEP_RULES = ("relative", "plain")
 
@@ -90,19 +91,17 @@ class SSD(InnerLoop):
                 r"b \leftarrow b + \epsilon_b \|g_b\|_1 \operatorname{sign} g_b,\ "
                 r"c \leftarrow c + \epsilon_c \|g_c\|_1 \operatorname{sign} g_c")
 
-    def __init__(self, *, k=1, step_rule="relative", learning_rate=0.1, momentum=0.0,
-                 weight_decay=0.0, seed=0):
-        super().__init__(learning_rate=learning_rate, momentum=momentum,
-                         weight_decay=weight_decay, seed=seed)
-        self.k = check_int(k, "k", low=1)
-        self.step_rule = check_choice(step_rule, "step_rule", STEP_RULES)
+    class Knobs(GibbsKnobs):
+        step_rule = param.Selector(
+            default="relative", objects=list(STEP_RULES), label="SSD step rule",
+            doc="ssd only: 'relative' = bias steps ε_b = η·M/J, ε_c = η·J/M (the block ratios of "
+                "the majorisation bound, Carlson et al. 2015); 'plain' = every step η.")
+
+    LIVE_KNOBS = ("k", "step_rule", *InnerLoop.LIVE_KNOBS)
 
     @property
     def k_inner(self):
         return self.k
-
-    def settings(self):
-        return {"k": self.k, "step_rule": self.step_rule, **super().settings()}
 
     def step_sizes(self, n_visible, n_hidden) -> tuple[float, float, float]:
         """``(ε_W, ε_b, ε_c)`` for a model of this size."""

@@ -15,10 +15,14 @@ One update from a mini-batch ``X`` of ``M`` rows (reference/tap.md B.6–B.7):
      ``(1/M) Σ_m ∂_θ ln P^v(x) − (1/K) Σ_k ∂_θ ln Z^v(B^v_k, A^v_k)`` (eq. 42);
 
 3. ``W ← W + γ ΔW(t) + γ ε R(W(t)) + η ΔW(t−1)`` with ``R(W) = −W`` (ℓ2; tap.md B.7,
-   errata seed 002 #16).  ``momentum_form="printed"`` applies this literally (``ΔW(t−1)`` is
-   the previous *gradient*, so the momentum term is not scaled by ``γ``);
-   ``"heavy_ball"`` uses ``v ← η v + γ(ΔW − εW)``, ``W ← W + v``.  Prior parameters take plain
-   steps ``θ ← θ + γ Δθ`` (no momentum, no regulariser).
+   errata seed 002 #16).  ``momentum_form="heavy_ball"`` (the default) uses
+   ``v ← η v + γ(ΔW − εW)``, ``W ← W + v``; ``"printed"`` applies the printed rule literally
+   (``ΔW(t−1)`` is the previous *gradient*, so the momentum term is not scaled by ``γ``).
+   Why heavy ball by default: read literally, with Table 1's γ = 0.005 and η = 0.5 the
+   momentum term is ~100× the gradient step, which no practical schedule intends; which form
+   the authors' code used is UNCONFIRMED (tap.md B.7, errata seed 002 #16), and the
+   reproduction, the presets and the explorer use heavy ball too.  Prior parameters take
+   plain steps ``θ ← θ + γ Δθ`` (no momentum, no regulariser).
 
 ``K`` counts every converged run (multiplicity weighted; the default of tap.md B.6);
 ``unique=True`` averages uniformly over the unique solutions instead.  Runs that hit
@@ -34,9 +38,12 @@ number of iterations any of its ``K`` runs needed.
 from __future__ import annotations
 
 import numpy as np
+import param
 
-from .._validation import check_choice, check_float, check_int
+from .._validation import check_int
+from ..bounds import EPOCHS_MAX
 from .base import Algorithm, params_healthy
+from .knobs import AlgorithmKnobs
 
 __all__ = ["TAP", "tap_gradient", "grad_log_z_rows", "V_MIN", "RHO_MIN"]
 
@@ -45,7 +52,9 @@ V_MIN = 1e-3
 #: ρ of Gauss–Bernoulli priors is kept in [RHO_MIN, 1 − RHO_MIN]
 RHO_MIN = 1e-6
 
-MOMENTUM_FORMS = ("printed", "heavy_ball")
+MOMENTUM_FORMS = ("heavy_ball", "printed")
+#: TAP inference methods: Alg. 1, or adaTAP via VAMP (Alg. 3, rbmviz.tap.adatap)
+INFERENCE_METHODS = ("tap", "adatap")
 
 
 def _priors(rbm):
@@ -196,8 +205,8 @@ class TAP(Algorithm):
     unique : bool
         Average uniformly over unique solutions (``rbmviz.tap.unique_solutions``, tolerance
         ``unique_tol``) instead of over all converged runs.
-    momentum_form : {"printed", "heavy_ball"}
-        See the module docstring.
+    momentum_form : {"heavy_ball", "printed"}
+        See the module docstring (default ``"heavy_ball"``, and why).
     learning_rate_final, decay_epochs
         Optional geometric decay of γ from ``learning_rate`` (epoch 0) to
         ``learning_rate_final`` (epoch ``decay_epochs`` and later) — real-MNIST's
@@ -212,28 +221,71 @@ class TAP(Algorithm):
     equation = (r"\Delta W = \big\langle x\, f^h_a(xW)\big\rangle_{\text{data}}"
                 r" - \big\langle a^v a^{h\top} + W\circ c^v c^{h\top}\big\rangle_{\text{TAP}}")
 
-    def __init__(self, *, learning_rate=0.005, momentum=0.0, weight_decay=0.0, seed=0,
-                 n_solutions=None, order=2, damping=0.5, tol=1e-8, max_iter=1000, unique=False,
-                 unique_tol=1e-4, momentum_form="printed", learning_rate_final=None,
-                 decay_epochs=None):
-        super().__init__(learning_rate=learning_rate, momentum=momentum,
-                         weight_decay=weight_decay, seed=seed)
-        self.n_solutions = None if n_solutions is None else check_int(n_solutions, "n_solutions", low=1)
-        self.order = check_int(order, "order", low=1, high=3)
-        self.damping = check_float(damping, "damping", low=0.0, high=1.0, low_open=True)
-        self.tol = check_float(tol, "tol", low=0.0, low_open=True)
-        self.max_iter = check_int(max_iter, "max_iter", low=1)
-        if not isinstance(unique, (bool, np.bool_)):
-            raise TypeError(f"unique must be True or False, got {unique!r}")
-        self.unique = bool(unique)
-        self.unique_tol = check_float(unique_tol, "unique_tol", low=0.0, low_open=True)
-        self.momentum_form = check_choice(momentum_form, "momentum_form", MOMENTUM_FORMS)
-        self.learning_rate_final = (None if learning_rate_final is None else
-                                    check_float(learning_rate_final, "learning_rate_final",
-                                                low=0.0, low_open=True))
-        self.decay_epochs = None if decay_epochs is None else check_int(decay_epochs, "decay_epochs", low=1)
-        if (self.learning_rate_final is None) != (self.decay_epochs is None):
+    class Knobs(AlgorithmKnobs):
+        learning_rate = param.Number(
+            0.005, doc="Step size γ of Alg. 2 (Table 1: 0.005 for binary MNIST and CBCL).")
+        n_solutions = param.Integer(
+            None, allow_None=True, bounds=(1, None), softbounds=(1, 1000), label="TAP solutions K",
+            doc="tap only: TAP runs per update, started from the first K rows of each mini-batch "
+                "(at most the batch size); none = the batch size (Tramel et al. 2018, Table 1).")
+        order = param.Integer(
+            2, bounds=(1, 3), label="TAP order",
+            doc="tap only: order of the TAP expansion — 1 naive mean field, 2 TAP (Onsager "
+                "term), 3 third order; 1 and 3 for binary units only.")
+        damping = param.Number(
+            0.5, bounds=(0.0, 1.0), inclusive_bounds=(False, True), softbounds=(0.01, 1.0),
+            label="TAP damping",
+            doc="tap only: weight δ of the new iterate in the TAP fixed-point iteration, "
+                "a ← δ a_new + (1 − δ) a_old (1 = undamped).")
+        tol = param.Number(
+            1e-8, bounds=(0.0, None), inclusive_bounds=(False, True), softbounds=(1e-12, 1e-4),
+            label="TAP tolerance",
+            doc="tap only: a TAP run has converged when the mean squared change of both layers' "
+                "means between iterations is below tol (Fig. 3: 1e-8).")
+        max_iter = param.Integer(
+            1000, bounds=(1, 100_000), softbounds=(10, 5000), label="TAP max iterations",
+            doc="tap only: iterations after which a TAP run counts as not converged (excluded "
+                "from the update and counted).")
+        unique = param.Boolean(
+            False, label="Unique solutions",
+            doc="tap only: average uniformly over the unique TAP solutions (tolerance "
+                "unique_tol) instead of over all converged runs.")
+        unique_tol = param.Number(
+            1e-4, bounds=(0.0, None), inclusive_bounds=(False, True), softbounds=(1e-8, 1e-2),
+            label="Uniqueness tolerance",
+            doc="tap only: two solutions are the same when their means differ by less than this.")
+        momentum_form = param.Selector(
+            default="heavy_ball", objects=list(MOMENTUM_FORMS), label="Momentum form",
+            doc="tap only: 'heavy_ball' v ← ηv + γ(ΔW − εW), W ← W + v (default); 'printed' "
+                "W ← W + γ(ΔW − εW) + ηΔW(t−1) as Alg. 2 prints it, whose momentum term is not "
+                "scaled by γ (with Table 1's γ = 0.005, η = 0.5 it is ~100× the gradient step).")
+        learning_rate_final = param.Number(
+            None, allow_None=True, bounds=(0.0, None), inclusive_bounds=(False, True),
+            softbounds=(1e-6, 0.1), label="Final learning rate",
+            doc="tap only: with decay_epochs, γ decays geometrically from learning_rate to this "
+                "value over decay_epochs epochs; none = constant γ.")
+        decay_epochs = param.Integer(
+            None, allow_None=True, bounds=(1, EPOCHS_MAX), softbounds=(1, 1000),
+            label="Decay epochs",
+            doc="tap only: epochs of the geometric decay of γ (with learning_rate_final).")
+        # H7: the inference method (Tramel et al. 2018, App. D)
+        inference = param.Selector(
+            default="tap", objects=list(INFERENCE_METHODS), label="TAP inference",
+            doc="tap only: 'tap' = Alg. 1 (TAP equations, i.i.d.-weight Onsager term); "
+                "'adatap' = adaptive TAP solved by VAMP (Alg. 3, App. D; binary units, order 2; "
+                "one matrix inverse per TAP run and iteration, ~10²–10³× slower per iteration).")
+
+    LIVE_KNOBS = ("learning_rate", "momentum", "weight_decay", "n_solutions", "order", "damping",
+                  "tol", "max_iter", "unique", "unique_tol", "momentum_form",
+                  "learning_rate_final", "decay_epochs", "inference")
+
+    def _set_knobs(self, values):
+        if (values["learning_rate_final"] is None) != (values["decay_epochs"] is None):
             raise ValueError("learning_rate_final and decay_epochs go together (both or neither)")
+        super()._set_knobs(values)
+
+    def __init__(self, **knobs):
+        super().__init__(**knobs)
         self.tap_iterations = 0        # TAP iterations (largest per update), cumulative
         self.not_converged_total = 0   # TAP runs excluded for hitting max_iter, cumulative
         self.fallback_updates = 0      # updates in which no run converged (all runs used)
@@ -246,20 +298,15 @@ class TAP(Algorithm):
         """TAP iterations of the last update (the run loop's compute axis for TAP)."""
         return self._last_iter
 
-    def settings(self):
-        return {**super().settings(), "n_solutions": self.n_solutions, "order": self.order,
-                "damping": self.damping, "tol": self.tol, "max_iter": self.max_iter,
-                "unique": self.unique, "unique_tol": self.unique_tol,
-                "momentum_form": self.momentum_form,
-                "learning_rate_final": self.learning_rate_final,
-                "decay_epochs": self.decay_epochs}
-
     # ------------------------------------------------------------------ state
     def _check_model(self, rbm, data, batch_size):
         vp, hp = _priors(rbm)
         if self.order != 2 and not (_is_binary(vp) and _is_binary(hp)):
             raise ValueError(f"order={self.order} is defined for binary visible and hidden units "
                              f"only; use order=2 for {vp.name}/{hp.name} units")
+        if self.inference == "adatap" and not (self.order == 2 and _is_binary(vp) and _is_binary(hp)):
+            raise ValueError(f"inference='adatap' needs binary visible and hidden units and order=2 "
+                             f"(got {vp.name}/{hp.name} units, order={self.order})")
         vp.check_data(data, "data")
         if self.n_solutions is not None and self.n_solutions > batch_size:
             raise ValueError(f"n_solutions (K={self.n_solutions}) must be at most the batch size "
@@ -312,8 +359,13 @@ class TAP(Algorithm):
         K = self.n_solutions or batch.shape[0]
         if K > batch.shape[0]:
             raise ValueError(f"n_solutions (K={K}) is larger than the batch ({batch.shape[0]} rows)")
-        sol = tap.solve(rbm, batch[:K], order=self.order, damping=self.damping, tol=self.tol,
-                        max_iter=self.max_iter)
+        if self.inference == "adatap":
+            from ..tap import adatap
+            sol = adatap.solve(rbm, batch[:K], damping=self.damping, tol=self.tol,
+                               max_iter=self.max_iter)
+        else:
+            sol = tap.solve(rbm, batch[:K], order=self.order, damping=self.damping, tol=self.tol,
+                            max_iter=self.max_iter)
         conv = np.asarray(sol.converged, dtype=bool)
         self.last_not_converged = int((~conv).sum())
         self.not_converged_total += self.last_not_converged
