@@ -1,0 +1,503 @@
+"""Deep TAP machines: binary deep Boltzmann machines trained with the TAP equations —
+Tramel et al. (2018), Appendix E (eqs. 119–129, Alg. 4; restated and checked in
+``reference/tap-appendices.md`` §2).
+
+Layers ``x⁽⁰⁾ = v, x⁽¹⁾, …, x⁽ᴸ⁾`` of binary units, couplings ``W⁽ˡ⁾`` (shape
+``(N_{l−1}, N_l)``) between consecutive layers and biases ``θ⁽ˡ⁾``:
+
+    ``−E = Σ_l θ⁽ˡ⁾·x⁽ˡ⁾ + Σ_{l≥1} x⁽ˡ⁻¹⁾ᵀ W⁽ˡ⁾ x⁽ˡ⁾``     (eq. 119, binary priors).
+
+TAP inference is Alg. 1 on the block weight matrix of eq. (125): second-order (TAP2)
+magnetisations, with ``s⁽ˡ⁾ = m⁽ˡ⁾ − (m⁽ˡ⁾)²``,
+
+    ``m⁽ˡ⁾ = σ(θ⁽ˡ⁾ + W⁽ˡ⁾ᵀ m⁽ˡ⁻¹⁾ + W⁽ˡ⁺¹⁾ m⁽ˡ⁺¹⁾
+               − (m⁽ˡ⁾ − ½) ⊙ [(W⁽ˡ⁾∘²)ᵀ s⁽ˡ⁻¹⁾ + W⁽ˡ⁺¹⁾∘² s⁽ˡ⁺¹⁾])``,
+
+updated odd layers first, then even layers (the graph is bipartite, so each half-step is
+exact block Gauss–Seidel, as Alg. 1's hidden-then-visible order), each new value damped.
+At a fixed point the TAP estimate of the log-partition function is
+
+    ``Φ(m) = Σ_l Σ_i H(m_i⁽ˡ⁾) + Σ_l θ⁽ˡ⁾·m⁽ˡ⁾ + Σ_l m⁽ˡ⁻¹⁾ᵀ W⁽ˡ⁾ m⁽ˡ⁾
+             + ½ Σ_l s⁽ˡ⁻¹⁾ᵀ (W⁽ˡ⁾∘²) s⁽ˡ⁾``   (≈ ln Z).
+
+Clamped solutions (the data term of eq. 121, "Alg. 1(X^B, …)" in Alg. 4) keep ``m⁽⁰⁾ = x``
+fixed (``s⁽⁰⁾ = 0``, so layer 1 gets the field ``W⁽¹⁾ᵀx`` and no Onsager term from below);
+``Φ`` at a clamped solution estimates ``b·x + ln Σ_h e^{−E(x, h)}``.  The TAP log-likelihood
+of ``x`` is ``Φ(clamped on x) − ⟨Φ(free)⟩`` (free solutions averaged uniformly), per unit
+÷ ``Σ_l N_l`` in Fig. 11.
+
+Its gradients are the explicit partial derivatives at the fixed points (eqs. 126–129):
+
+    ``ΔW⁽ˡ⁾ = ⟨ā⁽ˡ⁻¹⁾ā⁽ˡ⁾ᵀ + W⁽ˡ⁾ ∘ s̄⁽ˡ⁻¹⁾s̄⁽ˡ⁾ᵀ⟩_M − ⟨m⁽ˡ⁻¹⁾m⁽ˡ⁾ᵀ + W⁽ˡ⁾ ∘ s⁽ˡ⁻¹⁾s⁽ˡ⁾ᵀ⟩_K``,
+    ``Δθ⁽ˡ⁾ = ⟨ā⁽ˡ⁾⟩_M − ⟨m⁽ˡ⁾⟩_K``
+
+(bars: clamped solutions over the mini-batch, ``ā⁽⁰⁾ = x``, ``s̄⁽⁰⁾ = 0``).  Training (Alg. 4):
+greedy layer-wise pretraining with TAP RBMs (:func:`pretrain`), then joint TAP training
+(:class:`DBMTrainer`).
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+
+from ._numerics import sigmoid as _sigmoid
+from ._validation import check_data, check_float, check_int, check_seed
+
+__all__ = ["DBM", "DBMSolution", "tap_solve", "tap_log_z", "log_likelihood", "gradient",
+           "DBMTrainer", "pretrain", "EXACT_MAX_UNITS"]
+
+#: exact enumeration (log Z, marginals) is offered up to this many units in total
+EXACT_MAX_UNITS = 22
+_EPS = 1e-12
+
+
+def _entropy(m):
+    mc = np.clip(m, _EPS, 1.0 - _EPS)
+    return -(m * np.log(mc) + (1.0 - m) * np.log1p(-mc))
+
+
+class DBM:
+    """A binary deep Boltzmann machine with ``L = len(layers) − 1`` hidden layers (eq. 119).
+
+    Parameters
+    ----------
+    layers : sequence of int
+        ``(N_0, N_1, …, N_L)``: visible units, then each hidden layer (at least 2 entries).
+    seed : int, optional
+        Seed of the initial weights ``W⁽ˡ⁾ ~ N(0, scale²)``; biases start at 0.
+    scale : float ≥ 0
+
+    Attributes
+    ----------
+    W : list of ndarray
+        ``W[l-1]`` is ``W⁽ˡ⁾``, shape ``(N_{l−1}, N_l)``.
+    biases : list of ndarray
+        ``biases[l]`` is ``θ⁽ˡ⁾`` (``biases[0]`` the visible biases ``b``).
+    """
+
+    def __init__(self, layers, *, seed=0, scale=0.01):
+        try:
+            layers = [check_int(n, "layers", low=1) for n in layers]
+        except TypeError as exc:
+            raise TypeError(f"layers must be a sequence of layer sizes: {exc}") from None
+        if len(layers) < 2:
+            raise ValueError(f"layers needs the visible size and at least one hidden layer, got {layers}")
+        scale = check_float(scale, "scale", low=0.0)
+        rng = np.random.default_rng(check_seed(seed))
+        self.layers = tuple(layers)
+        self.W = [rng.normal(0.0, scale, (a, b)) for a, b in zip(layers[:-1], layers[1:])]
+        self.biases = [np.zeros(n) for n in layers]
+
+    @property
+    def n_hidden_layers(self) -> int:
+        return len(self.layers) - 1
+
+    @property
+    def n_units(self) -> int:
+        return int(sum(self.layers))
+
+    def copy(self) -> "DBM":
+        new = DBM.__new__(DBM)
+        new.layers = self.layers
+        new.W = [w.copy() for w in self.W]
+        new.biases = [t.copy() for t in self.biases]
+        return new
+
+    def set_params(self, W=None, biases=None) -> "DBM":
+        """Replace weights and/or biases (lists, shapes checked); returns ``self``."""
+        if W is not None:
+            W = [np.array(w, dtype=np.float64) for w in W]
+            want = [(a, b) for a, b in zip(self.layers[:-1], self.layers[1:])]
+            if [w.shape for w in W] != want:
+                raise ValueError(f"W must have shapes {want}, got {[w.shape for w in W]}")
+            self.W = W
+        if biases is not None:
+            biases = [np.array(t, dtype=np.float64).reshape(-1) for t in biases]
+            if [t.size for t in biases] != list(self.layers):
+                raise ValueError(f"biases must have sizes {list(self.layers)}, got {[t.size for t in biases]}")
+            self.biases = biases
+        return self
+
+    def __repr__(self):
+        return f"DBM(layers={list(self.layers)})"
+
+    def save(self, path) -> Path:
+        """Write the parameters to ``path`` (``.npz``)."""
+        path = Path(path)
+        arrays = {"layers": np.array(self.layers)}
+        arrays.update({f"W{l + 1}": w for l, w in enumerate(self.W)})
+        arrays.update({f"theta{l}": t for l, t in enumerate(self.biases)})
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez(tmp, **arrays)
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def load(cls, path) -> "DBM":
+        with np.load(path) as f:
+            layers = [int(n) for n in f["layers"]]
+            dbm = cls(layers, scale=0.0)
+            dbm.set_params([f[f"W{l + 1}"] for l in range(len(layers) - 1)],
+                           [f[f"theta{l}"] for l in range(len(layers))])
+        return dbm
+
+    # ------------------------------------------------------------------ exact (tiny models)
+    def _check_exact(self, units):
+        if units > EXACT_MAX_UNITS:
+            raise ValueError(f"exact enumeration needs at most {EXACT_MAX_UNITS} units, this "
+                             f"model has {units}")
+
+    def _neg_energy(self, states):
+        """``−E`` of the rows of ``states`` (lists of per-layer arrays)."""
+        out = sum(s @ t for s, t in zip(states, self.biases))
+        for l, w in enumerate(self.W):
+            out = out + np.einsum("ri,ij,rj->r", states[l], w, states[l + 1])
+        return out
+
+    def _enumerate(self, first):
+        from .evaluate import all_states
+        sizes = self.layers[first:]
+        S = all_states(sum(sizes))
+        return np.split(S, np.cumsum(sizes)[:-1], axis=1)
+
+    def exact(self):
+        """Exact ``(ln Z, marginals)`` by enumerating all joint states (tiny models);
+        ``marginals`` is a list of per-layer ``P(x_i = 1)``."""
+        self._check_exact(self.n_units)
+        states = self._enumerate(0)
+        le = self._neg_energy(states)
+        lz = float(np.logaddexp.reduce(le))
+        p = np.exp(le - lz)
+        return lz, [p @ s for s in states]
+
+    def exact_clamped(self, X):
+        """Exact clamped ``(Φ*, marginals)`` per row ``x`` of ``X``: ``Φ* = b·x + ln Σ_h
+        e^{−E(x, h)}`` (R,), and the hidden marginals ``P(h⁽ˡ⁾_i = 1 | x)`` (list of (R, N_l))."""
+        self._check_exact(self.n_units - self.layers[0])
+        X = check_data(X, "X", n_visible=self.layers[0])
+        H = self._enumerate(1)
+        le = self._neg_energy([np.zeros((H[0].shape[0], self.layers[0]))] + H)   # hidden part
+        field = X @ self.W[0] @ H[0].T + le[None, :]                               # (R, S)
+        lz = np.logaddexp.reduce(field, axis=1)
+        p = np.exp(field - lz[:, None])
+        return X @ self.biases[0] + lz, [p @ h for h in H]
+
+    def exact_log_likelihood(self, X) -> float:
+        """Exact average log-likelihood of the rows of ``X`` (tiny models)."""
+        lz, _ = self.exact()
+        return float(np.mean(self.exact_clamped(X)[0]) - lz)
+
+
+# ---------------------------------------------------------------------------- TAP inference
+@dataclasses.dataclass
+class DBMSolution:
+    """TAP2 fixed points of a DBM, one per initialisation.
+
+    ``m`` — list of per-layer magnetisations (R, N_l) (``m[0]`` the data when clamped);
+    ``converged`` (R,), ``n_iter`` (R,); ``phi`` (R,) the TAP value ``Φ(m)`` (≈ ln Z, or the
+    clamped ``b·x + ln Z(x)``); ``clamped``, ``damping``, ``tol``.
+    """
+
+    m: list
+    converged: np.ndarray
+    n_iter: np.ndarray
+    phi: np.ndarray
+    clamped: bool
+    damping: float
+    tol: float
+
+    @property
+    def s(self):
+        """Variances ``s⁽ˡ⁾ = m⁽ˡ⁾ − (m⁽ˡ⁾)²`` (0 for a clamped visible layer)."""
+        out = [m - m * m for m in self.m]
+        if self.clamped:
+            out[0] = np.zeros_like(self.m[0])
+        return out
+
+    def __len__(self):
+        return int(self.converged.shape[0])
+
+
+def _check_dbm(dbm):
+    if not isinstance(dbm, DBM):
+        raise TypeError(f"dbm must be an rbmviz.dbm.DBM, got {type(dbm).__name__}")
+
+
+def tap_log_z(dbm, m, *, clamped=False) -> np.ndarray:
+    """``Φ(m)`` per row (module docstring): the TAP2 estimate of ``ln Z`` at free fixed
+    points, of ``b·x + ln Σ_h e^{−E(x,h)}`` at clamped ones (``m[0] = x``, ``s⁽⁰⁾ = 0``)."""
+    _check_dbm(dbm)
+    s = [x - x * x for x in m]
+    if clamped:
+        s[0] = np.zeros_like(m[0])
+    out = 0.0
+    for l, x in enumerate(m):
+        if not (clamped and l == 0):
+            out = out + _entropy(x).sum(axis=1)
+        out = out + x @ dbm.biases[l]
+    for l, w in enumerate(dbm.W):
+        out = out + np.einsum("ri,ri->r", m[l] @ w, m[l + 1])
+        out = out + 0.5 * np.einsum("ri,ri->r", s[l] @ (w * w), s[l + 1])
+    return out
+
+
+def tap_solve(dbm, init, *, clamped=False, damping=0.5, tol=1e-8, max_iter=1000,
+              init_hidden=None) -> DBMSolution:
+    """TAP2 fixed points of a DBM from ``R`` data-anchored initialisations (App. E, Alg. 1
+    on the block matrix of eq. 125).
+
+    Parameters
+    ----------
+    dbm : DBM
+    init : array (R, N_0)
+        Binary data rows.  Free runs start at ``m⁽⁰⁾ = x`` (``s⁽⁰⁾ = 0``, eqs. 37–38);
+        clamped runs keep ``m⁽⁰⁾ = x`` throughout.  Hidden layers start at the bottom-up pass
+        ``m⁽ˡ⁾ = σ(θ⁽ˡ⁾ + W⁽ˡ⁾ᵀ m⁽ˡ⁻¹⁾)`` unless ``init_hidden`` (list of (R, N_l)) is given.
+    clamped : bool
+    damping : float in (0, 1]
+        Weight of the new iterate (1 = undamped).
+    tol : float > 0
+        Convergence: mean squared change of all non-clamped magnetisations between
+        iterations below ``tol``.
+    max_iter : int ≥ 1
+
+    Returns
+    -------
+    DBMSolution
+    """
+    _check_dbm(dbm)
+    X = check_data(init, "init", n_visible=dbm.layers[0])
+    if not isinstance(clamped, (bool, np.bool_)):
+        raise TypeError(f"clamped must be True or False, got {clamped!r}")
+    damping = check_float(damping, "damping", low=0.0, high=1.0, low_open=True)
+    tol = check_float(tol, "tol", low=0.0, low_open=True)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    L = dbm.n_hidden_layers
+    W = dbm.W
+    W2 = [w * w for w in W]
+    if init_hidden is not None:
+        if len(init_hidden) != L:
+            raise ValueError(f"init_hidden needs {L} arrays (one per hidden layer), got {len(init_hidden)}")
+        m = [X.copy()] + [np.array(h, dtype=np.float64) for h in init_hidden]
+        for l in range(1, L + 1):
+            if m[l].shape != (X.shape[0], dbm.layers[l]):
+                raise ValueError(f"init_hidden[{l - 1}] must have shape {(X.shape[0], dbm.layers[l])}")
+    else:
+        m = [X.copy()]
+        for l in range(1, L + 1):
+            m.append(_sigmoid(dbm.biases[l] + m[l - 1] @ W[l - 1]))
+    R = X.shape[0]
+    n_free = dbm.n_units - (dbm.layers[0] if clamped else 0)
+    free_layers = list(range(0 if not clamped else 1, L + 1))
+    order = [l for l in free_layers if l % 2 == 1] + [l for l in free_layers if l % 2 == 0]
+    converged = np.zeros(R, dtype=bool)
+    n_iter = np.full(R, max_iter, dtype=np.int64)
+    out = [x.copy() for x in m]
+    live = np.arange(R)
+    keep = 1.0 - damping
+    for it in range(1, max_iter + 1):
+        diff = np.zeros(live.size)
+        for l in order:
+            s_of = (lambda k: np.zeros_like(m[0]) if (clamped and k == 0) else m[k] - m[k] * m[k])
+            field = np.broadcast_to(dbm.biases[l], m[l].shape).copy()
+            ons = np.zeros_like(m[l])
+            if l >= 1:
+                field += m[l - 1] @ W[l - 1]
+                ons += s_of(l - 1) @ W2[l - 1]
+            if l < L:
+                field += m[l + 1] @ W[l].T
+                ons += s_of(l + 1) @ W2[l].T
+            new = damping * _sigmoid(field - (m[l] - 0.5) * ons) + keep * m[l]
+            diff += np.square(new - m[l]).sum(axis=1)
+            m[l] = new
+        done = diff < tol * n_free
+        if done.any() or it == max_iter:
+            stop = done | (it == max_iter)
+            rows = live[stop]
+            for l in range(L + 1):
+                out[l][rows] = m[l][stop]
+            converged[live[done]] = True
+            n_iter[live[done]] = it
+            live = live[~stop]
+            if live.size == 0:
+                break
+            m = [x[~stop] for x in m]
+    phi = tap_log_z(dbm, out, clamped=bool(clamped))
+    return DBMSolution(m=out, converged=converged, n_iter=n_iter, phi=phi, clamped=bool(clamped),
+                       damping=damping, tol=tol)
+
+
+def log_likelihood(dbm, X, *, init=None, n_init=None, seed=0, damping=0.5, tol=1e-10,
+                   max_iter=2000, per_unit=False, details=False):
+    """TAP log-likelihood of the rows of ``X`` (App. E): ``mean_x Φ(clamped on x) −
+    mean_k Φ(free solution k)``, free solutions from data-anchored starts at the rows of
+    ``init`` (default ``X``; ``n_init`` of them drawn with ``seed``), converged runs averaged
+    uniformly (non-converged ones left out; NaN if none converged).
+
+    ``per_unit=True`` divides by ``Σ_l N_l`` (Fig. 11).  ``details=True`` returns a dict with
+    ``value``, ``clamped`` (per-row Φ), ``log_z`` (mean free Φ), ``n_free``,
+    ``n_not_converged``.
+    """
+    _check_dbm(dbm)
+    X = check_data(X, "X", n_visible=dbm.layers[0])
+    I = X if init is None else check_data(init, "init", n_visible=dbm.layers[0])
+    if n_init is not None:
+        n_init = check_int(n_init, "n_init", low=1)
+        if n_init < I.shape[0]:
+            I = I[np.sort(np.random.default_rng(check_seed(seed)).choice(I.shape[0], n_init, replace=False))]
+    free = tap_solve(dbm, I, damping=damping, tol=tol, max_iter=max_iter)
+    cl = tap_solve(dbm, X, clamped=True, damping=damping, tol=tol, max_iter=max_iter)
+    log_z = float(np.mean(free.phi[free.converged])) if free.converged.any() else np.nan
+    value = float(np.mean(cl.phi) - log_z)
+    if per_unit:
+        value /= dbm.n_units
+    if not details:
+        return value
+    return {"value": value, "clamped": cl.phi, "log_z": log_z, "n_free": int(free.converged.sum()),
+            "n_not_converged": int((~free.converged).sum() + (~cl.converged).sum())}
+
+
+def gradient(dbm, X, free, clamped, rows=None) -> dict:
+    """Ascent directions of the TAP log-likelihood (eqs. 126–129, binary units).
+
+    Parameters
+    ----------
+    dbm : DBM
+    X : array (M, N_0) — the mini-batch.
+    free : DBMSolution — free solutions (``clamped=False``).
+    clamped : DBMSolution — clamped solutions of the rows of ``X``.
+    rows : int array, optional — the free solutions to average over (default all).
+
+    Returns
+    -------
+    dict with ``"W"`` (list, one per coupling matrix) and ``"biases"`` (list, one per layer).
+    """
+    _check_dbm(dbm)
+    X = check_data(X, "X", n_visible=dbm.layers[0])
+    if free.clamped or not clamped.clamped:
+        raise ValueError("free must hold free solutions and clamped clamped ones (DBMSolution.clamped)")
+    if len(clamped) != X.shape[0]:
+        raise ValueError(f"clamped has {len(clamped)} rows for {X.shape[0]} rows of X")
+    sel = slice(None) if rows is None else np.asarray(rows, dtype=np.int64)
+    mf = [x[sel] for x in free.m]
+    sf = [x[sel] for x in free.s]
+    K, M = mf[0].shape[0], X.shape[0]
+    if K == 0:
+        raise ValueError("no free solutions to average over")
+    mc = [X] + [x for x in clamped.m[1:]]
+    sc = [np.zeros_like(X)] + [x - x * x for x in clamped.m[1:]]
+    gW, gb = [], []
+    for l, w in enumerate(dbm.W):
+        pos = mc[l].T @ mc[l + 1] / M + w * (sc[l].T @ sc[l + 1]) / M
+        neg = mf[l].T @ mf[l + 1] / K + w * (sf[l].T @ sf[l + 1]) / K
+        gW.append(pos - neg)
+    for l in range(len(dbm.layers)):
+        gb.append(mc[l].mean(axis=0) - mf[l].mean(axis=0))
+    return {"W": gW, "biases": gb}
+
+
+# ---------------------------------------------------------------------------- training
+class DBMTrainer:
+    """Joint TAP training of a DBM (Alg. 4, joint phase): per mini-batch of ``M`` rows, the
+    free solutions from the first ``K`` rows and the clamped solutions of all rows, then
+    ``W ← W + v``, ``v ← η v + γ(ΔW − εW)`` (heavy-ball momentum, ℓ2 strength ε) and
+    ``θ ← θ + γΔθ``.
+
+    Parameters
+    ----------
+    learning_rate, momentum, weight_decay : float
+    batch_size : int
+    n_solutions : int or None — K (default: the batch size).
+    damping, tol, max_iter : TAP iteration settings (:func:`tap_solve`).
+    seed : int — shuffles of the training rows.
+    """
+
+    def __init__(self, *, learning_rate=0.001, momentum=0.5, weight_decay=0.001, batch_size=100,
+                 n_solutions=None, damping=0.5, tol=1e-8, max_iter=1000, seed=0):
+        self.learning_rate = check_float(learning_rate, "learning_rate", low=0.0, low_open=True)
+        self.momentum = check_float(momentum, "momentum", low=0.0, high=1.0)
+        self.weight_decay = check_float(weight_decay, "weight_decay", low=0.0)
+        self.batch_size = check_int(batch_size, "batch_size", low=1)
+        self.n_solutions = None if n_solutions is None else check_int(n_solutions, "n_solutions", low=1)
+        self.damping = check_float(damping, "damping", low=0.0, high=1.0, low_open=True)
+        self.tol = check_float(tol, "tol", low=0.0, low_open=True)
+        self.max_iter = check_int(max_iter, "max_iter", low=1)
+        self.rng = np.random.default_rng(check_seed(seed))
+        self.velocity = None
+        self.epochs = 0
+        self.updates = 0
+        self.not_converged = 0
+
+    def update(self, dbm, batch):
+        """One joint TAP update of ``dbm`` (in place) from the rows of ``batch``."""
+        batch = check_data(batch, "batch", n_visible=dbm.layers[0])
+        K = min(self.n_solutions or batch.shape[0], batch.shape[0])
+        kw = dict(damping=self.damping, tol=self.tol, max_iter=self.max_iter)
+        free = tap_solve(dbm, batch[:K], **kw)
+        cl = tap_solve(dbm, batch, clamped=True, **kw)
+        self.not_converged += int((~free.converged).sum() + (~cl.converged).sum())
+        rows = np.flatnonzero(free.converged) if free.converged.any() else None
+        g = gradient(dbm, batch, free, cl, rows)
+        if self.velocity is None:
+            self.velocity = [np.zeros_like(w) for w in dbm.W]
+        lr = self.learning_rate
+        for w, v, gw in zip(dbm.W, self.velocity, g["W"]):
+            v *= self.momentum
+            v += lr * (gw - self.weight_decay * w)
+            w += v
+        for t, gt in zip(dbm.biases, g["biases"]):
+            t += lr * gt
+        self.updates += 1
+
+    def epoch(self, dbm, X):
+        """One pass over the rows of ``X`` in shuffled mini-batches."""
+        X = check_data(X, "X", n_visible=dbm.layers[0])
+        perm = self.rng.permutation(X.shape[0])
+        M = min(self.batch_size, X.shape[0])
+        for lo in range(0, X.shape[0] - M + 1, M):
+            self.update(dbm, X[perm[lo:lo + M]])
+        self.epochs += 1
+        if not all(np.isfinite(w).all() for w in dbm.W):
+            from .errors import RunDiverged
+            raise RunDiverged("DBM weights became non-finite", epoch=self.epochs,
+                              last_good_epoch=self.epochs - 1, quantity="W", value=float("nan"))
+
+
+def pretrain(dbm, X, *, epochs=50, learning_rate=0.001, batch_size=100, momentum=0.5,
+             weight_decay=0.001, damping=0.5, tol=1e-8, max_iter=1000, seed=0, callback=None):
+    """Greedy layer-wise pretraining (Alg. 4, first phase), in place: layer 1 is a TAP RBM
+    (Alg. 2, :class:`rbmviz.algorithms.tap.TAP`, heavy-ball momentum) trained on ``X``;
+    layer ``l ≥ 2`` a TAP RBM trained on binary samples of layer ``l − 1`` drawn bottom-up
+    given the data (``H⁽ˡ⁻¹⁾ ~ P(h⁽ˡ⁻¹⁾ | H⁽ˡ⁻²⁾)``).  Each RBM gives ``W⁽ˡ⁾`` and the hidden
+    biases ``θ⁽ˡ⁾`` (layer 1 also the visible biases).  ``callback(layer, epoch)`` is called
+    after every epoch.  Returns ``dbm``.
+    """
+    from .algorithms.tap import TAP
+    from .model import RBM
+    _check_dbm(dbm)
+    X = check_data(X, "X", n_visible=dbm.layers[0])
+    epochs = check_int(epochs, "epochs", low=0)
+    rng = np.random.default_rng(check_seed(seed))
+    data = X
+    for l in range(dbm.n_hidden_layers):
+        rbm = RBM(dbm.layers[l], dbm.layers[l + 1])
+        rbm.set_params(W=dbm.W[l], b=dbm.biases[l], c=dbm.biases[l + 1])
+        M = min(batch_size, data.shape[0])
+        alg = TAP(learning_rate=learning_rate, momentum=momentum, weight_decay=weight_decay,
+                  damping=damping, tol=tol, max_iter=max_iter, momentum_form="heavy_ball")
+        alg.setup(rbm, data, M)
+        for e in range(epochs):
+            perm = rng.permutation(data.shape[0])
+            for lo in range(0, data.shape[0] - M + 1, M):
+                alg.update(rbm, data[perm[lo:lo + M]])
+            if callback is not None:
+                callback(l + 1, e + 1)
+        dbm.W[l] = np.array(rbm.W, dtype=np.float64)
+        dbm.biases[l + 1] = np.array(rbm.c, dtype=np.float64)
+        if l == 0:
+            dbm.biases[0] = np.array(rbm.b, dtype=np.float64)
+        p = _sigmoid(dbm.biases[l + 1] + data @ dbm.W[l])
+        data = (rng.random(p.shape) < p).astype(np.float64)
+    return dbm
