@@ -358,7 +358,8 @@ def test_build_preset_and_one_update(name):
     p = presets.get(name)
     if not datasets.available("cbcl" if p.dataset == "cbcl" else "mnist"):
         pytest.skip("data set files not available (RBMVIZ_DATA)")
-    data, rbm, alg = presets.build(name, limit=2 * p.batch_size, n_hidden=10, seed=1)
+    data, rbm, settings = presets.build(name, limit=2 * p.batch_size, n_hidden=10, seed=1)
+    alg = rbmviz.algorithms.create("tap", **settings)
     assert data.shape == (2 * p.batch_size, p.n_visible) and rbm.n_hidden == 10
     assert rbm.visible == p.visible and rbm.hidden == "bernoulli"
     if p.dataset == "binary-mnist":

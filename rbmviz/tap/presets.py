@@ -39,7 +39,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import datasets, units
 from .._validation import check_choice, check_int
+from ..model import RBM
+from ..units import tg_log_g_moments
 
 __all__ = ["TAPPreset", "PRESETS", "names", "get", "load_data", "build", "Built",
            "init_priors_from_data"]
@@ -127,8 +130,6 @@ def load_data(preset, split="train", limit=None) -> np.ndarray:
     (the 2,429 training faces; the loader has no test faces).  ``limit`` keeps the first rows."""
     p = preset if isinstance(preset, TAPPreset) else get(preset)
     check_choice(split, "split", ("train", "test"))
-    from .. import datasets
-
     if p.dataset == "cbcl":
         if split != "train":
             raise ValueError("the CBCL loader provides the 2,429 training faces only (split='train')")
@@ -137,16 +138,47 @@ def load_data(preset, split="train", limit=None) -> np.ndarray:
     return datasets.mnist(split, binarize=binarize, limit=limit)
 
 
+def _match_mean(V, mu, lo, hi, *, iters=60):
+    """``U`` such that the truncated Gaussian ``∝ e^{−Vx²/2 + Ux}`` on ``[lo, hi]`` has mean
+    ``mu`` (per unit; ``mu`` strictly inside the interval).  The mean increases with ``U``
+    (its derivative is the variance, eq. 81), so a safeguarded Newton iteration on a
+    bracket converges; returns ``(U, ln G(V, U))``."""
+    span = hi - lo
+    mu = np.clip(mu, lo + 1e-6 * span, hi - 1e-6 * span)
+    U = V * mu                                   # the untruncated answer (eq. 71)
+    a = np.full_like(U, -1e4 / span)             # mean(a) ≈ lo, mean(b) ≈ hi
+    b = np.full_like(U, 1e4 / span)
+    a = np.minimum(a, U - 1.0)
+    b = np.maximum(b, U + 1.0)
+    for _ in range(iters):
+        _, m, v = tg_log_g_moments(V, U, lo, hi)
+        done = np.abs(m - mu) <= 1e-12 * span
+        if done.all():
+            break
+        low = m < mu
+        a = np.where(low, U, a)
+        b = np.where(low, b, U)
+        step = U + (mu - m) / np.maximum(v, 1e-300)
+        inside = (step >= a) & (step <= b)
+        U = np.where(done, U, np.where(inside, step, 0.5 * (a + b)))
+    return U, tg_log_g_moments(V, U, lo, hi)[0]
+
+
 def init_priors_from_data(rbm, X, *, eps=1e-3) -> None:
-    """Initialise the visible prior from the data (Alg. 2's "θ(0) ← X"; the rule is
-    UNCONFIRMED — this one matches moments, in place):
+    """Initialise the visible prior from the data so that the initial model (W ≈ 0) has the
+    data's moments — Alg. 2's "θ(0) ← X" (the rule is UNCONFIRMED in the paper); in place.
 
     * Bernoulli: ``b = logit(mean)`` with the mean clipped to ``[eps, 1 − eps]``;
-    * truncated Gaussian: the untruncated Gaussian of the pixel's mean μ and variance s²,
-      ``V = 1/s²``, ``U = b = μ/s²`` (eq. 71), with s² ≥ 1e-2·(hi − lo)² (nearly constant
-      pixels);
-    * truncated Gauss–Bernoulli: ``ρ`` = fraction of non-zero values (clipped to
-      ``[eps, 1 − eps]``), ``V``, ``U`` from the moments of the non-zero values.
+    * truncated Gaussian (eqs. 72–73): ``V = 1/s²`` from the pixel's variance s²
+      (s² ≥ 1e-2·(hi − lo)² for nearly constant pixels) and ``U = b`` solved so that the
+      *truncated* Gaussian's mean (eq. 78) equals the pixel mean;
+    * truncated Gauss–Bernoulli (eq. 94): ``V`` and ``U`` as above from the non-zero values,
+      and ``ρ`` such that the probability of a non-zero value,
+      ``π₀ = σ(ln G(V, U) + logit ρ)`` (eq. 95), equals the fraction of non-zero values
+      (clipped to ``[eps, 1 − eps]``): ``logit ρ = logit(fraction) − ln G(V, U)``.  (Setting
+      ρ to the fraction itself — the rule of eq. 93's parameterisation — gives π₀ ≈ 1 on
+      MNIST, whose slab normaliser G is large.)  The model's mean is then π₀ times the
+      slab mean, i.e. the data mean.
     """
     vp = getattr(rbm, "visible_prior", None)
     X = np.asarray(X, dtype=np.float64)
@@ -160,28 +192,33 @@ def init_priors_from_data(rbm, X, *, eps=1e-3) -> None:
     if name == "truncated_gauss_bernoulli":
         nz = X != 0
         cnt = nz.sum(axis=0)
-        rho = np.clip(cnt / X.shape[0], eps, 1 - eps)
+        frac = np.clip(cnt / X.shape[0], eps, 1 - eps)
         safe = np.maximum(cnt, 1)
         mu = np.where(cnt > 0, (X * nz).sum(axis=0) / safe, 0.5 * (lo + hi))
         var = np.where(cnt > 1, ((X - mu) ** 2 * nz).sum(axis=0) / safe, floor)
-        vp.rho = rho
     else:
         mu, var = X.mean(axis=0), X.var(axis=0)
-    var = np.maximum(var, floor)
-    vp.V = 1.0 / var
-    rbm.b[:] = mu / var
+    V = 1.0 / np.maximum(var, floor)
+    U, log_g = _match_mean(V, mu, lo, hi)
+    vp.V = V
+    rbm.b[:] = U
+    if name == "truncated_gauss_bernoulli":
+        logit_rho = np.log(frac) - np.log1p(-frac) - log_g
+        # ρ = σ(logit ρ), kept inside (0, 1) in float64
+        vp.rho = np.clip(0.5 * (1.0 + np.tanh(0.5 * logit_rho)), 1e-300, 1.0 - 1e-16)
 
 
 class Built(NamedTuple):
-    """What :func:`build` returns: training rows, the initialised model, the algorithm."""
+    """What :func:`build` returns: training rows, the initialised model, and the keyword
+    arguments of the TAP algorithm (``rbmviz.algorithms.create("tap", **settings)``)."""
 
     data: np.ndarray
     rbm: object
-    algorithm: object
+    settings: dict
 
 
 def build(name, *, limit=None, seed=0, **overrides) -> Built:
-    """Data, an initialised RBM and a TAP algorithm for a Table 1 preset.
+    """Data, an initialised RBM and the TAP algorithm's settings for a Table 1 preset.
 
     Parameters
     ----------
@@ -192,15 +229,16 @@ def build(name, *, limit=None, seed=0, **overrides) -> Built:
 
     Returns
     -------
-    :class:`Built` ``(data, rbm, algorithm)``; train with
-    ``rbmviz.runs.Run(rbm, data, algorithm, epochs=p.epochs, batch_size=p.batch_size)``.
+    :class:`Built` ``(data, rbm, settings)``; train with
+    ``rbmviz.runs.Run(rbm, data, rbmviz.algorithms.create("tap", **settings),
+    epochs=p.epochs, batch_size=p.batch_size)``.  (The algorithm itself is not made here:
+    ``rbmviz.tap`` sits below ``rbmviz.algorithms``, whose TAP rule imports it.)
 
     Examples
     --------
-    >>> data, rbm, alg = build("binary-mnist-25", limit=200)      # doctest: +SKIP
+    >>> data, rbm, settings = build("binary-mnist-25", limit=200)      # doctest: +SKIP
+    >>> alg = rbmviz.algorithms.create("tap", **settings)              # doctest: +SKIP
     """
-    from .. import algorithms
-    from ..model import RBM
 
     p = get(name, **overrides)
     check_int(seed, "seed", low=0)
@@ -210,14 +248,11 @@ def build(name, *, limit=None, seed=0, **overrides) -> Built:
                          f"{X.shape[1]} columns")
     kw = {}
     if p.visible != "bernoulli":
-        from .. import units
         extra = {"interval": p.interval}
         kw["visible"] = units.make(p.visible, p.n_visible, **extra)
     if p.hidden != "bernoulli":
-        from .. import units
         kw["hidden"] = units.make(p.hidden, p.n_hidden, interval=p.interval)
     rbm = RBM(p.n_visible, p.n_hidden, seed=seed, init="normal", scale=p.init_scale, **kw)
     rbm.visible_prior.check_data(X, "data")
     init_priors_from_data(rbm, X)
-    alg = algorithms.create("tap", seed=seed, **p.algorithm_settings())
-    return Built(X, rbm, alg)
+    return Built(X, rbm, {"seed": seed, **p.algorithm_settings()})

@@ -6,7 +6,8 @@
 * :func:`solution_maps` — one Isomap, every epoch, coloured by free energy (Fig. 6);
 * :func:`data_solution_map` — data points and the solutions they converge to (Fig. 7);
 * :func:`ranked_receptive_fields` — the extremes of a ranking of receptive fields (Fig. 4);
-* :func:`denoising_curves` — MCC against the flip probability per method (Fig. 8).
+* :func:`denoising_curves` — MCC against the flip probability per method (Fig. 8);
+* :func:`reproduction_figure` — the figure of ``rbmviz reproduce tap`` (Figs. 3, 5–8).
 """
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ import numpy as np
 from . import receptive_fields as _receptive_fields
 
 __all__ = ["solution_count_curves", "free_energy_distributions", "solution_maps",
-           "data_solution_map", "ranked_receptive_fields", "denoising_curves"]
+           "data_solution_map", "ranked_receptive_fields", "denoising_curves", "PARTS",
+           "reproduction_figure"]
 
 
 def _hv():
@@ -102,3 +104,85 @@ def denoising_curves(df, *, title="denoising a binary symmetric channel"):
         layers.append(hv.ErrorBars(g, "p", ["mcc", "mcc_sem"], label=label))
     return hv.Overlay(layers).opts(title=title, legend_position="top_right", xlabel="flip probability p",
                                    ylabel="MCC")
+
+
+#: the panels :func:`figure` can draw
+PARTS = ("curves", "counts", "free_energy", "isomap", "data_map", "denoising")
+
+
+def reproduction_figure(tables, parts=PARTS, *, cols=3):
+    """The figure of ``rbmviz reproduce tap`` (HoloViews Layout) from the tables of
+    :func:`rbmviz.reproduce.tap_run.run`, panels in the order of ``parts``:
+
+    * ``"curves"`` — TAP log-likelihood per unit with its standard error band (Fig. 3);
+    * ``"counts"`` — number of unique TAP solutions over epochs (Fig. 5, green);
+    * ``"free_energy"`` — TAP free energies 𝔽_RBM of the unique solutions (dots) and their
+      unweighted mean (line) over epochs (Fig. 5);
+    * ``"isomap"`` — one panel per mapped epoch: the unique solutions in the shared Isomap,
+      coloured by free energy rescaled within the epoch (Fig. 6);
+    * ``"data_map"`` — per mapped epoch, the digits 3, 6, 7 (coloured by class) and the
+      visible magnetisations they converge to (black crosses) in the data's Isomap (Fig. 7);
+    * ``"denoising"`` — MCC against the flip probability, TAP per N_h, OPE, 1-NN (Fig. 8).
+
+    Panels without data are left out."""
+    hv = _hv()
+    for part in parts:
+        if part not in PARTS:
+            raise ValueError(f"unknown figure part {part!r}; expected some of {list(PARTS)}")
+    curves = tables["curves"]
+    opts = dict(width=430, height=300, show_grid=True, tools=["hover"])
+    by_part = {}
+    ll = []
+    for nh, g in curves.groupby("n_hidden", sort=False):
+        g = g.sort_values("epoch")
+        ll.append(hv.Spread((g["epoch"], g["tap_ll_per_unit"], g["tap_ll_per_unit_sem"]),
+                            "epoch", ["TAP LL per unit", "s.e."], label=f"N_h={nh}").opts(alpha=0.3))
+        ll.append(hv.Curve((g["epoch"], g["tap_ll_per_unit"]), "epoch", "TAP LL per unit",
+                           label=f"N_h={nh}").opts(**opts))
+    by_part["curves"] = [hv.Overlay(ll).opts(title="TAP log-likelihood per unit (Fig. 3)",
+                                             legend_position="bottom_right")]
+    cnt = [hv.Curve((g["epoch"], g["n_unique"]), "epoch", "unique TAP solutions",
+                    label=f"N_h={nh}").opts(**opts)
+           for nh, g in curves.groupby("n_hidden", sort=False)]
+    by_part["counts"] = [hv.Overlay(cnt).opts(title="unique TAP solutions (Fig. 5, green)",
+                                              legend_position="top_left")]
+    sols = tables["solutions"]
+    fe = []
+    for nh, g in sols.groupby("n_hidden", sort=False):
+        pts = hv.Scatter(g, "epoch", ["free_energy", "count", "solution"], label=f"N_h={nh}")
+        fe.append(pts.opts(size=5, alpha=0.5, tools=["hover"]))
+        m = curves[curves["n_hidden"] == nh].sort_values("epoch")
+        fe.append(hv.Curve((m["epoch"], m["mean_free_energy"]), "epoch", "free_energy",
+                           label=f"N_h={nh} mean").opts(line_width=2))
+    by_part["free_energy"] = [hv.Overlay(fe).opts(hv.opts.Overlay(
+        title="TAP free energies of unique solutions (Fig. 5)", legend_position="top_left",
+        width=430, height=300, show_grid=True))] if fe else []
+    iso = tables["isomap"]
+    by_part["isomap"] = [
+        hv.Scatter(g, "x", ["y", "fe_scaled", "free_energy", "count", "solution"]).opts(
+            color="fe_scaled", cmap="viridis", size=6, colorbar=True, tools=["hover"],
+            width=300, height=260, title=f"solutions, epoch {ep}: {len(g)} (Fig. 6)")
+        for ep, g in iso.groupby("epoch")] if len(iso) else []
+    dm = tables["data_map"]
+    by_part["data_map"] = []
+    for ep, g in (dm.groupby("epoch") if len(dm) else []):
+        data = hv.Scatter(g, "x", ["y", "label"], label="data").opts(
+            color="label", cmap="Category10", size=3, alpha=0.35)
+        sol = hv.Scatter(g, "sol_x", ["sol_y", "free_energy"], label="TAP solutions").opts(
+            color="black", marker="x", size=8)
+        by_part["data_map"].append((data * sol).opts(hv.opts.Overlay(
+            title=f"data map (3, 6, 7), epoch {ep} (Fig. 7)", width=300, height=260,
+            show_legend=False)))
+    den = tables["denoising"]
+    by_part["denoising"] = []
+    if len(den):
+        dc = []
+        for (nh, method), g in den.groupby(["n_hidden", "method"], sort=False):
+            name = f"TAP N_h={nh}" if method == "tap" else ("1-NN" if method == "nn" else "OPE")
+            dc.append(hv.Curve((g["p"], g["mcc"]), "p", "MCC", label=name).opts(**opts))
+        by_part["denoising"] = [hv.Overlay(dc).opts(
+            title="denoising a binary symmetric channel (Fig. 8)", legend_position="top_right")]
+    panels = [p for part in parts for p in by_part[part]]
+    return hv.Layout(panels).cols(cols)
+
+

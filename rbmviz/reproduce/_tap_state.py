@@ -1,0 +1,173 @@
+"""Resumable state of the TAP reproduction (:func:`rbmviz.reproduce.tap_run.run` with
+``state_dir``): after every epoch the training state of each model, and every evaluation,
+are written atomically under ``state_dir/nh<N_h>/``, so a paper-scale run (hours) can be
+stopped and continued — a crash loses at most one epoch — and continued runs give the same
+numbers, bit for bit, as uninterrupted ones.
+
+Layout::
+
+    state_dir/settings.json            the run's settings (a continuation must match them)
+    state_dir/nh<N_h>/state.npz         parameters, momentum, counters, shuffle stream, epoch
+    state_dir/nh<N_h>/eval_<E>.npz      the evaluation of epoch E (curve row, solutions, maps)
+    state_dir/nh<N_h>/model_epoch<E>.npz  models saved at chosen epochs (RBM.save format)
+    state_dir/nh<N_h>/denoising_<key>.csv the denoising curves of the trained model
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ._io import json_default
+
+__all__ = ["RunState", "SETTINGS_FREE"]
+
+#: settings a continuation may change: how long to train, which models, the denoising grid
+SETTINGS_FREE = ("epochs", "hidden", "count_hidden", "ps", "test_samples")
+_COUNTERS = ("updates", "gibbs_steps", "tap_iterations", "not_converged_total",
+             "fallback_updates", "counter")
+
+
+def _atomic_savez(path, **arrays):
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _canonical(settings):
+    return json.loads(json.dumps({k: v for k, v in settings.items() if k not in SETTINGS_FREE},
+                                 default=json_default, sort_keys=True))
+
+
+class RunState:
+    """The state directory of one resumable TAP reproduction.
+
+    Parameters
+    ----------
+    path : path-like
+        Created if missing.  A directory holding the state of a run with other settings
+        (apart from :data:`SETTINGS_FREE`) is refused with a ``ValueError``.
+    settings : dict
+        The run's checked settings.
+    """
+
+    def __init__(self, path, settings):
+        self.path = Path(path)
+        if self.path.exists() and not self.path.is_dir():
+            raise NotADirectoryError(f"state_dir {self.path} exists and is not a directory")
+        self.path.mkdir(parents=True, exist_ok=True)
+        want = _canonical(settings)
+        f = self.path / "settings.json"
+        if f.exists():
+            have = json.loads(f.read_text(encoding="utf-8"))
+            diff = sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k))
+            if diff:
+                raise ValueError(
+                    f"state_dir {self.path} holds a run with other settings ("
+                    + ", ".join(f"{k}: {have.get(k)!r} there, {want.get(k)!r} now" for k in diff)
+                    + "); continue it with those settings or choose a new state_dir")
+        else:
+            tmp = f.with_name(f.name + ".tmp")
+            tmp.write_text(json.dumps(want, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            os.replace(tmp, f)
+
+    def _dir(self, nh):
+        d = self.path / f"nh{int(nh)}"
+        d.mkdir(exist_ok=True)
+        return d
+
+    # ---------------------------------------------------------------- training state
+    def save(self, nh, rbm, alg, run_):
+        """Write the training state of model ``nh`` (after ``run_.epoch`` epochs)."""
+        _atomic_savez(
+            self._dir(nh) / "state.npz", W=rbm.W, b=rbm.b, c=rbm.c, vW=alg.vW, vb=alg.vb,
+            vc=alg.vc, prev_gW=alg.prev_gW,
+            counters=np.array([getattr(alg, k) for k in _COUNTERS], dtype=np.int64),
+            shuffle=np.array(json.dumps(run_._shuffle.bit_generator.state)),
+            epoch=np.array(run_.epoch), wall_time=np.array(run_.wall_time))
+
+    def restore(self, nh, rbm, alg, run_) -> int:
+        """Load the training state of model ``nh`` into ``rbm``, ``alg`` and ``run_`` (set
+        up, untrained); returns the epoch reached (0 when nothing was saved)."""
+        f = self.path / f"nh{int(nh)}" / "state.npz"
+        if not f.exists():
+            return 0
+        with np.load(f, allow_pickle=False) as z:
+            if z["W"].shape != rbm.W.shape:
+                raise ValueError(f"{f} holds a {z['W'].shape} model, expected {rbm.W.shape}")
+            for name in ("W", "b", "c"):
+                getattr(rbm, name)[...] = z[name]
+            for name in ("vW", "vb", "vc", "prev_gW"):
+                getattr(alg, name)[...] = z[name]
+            for k, v in zip(_COUNTERS, z["counters"]):
+                setattr(alg, k, int(v))
+            run_._shuffle.bit_generator.state = json.loads(str(z["shuffle"]))
+            run_.epoch = int(z["epoch"])
+            run_.wall_time = float(z["wall_time"])
+        return run_.epoch
+
+    def save_model(self, nh, epoch, rbm):
+        """The model at ``epoch`` as ``model_epoch<E>.npz`` (:meth:`rbmviz.RBM.save`)."""
+        return rbm.save(self._dir(nh) / f"model_epoch{int(epoch)}.npz", overwrite=True)
+
+    # ---------------------------------------------------------------- evaluations
+    def save_eval(self, nh, epoch, ev):
+        """Write an evaluation (``row``, ``stats``, optional ``iso`` and ``map`` points)."""
+        st = ev["stats"]
+        arrays = dict(row=np.array(json.dumps(ev["row"], default=json_default)),
+                      scalars=np.array(json.dumps({k: v for k, v in st.items()
+                                                   if k not in ("free_energy", "counts")},
+                                                  default=json_default)),
+                      free_energy=st["free_energy"], counts=st["counts"])
+        if "iso" in ev:
+            arrays.update(iso_features=ev["iso"][0], iso_fe=ev["iso"][1],
+                          iso_counts=ev["iso"][2])
+        if "map" in ev:
+            arrays.update(map_av=ev["map"][0], map_fe=ev["map"][1], map_converged=ev["map"][2])
+        _atomic_savez(self._dir(nh) / f"eval_{int(epoch):04d}.npz", **arrays)
+
+    def load_eval(self, nh, epoch):
+        """The saved evaluation of ``epoch``, or None."""
+        f = self.path / f"nh{int(nh)}" / f"eval_{int(epoch):04d}.npz"
+        if not f.exists():
+            return None
+        with np.load(f, allow_pickle=False) as z:
+            stats = json.loads(str(z["scalars"]))
+            stats["free_energy"] = z["free_energy"]
+            stats["counts"] = z["counts"]
+            out = {"row": json.loads(str(z["row"])), "stats": stats}
+            if "iso_features" in z.files:
+                out["iso"] = (z["iso_features"], z["iso_fe"], z["iso_counts"])
+            if "map_av" in z.files:
+                out["map"] = (z["map_av"], z["map_fe"], z["map_converged"])
+        return out
+
+    # ---------------------------------------------------------------- denoising
+    def _den_path(self, nh, key):
+        h = hashlib.sha1(json.dumps(key, default=json_default).encode()).hexdigest()[:12]
+        return self._dir(nh) / f"denoising_{h}.csv"
+
+    def load_denoising(self, nh, key):
+        """The denoising table saved under ``key`` (any JSON-able value), or None."""
+        import pandas as pd
+        f = self._den_path(nh, key)
+        return pd.read_csv(f) if f.exists() else None
+
+    def save_denoising(self, nh, key, table):
+        f = self._den_path(nh, key)
+        tmp = f.with_name(f.name + ".tmp")
+        table.to_csv(tmp, index=False)
+        os.replace(tmp, f)
