@@ -44,12 +44,14 @@ factors (Numba kernel :mod:`rbmviz.kernels.bias`, parallel over runs).
 from __future__ import annotations
 
 import math
+import time
 from typing import NamedTuple
 
 import numpy as np
 
 from . import evaluate
 from ._validation import check_data, check_float, check_int
+from .errors import RunDiverged
 from .kernels import bias as _kb
 from .model import RBM
 
@@ -460,9 +462,21 @@ def _record_schedule(iterations, record_every, record_at):
     return np.unique(np.append(np.arange(0, iterations + 1, record_every), iterations)).astype(np.int64)
 
 
+def _guard_limit(value, name) -> float:
+    """A limit of the divergence guard: a float > 0, or ``inf`` (guard off)."""
+    if isinstance(value, (int, float, np.floating)) and not isinstance(value, bool) and value == np.inf:
+        return math.inf
+    return check_float(value, name, low=0.0, low_open=True)
+
+
+#: wall time one kernel call of :func:`train_expected_cd` aims at with ``chunk="auto"`` (so
+#: Ctrl-C, which Python only sees between calls, takes effect within about this long)
+CHUNK_SECONDS = 0.25
+
+
 def train_expected_cd(rbms, data, *, k=1, learning_rate=0.1, iterations=1000,
                       weight_decay=0.0, record_every=None, record_at=None, progress=False,
-                      chunk=2000):
+                      chunk="auto", max_weight=1e3, max_ll_drop="auto"):
     """Train small RBMs in place with the exact expected CD-k update (no sampling noise).
 
     Every iteration is one full-batch step (cd-bias.md §7.1, step 7)::
@@ -472,9 +486,16 @@ def train_expected_cd(rbms, data, *, k=1, learning_rate=0.1, iterations=1000,
 
     the expectation over the Gibbs chain of the batch CD-k update of
     :mod:`rbmviz.algorithms.cd` (the same as :func:`rbmviz.evaluate.expected_cd_update`),
-    as Fischer & Igel train their 6×6 RBMs.  Several models (e.g. the repetitions of an
-    experiment) are trained in parallel, one per thread; there is no randomness, so the
-    same initial models give identical results for any thread count.
+    as Fischer & Igel train their 6×6 RBMs (Sec. 3).  Several models (e.g. the repetitions of
+    an experiment) are trained in parallel, one per thread; there is no randomness, so the
+    same initial models give identical results for any thread count and any ``chunk``.
+
+    Divergence guard (inside the kernel, every iteration): an update that would make a
+    parameter non-finite or larger than ``max_weight`` in magnitude is not applied, and a
+    recorded log-likelihood more than ``max_ll_drop`` nats below the best one recorded
+    before (a likelihood collapse) stops training too; either raises
+    :class:`~rbmviz.errors.RunDiverged` naming the quantity (``"W"``, ``"b"``, ``"c"``,
+    ``"log_likelihood"`` or a non-finite metric), its value and the iteration.
 
     Parameters
     ----------
@@ -493,7 +514,14 @@ def train_expected_cd(rbms, data, *, k=1, learning_rate=0.1, iterations=1000,
         ``[0, iterations]``) instead of ``record_every``.
     progress : bool or callable — True shows a tqdm progress bar; a callable is called
         with the number of iterations done after every chunk.
-    chunk : int — iterations per kernel call (progress granularity).
+    chunk : "auto" or int — iterations per kernel call.  ``"auto"`` sizes the calls to
+        about :data:`CHUNK_SECONDS` of wall time each, so Ctrl-C (``KeyboardInterrupt``)
+        takes effect within about that long; an int fixes the number.
+    max_weight : float > 0 — largest allowed |parameter| (the default, 1e3, is that of
+        :class:`rbmviz.runs.Run`; the paper's runs stay below 10); ``inf`` turns this off.
+    max_ll_drop : "auto" or float > 0 (``inf``: off) — largest allowed fall of the recorded mean
+        log-likelihood below its best recorded value, in nats; ``"auto"`` is
+        ``10 · n_visible · ln 2``, ten times the loss of the uniform model.
 
     Returns
     -------
@@ -507,9 +535,13 @@ def train_expected_cd(rbms, data, *, k=1, learning_rate=0.1, iterations=1000,
 
     Raises
     ------
-    rbmviz.runs.RunDiverged
-        If a model's parameters become NaN/inf (the records are then lost; the models
-        hold the last finite parameters of the chunk before).
+    rbmviz.errors.RunDiverged
+        When the guard above trips.  ``epoch`` is the iteration, ``quantity`` and ``value``
+        say what showed it, ``records`` holds the records (dicts) made before it; the
+        diverged model holds its last healthy parameters (those after ``epoch`` updates), the
+        other models those reached when training stopped.
+    KeyboardInterrupt
+        Ctrl-C, between two kernel calls; the models hold the parameters reached.
     """
     import pandas as pd
 
@@ -528,7 +560,12 @@ def train_expected_cd(rbms, data, *, k=1, learning_rate=0.1, iterations=1000,
     lr = check_float(learning_rate, "learning_rate", low=0.0, low_open=True)
     wd = check_float(weight_decay, "weight_decay", low=0.0)
     iterations = check_int(iterations, "iterations", low=0)
-    chunk = check_int(chunk, "chunk", low=1)
+    auto_chunk = isinstance(chunk, str) and chunk == "auto"
+    chunk = 16 if auto_chunk else check_int(chunk, "chunk", low=1)
+    max_weight = _guard_limit(max_weight, "max_weight")
+    if isinstance(max_ll_drop, str) and max_ll_drop == "auto":
+        max_ll_drop = 10.0 * nv * math.log(2.0)
+    max_ll_drop = _guard_limit(max_ll_drop, "max_ll_drop")
     schedule = _record_schedule(iterations, record_every, record_at)
 
     R = len(models)
@@ -537,6 +574,17 @@ def train_expected_cd(rbms, data, *, k=1, learning_rate=0.1, iterations=1000,
     c = np.stack([np.asarray(m.c, np.float64) for m in models])
     out = np.full((R, len(schedule), _kb.N_METRICS), np.nan)
     status = np.full(R, -1, dtype=np.int64)
+    reason = np.full(R, -1, dtype=np.int64)
+    value = np.full(R, np.nan)
+    best_ll = np.full(R, -np.inf)
+
+    def kernel(lo, hi):
+        _kb.run_expected_cd_(W, b, c, pe, k, lr, wd, lo, hi, schedule, out, status,
+                             max_weight, max_ll_drop, best_ll, reason, value)
+
+    def write_back():
+        for i, m in enumerate(models):
+            m.set_params(W=W[i], b=b[i], c=c[i])
 
     bar = None
     if callable(progress):
@@ -551,35 +599,47 @@ def train_expected_cd(rbms, data, *, k=1, learning_rate=0.1, iterations=1000,
         start = 0
         while True:
             stop = min(start + chunk, iterations)
-            good = (W.copy(), b.copy(), c.copy())
-            _kb.run_expected_cd_(W, b, c, pe, k, lr, wd, start, stop, schedule, out, status)
+            t0 = time.perf_counter()
+            kernel(start, stop)
             if (status >= 0).any():
-                W, b, c = good
                 break
-            for i, m in enumerate(models):
-                m.set_params(W=W[i], b=b[i], c=c[i])
+            write_back()
             if step is not None:
                 step(stop - start)
             if stop == iterations:
-                _kb.run_expected_cd_(W, b, c, pe, k, lr, wd, stop, stop, schedule, out, status)
+                kernel(stop, stop)            # the record after the last update
                 break
+            if auto_chunk:                    # next call ≈ CHUNK_SECONDS (at most 4x longer)
+                per_it = (time.perf_counter() - t0) / max(stop - start, 1)
+                chunk = int(min(4 * chunk, max(1, CHUNK_SECONDS / max(per_it, 1e-9))))
             start = stop
     finally:
         if bar is not None:
             bar.close()
-    if (status >= 0).any():
-        from .runs import RunDiverged
-        r = int(np.argmax(status >= 0))
-        it = int(status[r])
-        for i, m in enumerate(models):
-            m.set_params(W=W[i], b=b[i], c=c[i])
-        raise RunDiverged(
-            f"expected CD-{k} training diverged: run {r} has non-finite parameters or metrics "
-            f"at iteration {it} (learning_rate={lr}); the models hold the parameters of "
-            f"iteration {start}", epoch=it, last_good_epoch=start, quantity="parameters",
-            value=float("nan"))
     frame = pd.DataFrame(out.reshape(R * len(schedule), _kb.N_METRICS), columns=list(RECORD_COLUMNS))
     frame.insert(0, "k", k)
     frame.insert(0, "iteration", np.tile(schedule, R))
     frame.insert(0, "run", np.repeat(np.arange(R), len(schedule)))
+    if (status >= 0).any():
+        write_back()
+        r = int(np.argmax(status >= 0))
+        it, why, val = int(status[r]), _kb.QUANTITIES[int(reason[r])], float(value[r])
+        if why == "log_likelihood" and math.isfinite(val):
+            what = (f"the mean log-likelihood collapsed to {val:.6g} nats at iteration {it}, more "
+                    f"than max_ll_drop={max_ll_drop:.6g} below its best recorded value "
+                    f"{best_ll[r]:.6g}")
+            last_good = it
+        elif why in ("W", "b", "c"):
+            size = "is not finite" if not math.isfinite(val) else f"exceeds max_weight={max_weight:g}"
+            what = (f"update {it + 1} would make an entry of {why} equal {val:.6g}, which {size}; "
+                    f"the model holds the parameters after iteration {it}")
+            last_good, it = it, it + 1
+        else:
+            what = f"the recorded {why} is {val} at iteration {it}"
+            last_good = it
+        done = frame[(frame.iteration < it) & frame.bias.notna()]
+        raise RunDiverged(f"expected CD-{k} training diverged (learning_rate={lr:g}, run {r}): "
+                          f"{what}; lower the learning rate or add weight decay",
+                          epoch=it, last_good_epoch=last_good, quantity=why, value=val,
+                          records=done.to_dict("records"))
     return frame

@@ -11,7 +11,7 @@ import rbmviz
 from rbmviz import bias, cli, datasets
 from rbmviz import evaluate as ev
 from rbmviz.reproduce import cd_bias
-from rbmviz.runs import RunDiverged
+from rbmviz.errors import RunDiverged
 
 
 def _ref_rbm():
@@ -226,6 +226,69 @@ def test_divergence_is_reported():
     assert np.all(np.isfinite(rbm.W))
 
 
+def test_parameter_growth_stops_training_and_names_w():
+    """η = 1e6 (issue 11: |W| reached 3e6 without a word): the first update that would push
+    a weight past max_weight is not applied, RunDiverged names W, its value and the
+    iteration, and the records made before it are kept."""
+    X = datasets.diag(6)
+    rbm = rbmviz.RBM(6, 6, init="uniform", scale=0.5, seed=0)
+    start = rbm.copy()
+    with pytest.raises(RunDiverged, match=r"update 1 would make an entry of W equal .*exceeds "
+                                          r"max_weight=1000") as info:
+        bias.train_expected_cd(rbm, X, learning_rate=1e6, iterations=50, record_every=1)
+    err = info.value
+    assert (err.quantity, err.epoch, err.last_good_epoch) == ("W", 1, 0)
+    assert abs(err.value) > 1e3 and np.isfinite(err.value)
+    assert rbm == start                                   # the healthy parameters are kept
+    assert [r["iteration"] for r in err.records] == [0]
+    assert err.records[0]["log_likelihood"] == pytest.approx(ev.log_likelihood_exact(start, X))
+    # at η = 1e3 the weights reach max_weight in the second update (checked every
+    # iteration) ...
+    rbm = rbmviz.RBM(6, 6, init="uniform", scale=0.5, seed=0)
+    with pytest.raises(RunDiverged) as info:
+        bias.train_expected_cd(rbm, X, learning_rate=1e3, iterations=50, record_at=[0, 50])
+    assert (info.value.quantity, info.value.epoch) == ("W", 2)
+    assert np.abs(rbm.W).max() <= 1e3 and len(info.value.records) == 1
+    # ... but the likelihood has already collapsed after the first one (when recorded)
+    with pytest.raises(RunDiverged) as info:
+        bias.train_expected_cd(rbmviz.RBM(6, 6, init="uniform", scale=0.5, seed=0), X,
+                               learning_rate=1e3, iterations=50, record_every=1)
+    assert (info.value.quantity, info.value.epoch) == ("log_likelihood", 1)
+
+
+def test_likelihood_collapse_stops_training_and_names_the_log_likelihood():
+    """With the weight bound lifted, the collapse of the recorded log-likelihood (more than
+    max_ll_drop nats below its best) shows the divergence."""
+    X = datasets.diag(6)
+    rbm = rbmviz.RBM(6, 6, init="uniform", scale=0.5, seed=0)
+    with pytest.raises(RunDiverged, match="mean log-likelihood collapsed") as info:
+        bias.train_expected_cd(rbm, X, learning_rate=1e3, iterations=50, record_every=1,
+                               max_weight=1e12)
+    err = info.value
+    assert err.quantity == "log_likelihood"
+    best = max(r["log_likelihood"] for r in err.records)
+    assert err.value < best - 10 * 6 * np.log(2)
+    assert err.value == pytest.approx(ev.log_likelihood_exact(rbm, X), rel=1e-9)
+    # a tighter allowed drop trips no later; a huge one lets the weight bound trip instead
+    with pytest.raises(RunDiverged) as tight:
+        bias.train_expected_cd(rbmviz.RBM(6, 6, init="uniform", scale=0.5, seed=0), X,
+                               learning_rate=1e3, iterations=50, record_every=1,
+                               max_weight=1e12, max_ll_drop=1.0)
+    assert tight.value.quantity == "log_likelihood" and tight.value.epoch <= err.epoch
+
+
+def test_guard_leaves_healthy_training_alone():
+    """The paper's setting (η = 0.1) trains as before with the guard on: same records as with
+    the guard lifted, weights far below max_weight."""
+    X = datasets.ball_1d(6)
+    a = [rbmviz.RBM(6, 6, init="uniform", scale=0.5, seed=s) for s in range(2)]
+    b = [m.copy() for m in a]
+    fa = bias.train_expected_cd(a, X, iterations=400, record_every=100)
+    fb = bias.train_expected_cd(b, X, iterations=400, record_every=100, max_weight=np.inf,
+                                max_ll_drop=np.inf, chunk=400)
+    assert fa.equals(fb) and a == b
+
+
 # ---------------------------------------------------------------------------- bad input
 
 def test_bad_input_gives_clear_errors():
@@ -261,6 +324,13 @@ def test_bad_input_gives_clear_errors():
         bias.train_expected_cd(rbm, X, learning_rate=0.0)
     with pytest.raises(ValueError, match="same shape"):
         bias.train_expected_cd([rbm, random_rbm(3, 3)], X)
+    for kw, exc, match in (({"max_weight": 0.0}, ValueError, "max_weight must be > 0"),
+                           ({"max_ll_drop": -1.0}, ValueError, "max_ll_drop must be > 0"),
+                           ({"max_ll_drop": "big"}, TypeError, "max_ll_drop must be a real"),
+                           ({"chunk": "fast"}, TypeError, "chunk must be an integer"),
+                           ({"chunk": 0}, ValueError, "chunk must be >= 1")):
+        with pytest.raises(exc, match=match):
+            bias.train_expected_cd(rbm, X, iterations=1, **kw)
 
 
 # ---------------------------------------------------------------------------- reproduction, CLI

@@ -30,6 +30,11 @@ from numba import njit, prange
 METRICS = ("bias", "bound", "distance", "mixing", "one_minus_mixing", "delta", "bd_bound",
            "log_likelihood", "weight_norm")
 N_METRICS = len(METRICS)
+#: quantities a divergence can be reported in (``reason`` of :func:`run_expected_cd_` indexes
+#: this): the parameters, then the metrics
+QUANTITIES = ("W", "b", "c") + METRICS
+#: index of the log-likelihood in :data:`QUANTITIES` (the collapse check)
+LL_REASON = 3 + METRICS.index("log_likelihood")
 #: largest layer the training kernel accepts (tables of 2**(nv+nh) entries)
 MAX_UNITS = 10
 #: |pre-activation| above which exp(−a) products could overflow: sigmoids are then computed
@@ -253,9 +258,10 @@ def _phi_sum(w, S1, Vb, y, dW, db, dc):
 
 
 @njit(cache=True, error_model="numpy")
-def _record(W, b, c, pe, q, k, Vb, S1, buf, y, dW, db, dc, rec):
+def _record(W, b, c, pe, q, k, Vb, S1, buf, y, dW, db, dc, rec, min_ll):
     """Metrics of the current parameters into ``rec`` (order of :data:`METRICS`); ``q`` is
-    ``q_k = p_e Tᵏ``.  Returns False if one of them is not finite."""
+    ``q_k = p_e Tᵏ``.  Returns −1, or the index in :data:`QUANTITIES` of the first metric
+    that is not finite, or :data:`LL_REASON` if the log-likelihood is below ``min_ll``."""
     nv, nh = W.shape
     NV = 1 << nv
     m = -np.inf
@@ -311,16 +317,23 @@ def _record(W, b, c, pe, q, k, Vb, S1, buf, y, dW, db, dc, rec):
     rec[8] = math.sqrt(wn)
     for i in range(rec.shape[0]):
         if not math.isfinite(rec[i]):
-            return False
-    return True
+            return 3 + i
+    if ll < min_ll:
+        return LL_REASON
+    return -1
 
 
 @njit(cache=True, error_model="numpy")
 def _iteration(W, b, c, pe, k, lr, wd, do_update, rec, Vb, S1, S0, T1, T0, PHt, PVt,
-               r, q, buf, y, dW, db, dc):
+               r, q, buf, y, dW, db, dc, max_weight, min_ll, bad):
     """One exact expected-CD-k iteration for one run (module docstring), in scratch arrays;
     if ``rec`` is non-empty the metrics of the current parameters are written to it first.
-    Returns False when a metric or a parameter is not finite."""
+
+    Divergence guard: returns −1 while healthy, else the index in :data:`QUANTITIES` of what
+    showed the divergence — a recorded metric that is not finite, a log-likelihood below
+    ``min_ll`` (then ``bad[0]`` is it and the parameters are unchanged), or a parameter that
+    became non-finite or larger than ``max_weight`` in magnitude through the update (then
+    ``bad[0]`` is that entry and the update is undone: the parameters stay those before it)."""
     nv, nh = W.shape
     NV = 1 << nv
     alpha, beta = _max_preactivation(W, b, c)
@@ -334,28 +347,48 @@ def _iteration(W, b, c, pe, k, lr, wd, do_update, rec, Vb, S1, S0, T1, T0, PHt, 
         _mat_vec(PHt, q, r)
         _mat_vec(PVt, r, q)
     if rec.shape[0] > 0:
-        if not _record(W, b, c, pe, q, k, Vb, S1, buf, y, dW, db, dc, rec):
-            return False
+        reason = _record(W, b, c, pe, q, k, Vb, S1, buf, y, dW, db, dc, rec, min_ll)
+        if reason >= 0:
+            bad[0] = rec[reason - 3]
+            return reason
     if not do_update:
-        return True
+        return -1
     for v in range(NV):                    # CD = Σ_v (p_e − q_k)(v) φ̄(v)
         buf[v] = pe[v] - q[v]
     _phi_sum(buf, S1, Vb, y, dW, db, dc)
-    ok = True
+    for l in range(nv):                    # the new parameters, checked before they are kept
+        for s in range(nh):
+            dW[l, s] = W[l, s] + lr * (dW[l, s] - wd * W[l, s])
+        db[l] = b[l] + lr * db[l]
+    for s in range(nh):
+        dc[s] = c[s] + lr * dc[s]
+    reason = -1
+    for l in range(nv):                    # NaN fails "<= max_weight" too
+        for s in range(nh):
+            if reason < 0 and not abs(dW[l, s]) <= max_weight:
+                reason = 0
+                bad[0] = dW[l, s]
+        if reason < 0 and not abs(db[l]) <= max_weight:
+            reason = 1
+            bad[0] = db[l]
+    for s in range(nh):
+        if reason < 0 and not abs(dc[s]) <= max_weight:
+            reason = 2
+            bad[0] = dc[s]
+    if reason >= 0:
+        return reason                      # not applied: the parameters stay healthy
     for l in range(nv):
         for s in range(nh):
-            W[l, s] += lr * (dW[l, s] - wd * W[l, s])
-            ok = ok and math.isfinite(W[l, s])
-        b[l] += lr * db[l]
-        ok = ok and math.isfinite(b[l])
+            W[l, s] = dW[l, s]
+        b[l] = db[l]
     for s in range(nh):
-        c[s] += lr * dc[s]
-        ok = ok and math.isfinite(c[s])
-    return ok
+        c[s] = dc[s]
+    return -1
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def run_expected_cd_(W, b, c, pe, k, lr, wd, start, stop, record_at, out, status):
+def run_expected_cd_(W, b, c, pe, k, lr, wd, start, stop, record_at, out, status,
+                     max_weight, max_ll_drop, best_ll, reason, value):
     """Iterations ``start .. stop−1`` of exact expected-CD-k training for ``R`` independent
     runs, in place, parallel over runs.
 
@@ -369,8 +402,16 @@ def run_expected_cd_(W, b, c, pe, k, lr, wd, start, stop, record_at, out, status
         ``start == stop`` only the record at ``stop`` (if scheduled) is made.
     record_at : (n_rec,) sorted int64 iteration numbers at which to record.
     out : (R, n_rec, N_METRICS) — records, written at the scheduled positions.
-    status : (R,) int64 — −1 while healthy; the iteration at which a run's parameters or
-        metrics became non-finite (that run then stops).
+    status : (R,) int64 — −1 while healthy; else the number of updates a run had done when
+        it diverged (that run then stops, holding the healthy parameters of that iteration).
+    max_weight : float — a run diverges when an update would make a parameter non-finite or
+        larger than this in magnitude (the update is not applied).
+    max_ll_drop : float — a run diverges when a recorded log-likelihood falls more than this
+        below the best one recorded so far (a likelihood collapse).
+    best_ll : (R,) float64 — the best recorded log-likelihood of every run (−inf before the
+        first record), read and updated (it carries the collapse check across calls).
+    reason : (R,) int64 — written: index in :data:`QUANTITIES` of what showed it.
+    value : (R,) float64 — written: the offending value.
     """
     R, nv, nh = W.shape
     NV = 1 << nv
@@ -398,6 +439,7 @@ def run_expected_cd_(W, b, c, pe, k, lr, wd, start, stop, record_at, out, status
         dW = np.empty((nv, nh))
         db = np.empty(nv)
         dc = np.empty(nh)
+        bad = np.empty(1)
         j = first
         Wr, br, cr = W[rr], b[rr], c[rr]
         for t in range(start, last + 1):
@@ -405,7 +447,13 @@ def run_expected_cd_(W, b, c, pe, k, lr, wd, start, stop, record_at, out, status
             if j < record_at.shape[0] and record_at[j] == t:
                 rec = out[rr, j]
                 j += 1
-            if not _iteration(Wr, br, cr, pe, k, lr, wd, t < stop, rec, Vb, S1, S0, T1, T0,
-                              PHt, PVt, r, q, buf, y, dW, db, dc):
+            why = _iteration(Wr, br, cr, pe, k, lr, wd, t < stop, rec, Vb, S1, S0, T1, T0,
+                             PHt, PVt, r, q, buf, y, dW, db, dc, max_weight,
+                             best_ll[rr] - max_ll_drop, bad)
+            if rec.shape[0] > 0 and why < 0:
+                best_ll[rr] = max(best_ll[rr], rec[LL_REASON - 3])
+            if why >= 0:
                 status[rr] = t
+                reason[rr] = why
+                value[rr] = bad[0]
                 break
