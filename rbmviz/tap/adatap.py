@@ -112,7 +112,16 @@ def _chunk_rows(nl, ns):
     return max(1, int(_CHUNK_BYTES // (8 * max(1, nl * ns + ns * ns))))
 
 
-def interaction_step(W, A2, y, *, method="schur", logdet=False):
+def _outer_table(Wl):
+    """``K[i, t] = W_l[i, a] W_l[i, b]`` over the pairs ``t = (a ≤ b)`` of the smaller layer,
+    with the pair indices and weights ``2 − δ_ab``: shared by every row and iteration, it turns
+    ``W_lᵀ D⁻¹ W_l`` and ``diag(W_l S⁻¹ W_lᵀ)`` of a whole chunk into one GEMM each."""
+    ia, ib = np.triu_indices(Wl.shape[1])
+    K = np.ascontiguousarray(Wl[:, ia] * Wl[:, ib])
+    return K, ia, ib, np.where(ia == ib, 1.0, 2.0)
+
+
+def interaction_step(W, A2, y, *, method="schur", logdet=False, table=None):
     """Gaussian (interaction) step of Alg. 3 for a batch of rows.
 
     For every row ``r``: ``M_r = diag(A2_r) − J`` with ``J = [[0, W], [Wᵀ, 0]]``; returns
@@ -121,7 +130,10 @@ def interaction_step(W, A2, y, *, method="schur", logdet=False):
 
     ``method="schur"`` eliminates the larger layer (Schur complement of size
     ``min(n_v, n_h)``, see the module docstring); ``"direct"`` inverts ``M_r``.  Rows are
-    processed in chunks that bound the stacked work arrays (~64 MB).
+    processed in chunks that bound the stacked work arrays (~64 MB).  When the table of
+    products ``W_ia W_ib`` (:func:`_outer_table`, ``n_l · n_s(n_s + 1)/2`` numbers) fits in
+    that budget, ``S`` and ``diag(W_l S⁻¹ W_lᵀ)`` of a chunk are single matrix products with
+    it (pass ``table`` to reuse it across calls, ``table=False`` to use stacked products).
     """
     method = check_choice(method, "method", METHODS)
     W = np.asarray(W, dtype=np.float64)
@@ -135,10 +147,10 @@ def interaction_step(W, A2, y, *, method="schur", logdet=False):
         J = np.zeros((n, n))
         J[:nv, nv:], J[nv:, :nv] = W, W.T
         step = _chunk_rows(n, n)
+        idx = np.arange(n)
         for lo in range(0, R, step):
             hi = min(R, lo + step)
             M = -np.broadcast_to(J, (hi - lo, n, n)).copy()
-            idx = np.arange(n)
             M[:, idx, idx] += A2[lo:hi]
             C = np.linalg.inv(M)
             x[lo:hi] = np.einsum("rij,rj->ri", C, y[lo:hi])
@@ -153,6 +165,10 @@ def interaction_step(W, A2, y, *, method="schur", logdet=False):
         Wl, sl_l, sl_s = np.ascontiguousarray(W.T), slice(nv, n), slice(0, nv)
     nl, ns = Wl.shape
     WlT = np.ascontiguousarray(Wl.T)
+    if table is None and 8 * nl * ns * (ns + 1) // 2 <= _CHUNK_BYTES:
+        table = _outer_table(Wl)
+    elif table is False:
+        table = None
     step = _chunk_rows(nl, ns)
     diag = np.arange(ns)
     for lo in range(0, R, step):
@@ -160,15 +176,25 @@ def interaction_step(W, A2, y, *, method="schur", logdet=False):
         Dl, Ds = A2[lo:hi, sl_l], A2[lo:hi, sl_s]
         yl, ys = y[lo:hi, sl_l], y[lo:hi, sl_s]
         inv_Dl = 1.0 / Dl
-        T = Wl[None, :, :] * inv_Dl[:, :, None]              # D_l⁻¹ W_l   (r, n_l, n_s)
-        S = -np.matmul(WlT[None, :, :], T)                     # −W_lᵀ D_l⁻¹ W_l
+        if table is not None:
+            K, ia, ib, wt = table
+            S = np.empty((hi - lo, ns, ns))
+            tri = -(inv_Dl @ K)                                # −W_lᵀ D_l⁻¹ W_l, upper triangle
+            S[:, ia, ib] = tri
+            S[:, ib, ia] = tri
+        else:
+            T = Wl[None, :, :] * inv_Dl[:, :, None]            # D_l⁻¹ W_l   (r, n_l, n_s)
+            S = -np.matmul(WlT[None, :, :], T)                 # −W_lᵀ D_l⁻¹ W_l
         S[:, diag, diag] += Ds
         Sinv = np.linalg.inv(S)
         rhs = ys + (yl * inv_Dl) @ Wl
         xs = np.einsum("rab,rb->ra", Sinv, rhs)
         xl = (yl + xs @ WlT) * inv_Dl
-        P = np.matmul(Wl[None, :, :], Sinv)                    # W_l S⁻¹  (r, n_l, n_s)
-        q = np.einsum("ria,ia->ri", P, Wl)                     # diag(W_l S⁻¹ W_lᵀ)
+        if table is not None:
+            q = (Sinv[:, ia, ib] * wt) @ K.T                   # diag(W_l S⁻¹ W_lᵀ)
+        else:
+            P = np.matmul(Wl[None, :, :], Sinv)                # W_l S⁻¹  (r, n_l, n_s)
+            q = np.einsum("ria,ia->ri", P, Wl)
         x[lo:hi, sl_l], x[lo:hi, sl_s] = xl, xs
         d[lo:hi, sl_l] = inv_Dl * (1.0 + q * inv_Dl)
         d[lo:hi, sl_s] = np.diagonal(Sinv, axis1=1, axis2=2)
@@ -261,6 +287,11 @@ def solve(rbm, init=None, *, damping=0.5, tol=1e-10, max_iter=2000, init_clip=0.
         A1 = np.zeros_like(m)
         B1 = np.log(m) - np.log1p(-m)
     R = A1.shape[0]
+    table = None
+    if method == "schur":
+        Wl = W if nv >= nh else W.T
+        if 8 * Wl.shape[0] * Wl.shape[1] * (Wl.shape[1] + 1) // 2 <= _CHUNK_BYTES:
+            table = _outer_table(np.ascontiguousarray(Wl))
     keys = ("a1", "v1", "a2", "d", "A1", "B1", "A2", "B2")
     out = {k: np.empty((R, n)) for k in keys}
     converged = np.zeros(R, dtype=bool)
@@ -271,7 +302,7 @@ def solve(rbm, init=None, *, damping=0.5, tol=1e-10, max_iter=2000, init_clip=0.
     thresh = tol
     for it in range(1, max_iter + 1):
         a1, v1, A2, B2 = _prior_step(A1, B1, var_floor)
-        a2, d = interaction_step(W, A2, B2 + H, method=method)
+        a2, d = interaction_step(W, A2, B2 + H, method=method, table=table)
         A1n = 1.0 / d - A2
         B1n = a2 / d - B2
         da = np.mean((a1 - a2) ** 2, axis=1)
