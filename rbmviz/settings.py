@@ -35,6 +35,8 @@ import param
 
 from . import algorithms as _algorithms
 from . import datasets as _datasets
+from .algorithms import knobs as _knobs
+from .bounds import EPOCHS_MAX, SEED_MAX, UNITS_MAX
 from .model import RBM
 from .runs import Run
 
@@ -42,11 +44,12 @@ __all__ = [
     "DataSettings", "ModelSettings", "TrainSettings", "SETTINGS_CLASSES",
     "load_data", "build_model", "algorithm_kwargs", "make_run",
     "to_dict", "from_dict", "knobs", "parse_value", "set_knob", "clean_param_error",
-    "algorithm_knobs", "dataset_knobs",
+    "algorithm_knobs", "algorithm_defaults", "live_knobs", "dataset_knobs",
+    "ALGORITHM_KNOBS_EXCLUDED",
     "DATASETS", "DatasetRule", "TEST_FRACTION",
 ]
 
-_SEED_MAX = 2**63 - 1
+_SEED_MAX = SEED_MAX
 
 
 # ---------------------------------------------------------------------------- data sets
@@ -132,7 +135,7 @@ class ModelSettings(param.Parameterized):
     """The RBM's size and initial parameters (binary visible and hidden units)."""
 
     n_hidden = param.Integer(
-        4, bounds=(1, 4096), softbounds=(1, 64), label="Hidden units",
+        4, bounds=(1, UNITS_MAX), softbounds=(1, 1000), label="Hidden units",
         doc="Number of hidden units. Exact log-likelihoods need a layer of at most 20 units.")
     init = param.Selector(
         default="normal", objects=["normal", "uniform", "zeros"], label="Weight init",
@@ -154,13 +157,12 @@ class ModelSettings(param.Parameterized):
         doc="Seed of the initial weights.")
 
 
-class TrainSettings(param.Parameterized):
-    """The training rule and the run loop's knobs.
+#: knobs of the algorithms that are not :class:`TrainSettings` knobs: S-DCP's ``d`` (its name
+#: is the data sets' ``d``; in the settings ``d = k / k_inner``)
+ALGORITHM_KNOBS_EXCLUDED = ("d",)
 
-    Only the knobs the chosen algorithm accepts are passed to it (:func:`algorithm_kwargs`,
-    :func:`algorithm_knobs`).
-    """
 
+class _RunKnobs(param.Parameterized):
     algorithm = param.Selector(
         default="cd", objects=_algorithms.names(),
         doc="Training rule: cd = contrastive divergence CD-k (chains start at the data); "
@@ -168,54 +170,59 @@ class TrainSettings(param.Parameterized):
             "(centered) stochastic difference-of-convex programming; ssd = stochastic spectral "
             "descent; tap = TAP training (deterministic TAP fixed points replace the Gibbs "
             "chains, Tramel et al. 2018).")
-    k = param.Integer(
-        1, bounds=(1, 1000), softbounds=(1, 50), label="Gibbs steps k",
-        doc="Block-Gibbs steps per parameter update.")
-    k_inner = param.Integer(
-        None, allow_None=True, bounds=(1, 1000), softbounds=(1, 12), label="Inner Gibbs steps K′",
-        doc="sdcp/csdcp only: Gibbs steps K′ of each of the d inner steps; d = k / K′ so that "
-            "every algorithm spends k Gibbs steps per update (equal compute, d·K′ = k); "
-            "none = K′ = 4 when 4 divides k.")
-    learning_rate = param.Number(
-        0.1, bounds=(0.0, 10.0), inclusive_bounds=(False, True), softbounds=(0.001, 1.0),
-        doc="Step size η > 0 of each update.")
+
+
+#: every algorithm's knobs, copied from their one declaration (``cls.Knobs``)
+_AlgorithmKnobs = param.parameterized_class(
+    "AlgorithmKnobs",
+    _knobs.union_params([_algorithms.get(n) for n in _algorithms.names()],
+                        exclude=ALGORITHM_KNOBS_EXCLUDED),
+    bases=_RunKnobs)
+
+
+class TrainSettings(_AlgorithmKnobs):
+    """The training rule and the run loop's knobs.
+
+    The algorithm knobs (``k``, ``learning_rate``, ``n_chains``, ...) are not declared here:
+    they are copies of each rule's ``Knobs`` (:mod:`rbmviz.algorithms.knobs`), so their
+    bounds and docs are those of the rule.  Defaults follow the chosen algorithm: a knob left
+    at one rule's default takes the new rule's default when ``algorithm`` changes (e.g. TAP's
+    learning rate 0.005, S-DCP's budget d = 3, K′ = 4); values set explicitly stay.
+
+    Only the knobs the chosen algorithm accepts are passed to it (:func:`algorithm_kwargs`,
+    :func:`algorithm_knobs`); :func:`live_knobs` names those a running algorithm accepts.
+    """
+
     batch_size = param.Integer(
         None, allow_None=True, bounds=(1, None), softbounds=(1, 1000),
         doc="Training rows per update; none = the full training set (full batch).")
     epochs = param.Integer(
-        100, bounds=(0, 10_000_000), softbounds=(0, 10_000),
+        100, bounds=(0, EPOCHS_MAX), softbounds=(0, 10_000),
         doc="Passes over the training set.")
     eval_every = param.Integer(
-        1, bounds=(1, 10_000_000), softbounds=(1, 1000),
+        1, bounds=(1, EPOCHS_MAX), softbounds=(1, 1000),
         doc="Epochs between records (evaluations); records are also made at epoch 0 and at "
             "the last epoch.")
-    momentum = param.Number(
-        0.0, bounds=(0.0, 1.0), inclusive_bounds=(True, False),
-        doc="Heavy-ball momentum in [0, 1); 0 = plain gradient steps (as in the papers).")
-    weight_decay = param.Number(
-        0.0, bounds=(0.0, 1.0), softbounds=(0.0, 0.01),
-        doc="L2 penalty on the weights W; 0 = none.")
-    seed = param.Integer(
-        0, bounds=(0, _SEED_MAX), softbounds=(0, 100),
-        doc="Seed of the training randomness (mini-batch shuffles, Gibbs chains).")
-    n_chains = param.Integer(
-        None, allow_None=True, bounds=(1, None), softbounds=(1, 1000), label="Persistent chains",
-        doc="pcd only: number of persistent Gibbs chains; none = the batch size.")
-    n_solutions = param.Integer(
-        None, allow_None=True, bounds=(1, None), softbounds=(1, 1000), label="TAP solutions K",
-        doc="tap only: TAP runs per update, started from the first K rows of each mini-batch "
-            "(at most the batch size); none = the batch size (Tramel et al. 2018, Table 1).")
-    order = param.Integer(
-        2, bounds=(1, 3), label="TAP order",
-        doc="tap only: order of the TAP expansion — 1 naive mean field, 2 TAP (Onsager term), "
-            "3 third order; 1 and 3 for binary units only.")
-    damping = param.Number(
-        0.5, bounds=(0.0, 1.0), inclusive_bounds=(False, True), label="TAP damping",
-        doc="tap only: weight of the new iterate in the TAP fixed-point iteration "
-            "(1 = undamped).")
     max_weight = param.Number(
         1000.0, bounds=(0.0, 1e9), inclusive_bounds=(False, True), softbounds=(1.0, 1e4),
         doc="The run stops as diverged when a parameter grows beyond this magnitude.")
+
+    def __init__(self, **params):
+        algorithm = params.get("algorithm", type(self).param["algorithm"].default)
+        if algorithm in _algorithms.names():
+            own = algorithm_defaults(algorithm)
+            params = {**{n: v for n, v in own.items() if n not in params}, **params}
+        super().__init__(**params)
+        self.param.watch(self._follow_algorithm_defaults, "algorithm")
+
+    def _follow_algorithm_defaults(self, event):
+        old = algorithm_defaults(event.old) if event.old in _algorithms.names() else {}
+        new = algorithm_defaults(event.new)
+        union = {n: p.default for n, p in knobs(TrainSettings).items()}
+        with param.parameterized.batch_call_watchers(self):
+            for n, value in new.items():
+                if getattr(self, n) == old.get(n, union[n]) and value != getattr(self, n):
+                    setattr(self, n, value)
 
 
 SETTINGS_CLASSES = (DataSettings, ModelSettings, TrainSettings)
@@ -246,6 +253,18 @@ def algorithm_knobs(algorithm: str) -> list[str]:
     only for ``pcd``): the intersection of its constructor's arguments and the knobs."""
     accepted = _algorithms.accepted_settings(algorithm)
     return [n for n in knobs(TrainSettings) if n in accepted]
+
+
+def algorithm_defaults(algorithm: str) -> dict:
+    """``{knob: default}`` of algorithm ``algorithm`` for the :class:`TrainSettings` knobs it
+    takes (its own declaration: e.g. ``learning_rate`` 0.005 for ``tap``)."""
+    own = _knobs.defaults(_algorithms.get(algorithm))
+    return {n: own[n] for n in algorithm_knobs(algorithm)}
+
+
+def live_knobs(algorithm: str) -> tuple[str, ...]:
+    """The knobs a running ``algorithm`` accepts between updates (``cls.LIVE_KNOBS``)."""
+    return tuple(_algorithms.get(algorithm).LIVE_KNOBS)
 
 
 def dataset_knobs(dataset: str) -> list[str]:

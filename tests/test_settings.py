@@ -6,6 +6,7 @@ import pytest
 
 import rbmviz
 from rbmviz import algorithms, datasets
+from rbmviz.bounds import K_MAX, UNITS_MAX
 from rbmviz.settings import (DATASETS, SETTINGS_CLASSES, DataSettings, ModelSettings,
                              TrainSettings, algorithm_kwargs, algorithm_knobs, build_model,
                              dataset_knobs, from_dict, knobs, load_data, make_run, parse_value,
@@ -16,7 +17,7 @@ from rbmviz.settings import (DATASETS, SETTINGS_CLASSES, DataSettings, ModelSett
 
 @pytest.mark.parametrize("cls, name, bad", [
     (ModelSettings, "n_hidden", 0),
-    (ModelSettings, "n_hidden", 4097),
+    (ModelSettings, "n_hidden", UNITS_MAX + 1),
     (ModelSettings, "init_scale", -0.1),
     (ModelSettings, "init", "gaussian"),
     (ModelSettings, "dtype", "float16"),
@@ -26,7 +27,7 @@ from rbmviz.settings import (DATASETS, SETTINGS_CLASSES, DataSettings, ModelSett
     (TrainSettings, "k", 1.5),
     (TrainSettings, "learning_rate", 0.0),     # exclusive lower bound
     (TrainSettings, "learning_rate", -1.0),
-    (TrainSettings, "learning_rate", 10.5),
+    (TrainSettings, "k", K_MAX + 1),
     (TrainSettings, "batch_size", 0),
     (TrainSettings, "epochs", -1),
     (TrainSettings, "eval_every", 0),
@@ -228,4 +229,4 @@ def test_parse_value():
     assert parse_value(p["batch_size"], "None") is None
     assert parse_value(p["learning_rate"], 1) == 1.0
     with pytest.raises(ValueError):
-        parse_value(p["k"], None)
+        parse_value(p["epochs"], None)
