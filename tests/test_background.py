@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from rbmviz._background import BackgroundLoop
+from rbmviz.live.loop import BackgroundLoop
 
 
 class Counter(BackgroundLoop):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rbmviz import bias as rbias
-from rbmviz.live_bias import BIAS_DATASETS, RECORD_FIELDS, BiasRace, BiasSettings
+from rbmviz.live.bias import BIAS_DATASETS, RECORD_FIELDS, BiasRace, BiasSettings
 
 
 class Collector:

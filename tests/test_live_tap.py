@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rbmviz import datasets, tap
-from rbmviz.live_tap import COUNT_TOL, RECORD_FIELDS, TapRace, TapSettings, tap_data
+from rbmviz.live.tap import COUNT_TOL, RECORD_FIELDS, TapRace, TapSettings, tap_data
 from rbmviz.model import RBM
 from rbmviz.tap.denoising import denoise
 
@@ -224,8 +224,7 @@ def test_the_tab_falls_back_offline_and_reports_a_missing_file(tmp_path, monkeyp
     import holoviews as hv
     hv.extension("bokeh")
     from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "apps"))
-    import tap_tab
+    from rbmviz.app import tap_tab
 
     monkeypatch.setenv("RBMVIZ_DATA", str(tmp_path))
     session = tap_tab.TapSession(doc=None)

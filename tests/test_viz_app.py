@@ -60,8 +60,7 @@ def test_explorer_session_races_without_a_server():
     # into one Buffer per algorithm, Pause stops them, live knobs reach the algorithms
     import sys
     import time
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "apps"))
-    import explorer_ui
+    from rbmviz.app import race_tab as explorer_ui
     s = explorer_ui.ExplorerSession(sync_url=False)
     try:
         assert set(s.buffers) == {"cd", "pcd"}
@@ -96,11 +95,10 @@ def test_explorer_session_races_without_a_server():
 
 def test_long_races_thin_their_curves_and_keep_compact_records(monkeypatch):
     import sys
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "apps"))
-    import explorer_ui
-    import rbmviz.live
+    from rbmviz.app import race_tab as explorer_ui
+    import rbmviz.live.race
     monkeypatch.setattr(explorer_ui, "MAX_CURVE_POINTS", 20)
-    monkeypatch.setattr(rbmviz.live, "RECORD_CHUNK", 8)
+    monkeypatch.setattr(rbmviz.live.race, "RECORD_CHUNK", 8)
     s = explorer_ui.ExplorerSession(sync_url=False)
     try:
         for _ in range(45):
@@ -127,14 +125,14 @@ def test_tab_sessions_apply_live_knobs_and_ask_for_reset(module, cls, live, valu
     import importlib
     import sys
     import time
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "apps"))
-    mod = importlib.import_module(module)
+    mod = importlib.import_module(f"rbmviz.app.{module}")
     s = getattr(mod, cls)(doc=None)
     try:
         if module == "tap_tab":
             s.settings.dataset = "digits"
             s.settings.limit = 300
         s.reset()
+        assert s.race is not None, s.alert_text.object
         setattr(s.settings, live, value)
         assert s.race.settings.learning_rate == value
         assert "applies from the next" in s.settings_text.object
@@ -149,3 +147,60 @@ def test_tab_sessions_apply_live_knobs_and_ask_for_reset(module, cls, live, valu
     finally:
         if s.race is not None:
             s.race.stop()
+
+
+def test_explore_command_line_builds_the_panel_serve_call():
+    from rbmviz.app import serve
+    script = serve.script_path()
+    assert Path(script).is_file() and Path(script).parent.name == "app"
+    cmd = serve.panel_argv(["--port", "5011", "--num-procs", "2"])
+    assert cmd[:2] == ["serve", script]
+    assert cmd[cmd.index("--port") + 1] == "5011" and cmd[cmd.index("--address") + 1] == "127.0.0.1"
+    assert "--allow-websocket-origin=127.0.0.1:5011" in cmd and cmd[-2:] == ["--num-procs", "2"]
+    assert "--show" not in cmd and "--show" in serve.panel_argv(["--show"])
+    # all interfaces: the origins are the user's to give; a given origin is not doubled
+    wide = serve.panel_argv(["--address", "0.0.0.0"])
+    assert not any(a.startswith("--allow-websocket-origin") for a in wide)
+    own = serve.panel_argv(["--allow-websocket-origin=h:1"])
+    assert [a for a in own if a.startswith("--allow-websocket-origin")] == ["--allow-websocket-origin=h:1"]
+    with pytest.raises(ValueError, match="--port"):
+        serve.panel_argv(["--port", "70000"])
+    assert serve.main(["--port", "70000"]) == 2
+    assert serve.main(["--help"]) == 0
+
+
+def test_help_pages_ship_with_the_package_and_the_app_links_nowhere_else():
+    import re
+    from rbmviz.app import help as app_help
+    root = Path(app_help.__file__).parent
+    for page in app_help.PAGES:
+        text = app_help.help_text(page)
+        assert text.startswith("# ") and len(text) > 500
+    with pytest.raises(ValueError, match="page"):
+        app_help.help_text("nope")
+    # no module of the app or of the engines points at a file outside the package
+    for path in list(root.glob("*.py")) + list((root.parent / "live").glob("*.py")) + \
+            list((root / "help").glob("*.md")):
+        text = path.read_text()
+        assert not re.search(r"reference/|\.\./|/work/|apps/(?!explorer\.py)", text), path
+
+
+def test_sidebar_shows_the_active_tabs_controls_only():
+    from rbmviz.app.layout import build
+    layout = build(template=False, sync_url=False)
+    try:
+        assert list(layout.sidebars) == ["Training race", "CD bias", "TAP landscape"]
+        assert [s.visible for s in layout.sidebars.values()] == [True, False, False]
+        layout.tabs.active = 1
+        assert [s.visible for s in layout.sidebars.values()] == [False, True, False]
+        # each sidebar holds its own tab's widgets: the bias tab's dataset is in the bias one
+        bias = layout.tab_sessions["CD bias"]
+        assert bias.widgets["dataset"] in list(layout.sidebars["CD bias"].select(type(bias.widgets["dataset"])))
+        race = layout.session
+        assert race.widgets["dataset"] not in list(layout.sidebars["CD bias"].select(type(race.widgets["dataset"])))
+        layout.tabs.active = 2
+        assert [s.visible for s in layout.sidebars.values()] == [False, False, True]
+    finally:
+        for s in layout.tab_sessions.values():
+            if s.race is not None:
+                s.race.stop()

@@ -45,7 +45,7 @@ def _free_port():
 #: compiles (and caches) the kernels a race uses before the server starts, so that the first
 #: Start does not wait for Numba on a fresh clone
 WARM_UP = """
-from rbmviz.live import Race
+from rbmviz.live.race import Race
 from rbmviz.settings import DataSettings, ModelSettings, TrainSettings
 race = Race(DataSettings(), ModelSettings(n_hidden=4), TrainSettings(k=5, eval_every=2), ["cd", "pcd"])
 for _ in range(3):

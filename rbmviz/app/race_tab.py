@@ -1,9 +1,10 @@
-"""The explorer's Panel glue: one :class:`ExplorerSession` per browser session.
+"""The explorer's "Training race" tab: one :class:`ExplorerSession` per browser session.
 
-Kept apart from ``apps/explorer.py`` (which only composes) because Bokeh clears the served
-script's globals when a session ends, and the training thread must not depend on them.
+Kept apart from the served script (``apps/explorer.py``, ``rbmviz/app/explorer.py``: they only
+compose) because Bokeh clears the served script's globals when a session ends, and the
+training thread must not depend on them.
 
-Data flow: :class:`rbmviz.live.Race` trains on its own thread and calls ``_sink`` at most
+Data flow: :class:`rbmviz.live.race.Race` trains on its own thread and calls ``_sink`` at most
 10 times a second; ``_sink`` hands the batch to the document's event loop with
 ``doc.add_next_tick_callback`` (never touching widgets or streams from the thread), where
 ``_apply`` sends the records to one HoloViews ``Buffer`` per algorithm and refreshes the
@@ -21,10 +22,11 @@ import numpy as np
 import pandas as pd
 import panel as pn
 
-from rbmviz import algorithms, datasets, viz
-from feed import DocumentFeed, SessionControls
-from rbmviz.live import LIVE_KNOBS, Race, RaceSettings
-from rbmviz.settings import DataSettings, ModelSettings, TrainSettings, dataset_knobs
+from .. import algorithms, datasets, viz
+from .feed import DocumentFeed, SessionControls
+from .help import help_card
+from ..live.race import LIVE_KNOBS, Race, RaceSettings
+from ..settings import DataSettings, ModelSettings, TrainSettings, dataset_knobs
 
 #: knobs hidden in classroom mode
 ADVANCED = ("batch_size", "momentum", "weight_decay", "seed", "init_seed", "init", "init_scale",
@@ -163,7 +165,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
 
     def _budget(self):
         """The equal-compute rule on screen: S-DCP/CS-DCP's d·K′ = k."""
-        from rbmviz.algorithms.dcp import resolve_budget
+        from ..algorithms.dcp import resolve_budget
         k, k_inner = self.train.k, self.train.k_inner
         try:
             d, inner = resolve_budget(k=k, k_inner=k_inner)
@@ -364,26 +366,6 @@ class ExplorerSession(SessionControls, DocumentFeed):
                          self.curves_pane,
                          pn.Row(self.fields_pane, self.samples_pane, sizing_mode="stretch_width"),
                          self.bars_pane,
-                         pn.Row(self.download_csv, self.download_npz),
+                         pn.Row(self.download_csv, self.download_npz), help_card("race"),
                          name="Training race", sizing_mode="stretch_width")
 
-
-def build(*, threads=1, sync_url=True, extra_tabs=(), template=True):
-    """The explorer's layout for this session: a ``FastListTemplate`` when served, or with
-    ``template=False`` a plain ``Row`` (sidebar, tabs) that displays in a notebook cell.
-    ``extra_tabs``: ``(title, callable(session) -> panel object)`` pairs, the hook through
-    which later tabs ("CD bias", "TAP landscape") are added.  The session object is
-    available as ``layout.session``."""
-    session = ExplorerSession(threads=threads, sync_url=sync_url)
-    tabs = pn.Tabs(("Training race", session.race_tab()), dynamic=True,
-                   sizing_mode="stretch_width")
-    for title, make in extra_tabs:
-        tabs.append((title, make(session)))
-    if template:
-        layout = pn.template.FastListTemplate(
-            title="rbmviz explorer — watch restricted Boltzmann machines learn",
-            sidebar=session.sidebar(), main=[tabs], sidebar_width=330)
-    else:
-        layout = pn.Row(pn.Column(*session.sidebar(), width=320), tabs, sizing_mode="stretch_width")
-    layout.session = session
-    return layout

@@ -1,12 +1,12 @@
-"""The background-thread loop shared by the live engines (:mod:`rbmviz.live`,
-:mod:`rbmviz.live_bias`, :mod:`rbmviz.live_tap`).
+"""The background-thread loop shared by the live engines (:mod:`rbmviz.live.race`,
+:mod:`rbmviz.live.bias`, :mod:`rbmviz.live.tap`).
 
 A live engine advances a computation by one *point* at a time on its own thread, paced to a
 number of points per second, and hands the new records to a ``sink`` at most
 ``max_updates_per_second`` times a second.  Start / Pause / Step / Stop are the same for
 every engine; subclasses say only how to advance, when they are finished, how to deliver a
 batch and whom to tell about a failure.  No Panel here: the app's sink schedules the real
-work on its event loop (see ``apps/feed.py``).
+work on its event loop (see :mod:`rbmviz.app.feed`).
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 its true bias, Fischer & Igel's bound and the Bengio–Delalleau-type bound stream on a log
 axis, with the bound's two factors in a second plot.
 
-Mirrors :class:`explorer_ui.ExplorerSession`: :class:`rbmviz.live_bias.BiasRace` trains on
+Mirrors :class:`rbmviz.app.race_tab.ExplorerSession`: :class:`rbmviz.live.bias.BiasRace` trains on
 its own thread and calls ``_sink`` at most 10 times a second; ``_sink`` waits (back-pressure)
 until the browser took the previous batch and schedules ``_drain`` on the document's event
 loop, which sends the records to one HoloViews ``Buffer`` per curve.  One
@@ -19,8 +19,9 @@ import numpy as np
 import pandas as pd
 import panel as pn
 
-from feed import DocumentFeed, SessionControls
-from rbmviz.live_bias import BIAS_DATASETS, LIVE_BIAS_KNOBS, PACE_KNOBS, BiasRace, BiasSettings
+from .feed import DocumentFeed, SessionControls
+from .help import help_card
+from ..live.bias import BIAS_DATASETS, LIVE_BIAS_KNOBS, PACE_KNOBS, BiasRace, BiasSettings
 
 #: values are clipped to this range before they reach the log axis
 CLIP = (1e-12, 1e12)
@@ -42,7 +43,7 @@ largest difference, over all parameters, between the log-likelihood gradient and
 CD-k update.  Fischer & Igel (2011) bound it by a *distance* that shrinks as the model learns
 the data times a *mixing* factor that grows towards 1 with the parameters (through Δ).  The
 grey curve is a bound of the Bengio–Delalleau type (a Doeblin-argument stand-in derived in
-`reference/cd-bias.md`, not their exact formula): it lies between 0 and 2ᵐ.
+in the help below, not their exact formula): it lies between 0 and 2ᵐ.
 """
 CAPTION = (f"Log axes: values are clipped to [{CLIP[0]:g}, {CLIP[1]:g}] before plotting (the "
            "Bengio–Delalleau-type bound can be astronomically large or tiny, the bias can be 0); "
@@ -192,20 +193,19 @@ class BiasSession(SessionControls, DocumentFeed):
         self.state_text.object = text
 
     # ------------------------------------------------------------------ layout
-    def panel(self):
+    def sidebar(self) -> list:
+        """The controls of this tab (shown in the sidebar while the tab is active)."""
         w = self.widgets
-        controls = pn.Column(
+        return [
             pn.pane.Markdown("### Data and model"), w["dataset"], w["n_hidden"],
             pn.pane.Markdown("### Training (live)"), w["k"], w["learning_rate"], w["weight_decay"],
             pn.pane.Markdown("### Pace"), w["iterations_per_point"], w["points_per_second"],
             pn.Card(w["init_scale"], w["seed"], title="Initialisation", collapsed=True),
-            width=300)
+        ]
+
+    def panel(self):
+        """The tab's main area: text, buttons, plots and the help page."""
         buttons = pn.Row(self.start_button, self.pause_button, self.step_button, self.reset_button)
-        plots = pn.Column(
-            buttons, self.state_text, self.settings_text, self.alert_text,
-            self.bias_pane, self.factors_pane,
-            pn.pane.Markdown(f"*{CAPTION}*", sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
         text = pn.Column(
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
             pn.pane.LaTeX(f"${FORMULA}$", renderer="katex", sizing_mode="stretch_width"),
@@ -214,14 +214,16 @@ class BiasSession(SessionControls, DocumentFeed):
                              "data's empirical distribution p_e and the model's p.",
                              sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
-        return pn.Column(text, pn.Row(controls, plots, sizing_mode="stretch_width"),
-                         name="CD bias", sizing_mode="stretch_width")
+        return pn.Column(
+            text, buttons, self.state_text, self.settings_text, self.alert_text,
+            self.bias_pane, self.factors_pane,
+            pn.pane.Markdown(f"*{CAPTION}*", sizing_mode="stretch_width"),
+            help_card("cd_bias"), name="CD bias", sizing_mode="stretch_width")
 
 
-def make_bias_tab(session=None):
-    """The "CD bias" tab for this browser session (``session``: the explorer's
-    :class:`~explorer_ui.ExplorerSession`, unused — the tab has its own race)."""
-    bias = BiasSession(doc=getattr(session, "doc", None) if session is not None else None)
-    layout = bias.panel()
-    layout.bias_session = bias
-    return layout
+def make_bias_tab(session=None) -> BiasSession:
+    """The "CD bias" tab's session for this browser session (``session``: the explorer's
+    :class:`~rbmviz.app.race_tab.ExplorerSession`, whose document it shares — the tab has
+    its own race).  Its :meth:`~BiasSession.panel` is the tab, its
+    :meth:`~BiasSession.sidebar` the controls."""
+    return BiasSession(doc=getattr(session, "doc", None) if session is not None else None)

@@ -2,8 +2,8 @@
 unique TAP solutions and, every few epochs, a snapshot of its free-energy landscape — the
 engine of the explorer's "TAP landscape" tab (Tramel et al. 2018, Sec. VII; Figs. 3, 5, 6, 8).
 
-:class:`TapRace` follows :class:`rbmviz.live_bias.BiasRace` (a
-:class:`~rbmviz._background.BackgroundLoop`): it owns one binary RBM trained with
+:class:`TapRace` follows :class:`rbmviz.live.bias.BiasRace` (a
+:class:`~rbmviz.live.loop.BackgroundLoop`): it owns one binary RBM trained with
 ``algorithm="tap"`` (Alg. 2, tap.md B.7: mini-batches of M rows, K TAP solutions per batch,
 gradients eqs. 40–42, ℓ2 regulariser ε, momentum η), advances it by ``updates_per_point``
 mini-batch updates per point and hands batches of records
@@ -58,23 +58,24 @@ the evaluation/landscape sets need a new race.
 """
 from __future__ import annotations
 
-import os
 import threading
 import warnings
-from contextlib import contextmanager
 
 import numpy as np
 import param
 
-from . import algorithms as _algorithms
-from . import datasets
-from ._background import BackgroundLoop
-from .algorithms.base import params_healthy, stream_seed
-from .model import RBM
-from .runs import batch_bounds
+from .. import algorithms as _algorithms
+from .. import datasets
+from ..algorithms.base import params_healthy, stream_seed
+from ..model import RBM
+from ..runs import batch_bounds
+from ..tap.denoising import corrupt, data_marginals, mcc, nearest_neighbour, ope, tap_means
+from ..tap.inference import log_likelihood, solve, unique_solutions
+from ..tap.landscape import SolutionMap, free_energy_histogram, solution_features
+from .loop import BackgroundLoop
 
 __all__ = ["TapSettings", "TapRace", "TAP_DATASETS", "LIVE_TAP_KNOBS", "PACE_KNOBS",
-           "RECORD_FIELDS", "tap_data", "mnist_available", "data_root"]
+           "RECORD_FIELDS", "tap_data", "mnist_available"]
 
 #: knobs the running race accepts between points
 LIVE_TAP_KNOBS = ("learning_rate", "momentum", "momentum_form", "weight_decay", "n_solutions",
@@ -96,34 +97,10 @@ MAX_WEIGHT = 1e3
 N_TEST = 200
 
 
-def data_root() -> str:
-    """The data directory of this tab: ``$RBMVIZ_DATA``, else ``/work/shared/data``."""
-    return os.environ.get("RBMVIZ_DATA") or "/work/shared/data"
-
-
-_ENV_LOCK = threading.Lock()
-
-
-@contextmanager
-def _data_env():
-    """``RBMVIZ_DATA`` = :func:`data_root` while the loaders run (restored after; serialised,
-    as sessions load concurrently)."""
-    with _ENV_LOCK:
-        old = os.environ.get("RBMVIZ_DATA")
-        os.environ["RBMVIZ_DATA"] = data_root()
-        try:
-            yield
-        finally:
-            if old is None:
-                os.environ.pop("RBMVIZ_DATA", None)
-            else:
-                os.environ["RBMVIZ_DATA"] = old
-
-
 def mnist_available() -> bool:
-    """Whether the MNIST files :func:`tap_data` reads are in the data directory."""
-    with _data_env():
-        return bool(datasets.available("mnist"))
+    """Whether the MNIST files :func:`tap_data` reads are in
+    :func:`rbmviz.datasets.data_dir`."""
+    return bool(datasets.available("mnist"))
 
 
 def tap_data(name, limit, *, seed=0):
@@ -131,8 +108,8 @@ def tap_data(name, limit, *, seed=0):
     and the image shape.
 
     ``"mnist"``: the first ``limit`` MNIST training images and the first :data:`N_TEST` test
-    images, binarised at 0.5 (binary-MNIST, tap-experiments.md §1), read from
-    ``$RBMVIZ_DATA`` (default ``/work/shared/data``); a missing file raises
+    images, binarised at 0.5 (binary MNIST, Tramel et al. 2018 Sec. VII), read from
+    :func:`rbmviz.datasets.data_dir`; a missing file raises
     :class:`rbmviz.datasets.DatasetNotFoundError` saying where it was looked for.
     ``"digits"``: scikit-learn's 1,797 8×8 digits (pixel ≥ 8 → 1); the last :data:`N_TEST`
     are held out, the first ``min(limit, 1597)`` of a seeded permutation of the rest train.
@@ -146,10 +123,9 @@ def tap_data(name, limit, *, seed=0):
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 10:
         raise ValueError(f"limit (training rows) must be an integer >= 10, got {limit!r}")
     if name == "mnist":
-        with _data_env():
-            train = datasets.mnist("train", binarize="threshold", limit=min(int(limit), 60_000))
-            test, labels = datasets.mnist("test", binarize="threshold", limit=N_TEST,
-                                          return_labels=True)
+        train = datasets.mnist("train", binarize="threshold", limit=min(int(limit), 60_000))
+        test, labels = datasets.mnist("test", binarize="threshold", limit=N_TEST,
+                                      return_labels=True)
         return train, test, labels, (28, 28)
     X, y = datasets.digits(binarize="threshold", return_labels=True)
     rest = np.random.default_rng(stream_seed(seed, "digits")).permutation(len(X) - N_TEST)
@@ -347,8 +323,6 @@ class TapRace(BackgroundLoop):
 
     def _measure(self) -> dict:
         """Eq. (39) / (N_v + N_h) on the evaluation rows, with the solution counts of that solve."""
-        from .tap.inference import log_likelihood
-
         s = self.settings
         with warnings.catch_warnings():       # non-converged runs are counted in the record
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -400,9 +374,6 @@ class TapRace(BackgroundLoop):
     def _take_snapshot(self) -> dict:
         """Alg. 1 from the ``landscape_rows`` data initialisations; unique solutions, their free
         energies (eq. 36) and histogram (Fig. 5), and their Isomap embedding (Fig. 6/7)."""
-        from .tap.inference import solve, unique_solutions
-        from .tap.landscape import SolutionMap, free_energy_histogram, solution_features
-
         s = self.settings
         sol = solve(self.rbm, self.landscape_data, order=s.order, damping=s.damping,
                     tol=COUNT_TOL, max_iter=MAX_ITER)
@@ -469,8 +440,6 @@ class TapRace(BackgroundLoop):
         ``image_shape``), ``tap_means`` (posterior means), ``mcc`` (method → MCC against the
         clean digit), ``p``, ``index``, ``label``, ``tap_converged``, ``epoch``.
         """
-        from .tap.denoising import corrupt, data_marginals, mcc, nearest_neighbour, ope, tap_means
-
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)) \
                 or not 0 <= index < len(self.test):
             raise ValueError(f"index must be an integer in [0, {len(self.test)}), got {index!r}")

@@ -1,7 +1,7 @@
 """A small RBM trained with the exact expected CD-k update on a background thread, streaming
 its CD bias and the bounds on it — the engine of the explorer's "CD bias" tab.
 
-:class:`BiasRace` follows :class:`rbmviz.live.Race`: it owns one tiny RBM (at most 10 visible
+:class:`BiasRace` follows :class:`rbmviz.live.race.Race`: it owns one tiny RBM (at most 10 visible
 and 10 hidden units, as :mod:`rbmviz.bias` requires), advances it by
 ``iterations_per_point`` exact expected-CD-k iterations per point (no sampling:
 :func:`rbmviz.bias.train_expected_cd`), and hands batches of records
@@ -23,11 +23,11 @@ from __future__ import annotations
 import numpy as np
 import param
 
-from . import datasets
-from ._background import BackgroundLoop
-from .bias import train_expected_cd
-from .model import RBM
-from .runs import RunDiverged
+from .. import datasets
+from ..bias import train_expected_cd
+from ..model import RBM
+from ..runs import RunDiverged
+from .loop import BackgroundLoop
 
 #: knobs the running race accepts between points
 LIVE_BIAS_KNOBS = ("k", "learning_rate", "weight_decay")

@@ -81,7 +81,7 @@ class DocumentFeed:
 
 class SessionControls:
     """Mix-in: Start / Pause / Step and the knob watcher of a tab whose engine is a
-    :class:`rbmviz._background.BackgroundLoop` (``self.race``).  The subclass implements
+    :class:`rbmviz.live.loop.BackgroundLoop` (``self.race``).  The subclass implements
     ``reset()`` and ``_refresh_state()`` and sets the class attributes below; it has
     ``settings_text`` and :meth:`DocumentFeed._notify`."""
 

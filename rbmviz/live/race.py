@@ -17,12 +17,12 @@ from __future__ import annotations
 import numpy as np
 import param
 
-from . import algorithms as _algorithms
-from ._background import BackgroundLoop
-from . import evaluate as _evaluate
-from .runs import Run, RunDiverged
-from .settings import (DataSettings, ModelSettings, TrainSettings, algorithm_knobs, build_model,
+from .. import algorithms as _algorithms
+from .. import evaluate as _evaluate
+from ..runs import Run, RunDiverged
+from ..settings import (DataSettings, ModelSettings, TrainSettings, algorithm_knobs, build_model,
                        from_dict, load_data, to_dict)
+from .loop import BackgroundLoop
 
 #: records kept as dicts before they are compacted into a DataFrame chunk
 RECORD_CHUNK = 2000

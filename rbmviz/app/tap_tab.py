@@ -4,9 +4,9 @@ the Isomap map of the solutions (coloured by TAP free energy) and the free-energ
 refresh; a denoising panel shows one held-out digit through a binary symmetric channel with
 the OPE, 1-NN and TAP estimates.
 
-Mirrors :class:`bias_tab.BiasSession`: :class:`rbmviz.live_tap.TapRace` trains on its own
+Mirrors :class:`rbmviz.app.bias_tab.BiasSession`: :class:`rbmviz.live.tap.TapRace` trains on its own
 thread and calls ``_sink(records, snapshot)`` at most 10 times a second; the
-:class:`feed.DocumentFeed` mix-in applies back-pressure and runs ``_apply_batch`` on the
+:class:`rbmviz.app.feed.DocumentFeed` mix-in applies back-pressure and runs ``_apply_batch`` on the
 document's event loop under ``doc.models.freeze()`` and ``pn.io.hold``, which sends the
 records to one HoloViews ``Buffer`` per curve and, when the snapshot id changed, the landscape
 to ``Pipe`` streams.  Denoising runs on a short-lived worker thread when the p slider or the
@@ -24,9 +24,11 @@ import numpy as np
 import pandas as pd
 import panel as pn
 
-from feed import DocumentFeed, SessionControls
-from rbmviz.live_tap import (LIVE_TAP_KNOBS, N_TEST, PACE_KNOBS, TAP_DATASETS, TapRace,
-                             TapSettings, data_root, mnist_available)
+from .. import datasets
+from .feed import DocumentFeed, SessionControls
+from .help import help_card
+from ..live.tap import (LIVE_TAP_KNOBS, N_TEST, PACE_KNOBS, TAP_DATASETS, TapRace,
+                             TapSettings, mnist_available)
 
 #: streamed series → (legend label, colour, plot)
 SERIES = {
@@ -86,7 +88,7 @@ class TapSession(SessionControls, DocumentFeed):
         self._build_widgets()
         self.reset()
         if fallback:
-            self.settings_text.object = (f"ℹ The MNIST files are not in `{data_root()}` "
+            self.settings_text.object = (f"ℹ The MNIST files are not in `{datasets.data_dir()}` "
                                          f"(set RBMVIZ_DATA): using the scikit-learn digits.")
         pn.state.on_session_destroyed(self._destroyed)
 
@@ -398,9 +400,10 @@ class TapSession(SessionControls, DocumentFeed):
         self.state_text.object = text
 
     # ------------------------------------------------------------------ layout
-    def panel(self):
+    def sidebar(self) -> list:
+        """The controls of this tab (shown in the sidebar while the tab is active)."""
         w = self.widgets
-        controls = pn.Column(
+        return [
             pn.pane.Markdown("### Data and model"), w["dataset"], w["limit"], w["n_hidden"],
             w["batch_size"],
             pn.pane.Markdown("### Training (live)"), w["learning_rate"], w["momentum"],
@@ -410,7 +413,10 @@ class TapSession(SessionControls, DocumentFeed):
             w["eval_rows"],
             pn.pane.Markdown("### Pace"), w["updates_per_point"], w["points_per_second"],
             pn.Card(w["seed"], title="Seed", collapsed=True),
-            width=300)
+        ]
+
+    def panel(self):
+        """The tab's main area: text, buttons, plots, denoising and the help page."""
         buttons = pn.Row(self.start_button, self.pause_button, self.step_button, self.reset_button,
                          self.refit_button)
         denoise = pn.Column(
@@ -422,28 +428,25 @@ class TapSession(SessionControls, DocumentFeed):
                 "(eq. 47), started at the OPE, with the current model.", sizing_mode="stretch_width"),
             pn.Row(self.p_slider, self.digit_slider, self.denoise_button),
             self.denoise_pane, self.denoise_text, sizing_mode="stretch_width")
-        plots = pn.Column(
-            buttons, self.state_text, self.settings_text, self.alert_text,
-            self.ll_pane, self.count_pane, self.landscape_text,
-            self.map_pane, self.hist_pane,
-            self.map_text, denoise, sizing_mode="stretch_width")
         text = pn.Column(
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
             pn.pane.LaTeX(f"$\\text{{TAP LL per unit}} = {FORMULA}$", renderer="katex",
                           sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
-        return pn.Column(text, pn.Row(controls, plots, sizing_mode="stretch_width"),
-                         name="TAP landscape", sizing_mode="stretch_width")
+        return pn.Column(
+            text, buttons, self.state_text, self.settings_text, self.alert_text,
+            self.ll_pane, self.count_pane, self.landscape_text,
+            self.map_pane, self.hist_pane, self.map_text, denoise, help_card("tap"),
+            name="TAP landscape", sizing_mode="stretch_width")
 
 
 def _plural(n, noun):
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def make_tap_tab(session=None):
-    """The "TAP landscape" tab for this browser session (``session``: the explorer's
-    :class:`~explorer_ui.ExplorerSession`, unused — the tab has its own race)."""
-    tap = TapSession(doc=getattr(session, "doc", None) if session is not None else None)
-    layout = tap.panel()
-    layout.tap_session = tap
-    return layout
+def make_tap_tab(session=None) -> TapSession:
+    """The "TAP landscape" tab's session for this browser session (``session``: the
+    explorer's :class:`~rbmviz.app.race_tab.ExplorerSession`, whose document it shares — the
+    tab has its own race).  Its :meth:`~TapSession.panel` is the tab, its
+    :meth:`~TapSession.sidebar` the controls."""
+    return TapSession(doc=getattr(session, "doc", None) if session is not None else None)

@@ -1,0 +1,91 @@
+"""The explorer's page: the tabs and a sidebar that shows the controls of the active tab only.
+
+:func:`build` makes one page per browser session (every tab has its own session object and
+background engine); :func:`serve_app` is what the served scripts (``apps/explorer.py``,
+``rbmviz/app/explorer.py``) call.
+"""
+from __future__ import annotations
+
+import holoviews as hv
+import panel as pn
+
+from .bias_tab import make_bias_tab
+from .race_tab import ExplorerSession
+from .tap_tab import make_tap_tab
+
+__all__ = ["TABS", "build", "serve_app"]
+
+#: (title, factory(race session) -> tab session) of the tabs after "Training race"; a tab
+#: session has ``panel()`` (the tab) and ``sidebar()`` (its controls)
+TABS = [("CD bias", make_bias_tab), ("TAP landscape", make_tap_tab)]
+TITLE = "rbmviz explorer — watch restricted Boltzmann machines learn"
+
+
+class _RaceTab:
+    """Adapter: the race session's tab and sidebar under the names the other tabs use."""
+
+    def __init__(self, session):
+        self.session = session
+
+    def panel(self):
+        return self.session.race_tab()
+
+    def sidebar(self):
+        return self.session.sidebar()
+
+
+def build(*, threads: int = 1, sync_url: bool = True, extra_tabs=None, template: bool = True):
+    """The explorer's layout for this session.
+
+    Parameters
+    ----------
+    threads : int
+        Numba threads of each tab's background engine.
+    sync_url : bool
+        Mirror the race's knobs in the page URL (``?dataset=mnist&n_hidden=500``).
+    extra_tabs : sequence of (title, factory), optional
+        The tabs after "Training race" (default :data:`TABS`): ``factory(session)`` returns an
+        object with ``panel()`` and ``sidebar()``.
+    template : bool
+        A ``FastListTemplate`` when served; ``False`` gives a plain ``Row`` (sidebar, tabs)
+        that displays in a notebook cell.
+
+    Returns
+    -------
+    The layout, with ``layout.session`` (the race's :class:`~rbmviz.app.race_tab.ExplorerSession`),
+    ``layout.tab_sessions`` (title → tab session), ``layout.tabs`` and ``layout.sidebars``
+    (title → the sidebar column of that tab; only the active tab's is visible).
+    """
+    session = ExplorerSession(threads=threads, sync_url=sync_url)
+    tab_sessions = {"Training race": _RaceTab(session)}
+    for title, make in (TABS if extra_tabs is None else extra_tabs):
+        tab_sessions[title] = make(session)
+    tabs = pn.Tabs(*((title, ts.panel()) for title, ts in tab_sessions.items()),
+                   dynamic=True, sizing_mode="stretch_width")
+    sidebars = {title: pn.Column(*ts.sidebar(), sizing_mode="stretch_width", visible=(i == 0))
+                for i, (title, ts) in enumerate(tab_sessions.items())}
+    titles = list(sidebars)
+
+    def show_active(event):
+        for i, title in enumerate(titles):
+            sidebars[title].visible = i == event.new
+    tabs.param.watch(show_active, "active")
+    column = list(sidebars.values())
+    if template:
+        layout = pn.template.FastListTemplate(title=TITLE, sidebar=column, main=[tabs],
+                                              sidebar_width=330)
+    else:
+        layout = pn.Row(pn.Column(*column, width=320), tabs, sizing_mode="stretch_width")
+    layout.session = session
+    layout.tab_sessions = {t: (s.session if isinstance(s, _RaceTab) else s)
+                           for t, s in tab_sessions.items()}
+    layout.tabs, layout.sidebars = tabs, sidebars
+    return layout
+
+
+def serve_app(threads: int = 1):
+    """Load the Panel/HoloViews extensions and mark this session's explorer servable (called
+    by the script that ``panel serve`` runs)."""
+    pn.extension("katex", notifications=True, sizing_mode="stretch_width")
+    hv.extension("bokeh")
+    return build(threads=threads).servable()
