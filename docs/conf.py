@@ -32,6 +32,23 @@ if (ROOT / "results").is_dir():
     shutil.copytree(ROOT / "results", _RES_OUT, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("*.npz", "*.parquet", "runs"))
 
+# the gallery: every rendered figure of results/<paper>/, grouped by paper
+_PAPERS = {"cd-bias": "Fischer & Igel 2011 — CD bias",
+           "dc-programming": "Upadhya & Sastry 2017 — DC programming",
+           "tap-machines": "Tramel et al. 2018 — TAP machines"}
+_RES_OUT.mkdir(exist_ok=True)
+_lines = []
+for _paper, _title in _PAPERS.items():
+    _figs = sorted((_RES_OUT / _paper).glob("*.png")) if (_RES_OUT / _paper).is_dir() else []
+    if _figs:
+        _lines += [f"## {_title}", ""]
+        for _fig in _figs:
+            _cap = _fig.stem.replace("_", " ").replace("-", " ")
+            _lines += [f"![{_cap}]({_paper}/{_fig.name})", "", f"*{_cap}*", ""]
+if not _lines:
+    _lines = ["No rendered figures under `results/` yet."]
+(_RES_OUT / "_gallery.md").write_text("\n".join(_lines) + "\n", encoding="utf-8")
+
 import rbmviz  # noqa: E402
 
 project = "rbmviz"
@@ -51,7 +68,7 @@ extensions = [
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
-exclude_patterns = ["_build", "**.ipynb_checkpoints", "results/**/README.md"]
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "results/**"]
 templates_path = ["_templates"]
 html_static_path = ["_static"]
 

@@ -1,7 +1,18 @@
-"""Every notebook in notebooks/ executes top to bottom without errors (a fresh kernel)."""
+"""Every notebook in notebooks/ executes top to bottom without errors (a fresh kernel).
+
+Handy for checking one notebook while editing it (``pytest tests/test_notebooks.py -k 03``).
+In CI the documentation build (``tests/test_docs.py``) executes every notebook once and makes
+the same checks on the rendered pages, so this module is skipped there rather than running each
+notebook twice.
+"""
+import os
 from pathlib import Path
 
 import pytest
+
+if os.environ.get("CI"):
+    pytest.skip("CI executes the notebooks in the docs build (tests/test_docs.py)",
+                allow_module_level=True)
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
