@@ -324,3 +324,25 @@ def test_resume_refuses_other_settings(tmp_path):
         rt.run(epochs=2, learning_rate=0.1, state_dir=tmp_path, **kw)
     with pytest.raises(ValueError, match="save_epochs needs state_dir"):
         rt.run(epochs=1, learning_rate=0.3, save_epochs=(1,), **kw)
+
+
+def test_quick_form_defaults():
+    """A short run gets more, smaller updates (stated); the paper's settings otherwise; an
+    option the user set is never replaced."""
+    import argparse
+    parser = argparse.ArgumentParser()
+    rt.add_arguments(parser)
+    a = parser.parse_args(["--epochs", "5", "--samples", "2000"])
+    note = rt.resolve_defaults(a)
+    assert (a.batch_size, a.learning_rate, a.hidden) == (20, 0.05, "25,100")
+    assert (a.eval_samples, a.test_samples) == (1000, 200)
+    assert "quick form" in note and "100 updates" in note and "batch-size 20" in note
+    a = parser.parse_args(["--epochs", "5", "--samples", "2000", "--batch-size", "50",
+                           "--hidden", "7"])
+    note = rt.resolve_defaults(a)
+    assert (a.batch_size, a.learning_rate, a.hidden) == (50, 0.05, "7")
+    assert "batch-size" not in note
+    a = parser.parse_args([])
+    assert rt.resolve_defaults(a) is None
+    assert (a.batch_size, a.learning_rate, a.hidden, a.eval_samples, a.test_samples) == (
+        100, 0.005, "25,50,100,500", 10_000, 1_000)

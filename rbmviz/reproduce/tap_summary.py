@@ -236,6 +236,8 @@ def format_summary(summary) -> str:
     """The summary as text (printed by ``rbmviz reproduce tap``)."""
     s = summary.get("settings") or {}
     lines = []
+    if summary.get("quick_form"):
+        lines.append(summary["quick_form"])
     if s:
         lines.append(
             f"Tramel et al. (2018) TAP machines on {s.get('data', 'binary-MNIST')}: "
