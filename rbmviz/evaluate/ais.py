@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -188,6 +189,12 @@ def ais_log_partition(rbm, n_chains=100, n_betas=10000, seed=0, data=None, *, be
     progress : bool
         Show a tqdm bar over the temperatures.
 
+    Raises
+    ------
+    KeyboardInterrupt
+        Ctrl-C stops every worker after its current temperature (within milliseconds); a
+        partial annealing run gives no estimate, so nothing is returned.
+
     Returns
     -------
     AISResult
@@ -241,7 +248,8 @@ def ais_log_partition(rbm, n_chains=100, n_betas=10000, seed=0, data=None, *, be
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=n_blocks * (len(betas) - 1), unit="β", desc="AIS")
-    args = (W, b, c, b_base, db, betas, key, log_w, bar)
+    stop = threading.Event()
+    args = (W, b, c, b_base, db, betas, key, log_w, bar, stop)
     try:
         with _single_threaded_blas():
             if threads == 1 or n_blocks == 1:
@@ -249,8 +257,15 @@ def ais_log_partition(rbm, n_chains=100, n_betas=10000, seed=0, data=None, *, be
                     _run_chains(*args, lo, hi)
             else:
                 with ThreadPoolExecutor(max_workers=min(threads, n_blocks)) as pool:
-                    for f in [pool.submit(_run_chains, *args, lo, hi, True) for lo, hi in blocks]:
-                        f.result()
+                    try:
+                        for f in [pool.submit(_run_chains, *args, lo, hi, True) for lo, hi in blocks]:
+                            f.result()
+                    except BaseException:
+                        # Ctrl-C reaches the main thread only: tell the workers to stop after
+                        # their current temperature, so the pool's shutdown does not wait for
+                        # the whole annealing run
+                        stop.set()
+                        raise
     finally:
         if bar is not None:
             bar.close()
@@ -265,9 +280,11 @@ def _single_threaded_blas():
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def _run_chains(W, b, c, b_base, db, betas, key, log_w, bar, lo, hi, worker=False):
+def _run_chains(W, b, c, b_base, db, betas, key, log_w, bar, stop, lo, hi, worker=False):
     """AIS runs ``lo … hi−1`` (all temperatures), writing ``log_w[lo:hi]``.  In a worker
-    thread the kernels run on that thread alone (``numba.set_num_threads`` is per thread)."""
+    thread the kernels run on that thread alone (``numba.set_num_threads`` is per thread).
+    Returns early, writing nothing, once the event ``stop`` is set (Ctrl-C in the caller:
+    a temperature step of a block takes milliseconds, so the interrupt takes effect at once)."""
     if worker:
         numba.set_num_threads(1)
     dt = W.dtype
@@ -285,6 +302,8 @@ def _run_chains(W, b, c, b_base, db, betas, key, log_w, bar, lo, hi, worker=Fals
     ais_base_sample_(b_base, V, key, 0, lo)
     K = len(betas) - 1
     for k in range(1, K + 1):
+        if stop.is_set():
+            return
         np.matmul(V, W, out=pre_h)
         more = k < K
         ais_hidden_step_(pre_h, c, V, db, betas[k], betas[k - 1], lw, H, more, key, 2 * k - 1,

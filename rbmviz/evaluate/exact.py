@@ -6,6 +6,8 @@ smaller layer (``reference/ais.md`` §1) and refuse more than ``2**30`` states.
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from .._validation import check_data, check_int
@@ -48,15 +50,52 @@ def exact_feasible(rbm, max_bits=20) -> bool:
     return min(rbm.n_visible, rbm.n_hidden) <= max_bits
 
 
+#: wall time one enumeration kernel call aims at (Ctrl-C takes effect between calls)
+CALL_SECONDS = 0.25
+#: enumerations of at most this many states run in one kernel call (a few ms)
+_ONE_CALL_STATES = 1 << 18
+
+
+def _in_timed_ranges(n, run, first=1):
+    """Call ``run(lo, hi)`` on consecutive ranges covering ``0 … n − 1``, each sized to take
+    about :data:`CALL_SECONDS` (from the measured time of the previous one, growing at most
+    4× per call), so that Python regains control — and Ctrl-C raises ``KeyboardInterrupt``
+    — within about that long.  The ranges never change the result (the kernels combine
+    their parts in a fixed order)."""
+    lo, size = 0, max(1, first)
+    while lo < n:
+        hi = min(n, lo + size)
+        t0 = time.perf_counter()
+        run(lo, hi)
+        per = (time.perf_counter() - t0) / (hi - lo)
+        size = int(min(4 * size, max(1, CALL_SECONDS / max(per, 1e-12))))
+        lo = hi
+
+
+def _log_sum_states(M, a, o) -> float:
+    """``log Z`` of the enumeration ``(M, a, o)``: one kernel call for small ones, else
+    time-bounded ranges of chunks (same result to the bit)."""
+    nA = M.shape[0]
+    if (1 << nA) <= _ONE_CALL_STATES:
+        return float(_exact.log_sum_states(M, a, o))
+    nchunks, _ = _exact.n_chunks(nA)
+    cmax, csum = np.empty(nchunks), np.empty(nchunks)
+    _in_timed_ranges(nchunks, lambda lo, hi: _exact.log_sum_chunks_(M, a, o, lo, hi, cmax, csum),
+                     first=8)
+    return float(_exact.combine_chunks(cmax, csum))
+
+
 def log_partition_exact(rbm) -> float:
     """``log Z`` by enumerating the smaller layer (reference/ais.md §1):
 
     ``log Z = logsumexp_v (−F(v)) = logsumexp_h (cᵀh + Σ_i softplus(b_i + (Wh)_i))``.
 
-    Parallel, chunked, Gray-code incremental; bit-identical for any thread count.
+    Parallel, chunked, Gray-code incremental; bit-identical for any thread count.  Large
+    enumerations run as kernel calls of about :data:`CALL_SECONDS` each, so Ctrl-C
+    (``KeyboardInterrupt``) stops them within about that long (2**30 states take minutes).
     """
     M, a, o, _ = _enum_args(_check_rbm(rbm))
-    return float(_exact.log_sum_states(M, a, o))
+    return _log_sum_states(M, a, o)
 
 
 def log_probabilities_exact(rbm, V, log_z=None) -> np.ndarray:
@@ -92,11 +131,20 @@ def visible_distribution(rbm) -> np.ndarray:
 
 def model_statistics(rbm, log_z=None):
     """Exact model expectations ``(E_p[v hᵀ], E_p[v], E_p[h])`` with shapes
-    ((n_visible, n_hidden), (n_visible,), (n_hidden,)), by enumerating the smaller layer."""
+    ((n_visible, n_hidden), (n_visible,), (n_hidden,)), by enumerating the smaller layer
+    (in kernel calls of about :data:`CALL_SECONDS`, so Ctrl-C works on large ones)."""
     M, a, o, vis = _enum_args(_check_rbm(rbm))
     if log_z is None:
-        log_z = float(_exact.log_sum_states(M, a, o))
-    E_sq, E_s, E_q = _exact.expected_stats(M, a, o, log_z)
+        log_z = _log_sum_states(M, a, o)
+    nA, nO = M.shape
+    if (1 << nA) <= _ONE_CALL_STATES:
+        E_sq, E_s, E_q = _exact.expected_stats(M, a, o, float(log_z))
+    else:       # time-bounded calls (Ctrl-C), the same sums in the same order
+        nblocks, per = _exact.n_blocks(nA)
+        acc = (np.zeros((nblocks, nA, nO)), np.zeros((nblocks, nA)), np.zeros((nblocks, nO)))
+        _in_timed_ranges(per, lambda lo, hi: _exact.expected_stats_part_(M, a, o, float(log_z),
+                                                                          lo, hi, *acc))
+        E_sq, E_s, E_q = _exact.sum_blocks(*acc)
     if vis:
         return E_sq, E_s, E_q
     return np.ascontiguousarray(E_sq.T), E_q, E_s

@@ -87,9 +87,66 @@ def _step(M, a, s, pre, g, lin):
     return lin
 
 
+@njit(cache=True)
+def _chunk_log_sum(M, a, o, g0, csize, s, pre):
+    """``(m, acc)`` with ``logsumexp = m + log(acc)`` of ``value`` over the Gray indices
+    ``g0 … g0 + csize − 1`` (one chunk; ``s``, ``pre`` scratch)."""
+    nO = M.shape[1]
+    lin = _chunk_start(M, a, o, g0, s, pre)
+    m = -np.inf
+    acc = 0.0
+    for g in range(g0, g0 + csize):
+        if g > g0:
+            lin = _step(M, a, s, pre, g, lin)
+        val = lin
+        for j in range(nO):
+            val += _softplus(pre[j])
+        if val > m:
+            acc = acc * math.exp(m - val) + 1.0 if m > -np.inf else 1.0
+            m = val
+        else:
+            acc += math.exp(val - m)
+    return m, acc
+
+
+def n_chunks(nA):
+    """``(number of chunks, states per chunk)`` of an enumeration of ``2**nA`` states (fixed
+    by ``nA`` alone, never by the number of threads)."""
+    total = 1 << nA
+    csize = min(total, 1 << CHUNK_BITS)
+    return total // csize, csize
+
+
+@njit(parallel=True, cache=True)
+def log_sum_chunks_(M, a, o, c0, c1, cmax, csum):
+    """Chunks ``c0 … c1 − 1`` of :func:`log_sum_states`, in parallel: ``cmax[ch]``,
+    ``csum[ch]`` (written) are chunk ``ch``'s ``(m, acc)``.  Calling it on consecutive ranges
+    and then :func:`combine_chunks` gives exactly :func:`log_sum_states` — the caller can
+    return to Python between ranges (Ctrl-C) on large enumerations."""
+    nA, nO = M.shape
+    total = np.int64(1) << nA
+    csize = min(total, np.int64(1) << CHUNK_BITS)
+    for ch in prange(c0, c1):
+        s = np.empty(nA)
+        pre = np.empty(nO)
+        cmax[ch], csum[ch] = _chunk_log_sum(M, a, o, ch * csize, csize, s, pre)
+
+
+@njit(cache=True)
+def combine_chunks(cmax, csum):
+    """``logsumexp`` from the per-chunk ``(m, acc)``, combined serially in chunk order."""
+    m = cmax.max()
+    acc = 0.0
+    for ch in range(cmax.shape[0]):
+        acc += csum[ch] * math.exp(cmax[ch] - m)
+    return m + math.log(acc)
+
+
 @njit(parallel=True, cache=True)
 def log_sum_states(M, a, o):
-    """``logsumexp`` over all ``2**nA`` states of ``value(s)`` (module docstring).
+    """``logsumexp`` over all ``2**nA`` states of ``value(s)`` (module docstring), in one call
+    (:func:`rbmviz.evaluate.log_partition_exact` calls :func:`log_sum_chunks_` on ranges of
+    chunks instead, with the same result, so that Ctrl-C works on large enumerations).
 
     Parameters
     ----------
@@ -108,33 +165,78 @@ def log_sum_states(M, a, o):
     for ch in prange(nchunks):
         s = np.empty(nA)
         pre = np.empty(nO)
-        g0 = ch * csize
-        lin = _chunk_start(M, a, o, g0, s, pre)
-        m = -np.inf
-        acc = 0.0
-        for g in range(g0, g0 + csize):
-            if g > g0:
-                lin = _step(M, a, s, pre, g, lin)
-            val = lin
-            for j in range(nO):
-                val += _softplus(pre[j])
-            if val > m:
-                acc = acc * math.exp(m - val) + 1.0 if m > -np.inf else 1.0
-                m = val
-            else:
-                acc += math.exp(val - m)
-        cmax[ch] = m
-        csum[ch] = acc
-    m = cmax.max()
-    acc = 0.0
-    for ch in range(nchunks):
-        acc += csum[ch] * math.exp(cmax[ch] - m)
-    return m + math.log(acc)
+        cmax[ch], csum[ch] = _chunk_log_sum(M, a, o, ch * csize, csize, s, pre)
+    return combine_chunks(cmax, csum)
+
+
+def n_blocks(nA):
+    """``(blocks, chunks per block)`` of :func:`expected_stats` (fixed by ``nA`` alone)."""
+    nchunks, _ = n_chunks(nA)
+    nblocks = min(nchunks, MAX_BLOCKS)
+    return nblocks, nchunks // nblocks
+
+
+@njit(parallel=True, cache=True)
+def expected_stats_part_(M, a, o, log_z, j0, j1, acc_sq, acc_s, acc_q):
+    """Chunks ``j0 … j1 − 1`` of every block of :func:`expected_stats` (blocks in parallel),
+    added to the per-block accumulators ``acc_sq`` (nblocks, nA, nO), ``acc_s`` (nblocks,
+    nA), ``acc_q`` (nblocks, nO) (start them at 0).  Consecutive ranges ``j0 … j1`` covering
+    ``0 … per`` followed by :func:`sum_blocks` give exactly :func:`expected_stats`."""
+    nA, nO = M.shape
+    total = np.int64(1) << nA
+    csize = min(total, np.int64(1) << CHUNK_BITS)
+    nblocks = acc_s.shape[0]
+    per = (total // csize) // nblocks
+    for blk in prange(nblocks):
+        s = np.empty(nA)
+        pre = np.empty(nO)
+        q = np.empty(nO)
+        for ch in range(blk * per + j0, blk * per + j1):
+            _stats_chunk(M, a, o, log_z, ch * csize, csize, s, pre, q,
+                         acc_sq[blk], acc_s[blk], acc_q[blk])
+
+
+@njit(cache=True)
+def _stats_chunk(M, a, o, log_z, g0, csize, s, pre, q, acc_sq, acc_s, acc_q):
+    """One chunk of :func:`expected_stats`, added to one block's accumulators."""
+    nA, nO = M.shape
+    lin = _chunk_start(M, a, o, g0, s, pre)
+    for g in range(g0, g0 + csize):
+        if g > g0:
+            lin = _step(M, a, s, pre, g, lin)
+        val = lin
+        for j in range(nO):
+            val += _softplus(pre[j])
+        p = math.exp(val - log_z)
+        for j in range(nO):
+            q[j] = p * _sigmoid(pre[j])
+            acc_q[j] += q[j]
+        for i in range(nA):
+            if s[i] != 0.0:
+                acc_s[i] += p
+                for j in range(nO):
+                    acc_sq[i, j] += q[j]
+
+
+@njit(cache=True)
+def sum_blocks(acc_sq, acc_s, acc_q):
+    """``(E_sq, E_s, E_q)``: the block accumulators summed in block order."""
+    nblocks, nA, nO = acc_sq.shape
+    E_sq = np.zeros((nA, nO))
+    E_s = np.zeros(nA)
+    E_q = np.zeros(nO)
+    for blk in range(nblocks):
+        E_sq += acc_sq[blk]
+        E_s += acc_s[blk]
+        E_q += acc_q[blk]
+    return E_sq, E_s, E_q
 
 
 @njit(parallel=True, cache=True)
 def expected_stats(M, a, o, log_z):
-    """Exact model expectations by enumerating layer A.
+    """Exact model expectations by enumerating layer A (in one call; see
+    :func:`expected_stats_part_` for the interruptible form used by
+    :func:`rbmviz.evaluate.model_statistics`).
 
     With ``p(s) = exp(value(s) − log_z)`` and ``q(s) = sigmoid(o + s M)`` (the conditional
     means of layer O given s):
@@ -158,28 +260,6 @@ def expected_stats(M, a, o, log_z):
         pre = np.empty(nO)
         q = np.empty(nO)
         for ch in range(blk * per, (blk + 1) * per):
-            g0 = ch * csize
-            lin = _chunk_start(M, a, o, g0, s, pre)
-            for g in range(g0, g0 + csize):
-                if g > g0:
-                    lin = _step(M, a, s, pre, g, lin)
-                val = lin
-                for j in range(nO):
-                    val += _softplus(pre[j])
-                p = math.exp(val - log_z)
-                for j in range(nO):
-                    q[j] = p * _sigmoid(pre[j])
-                    acc_q[blk, j] += q[j]
-                for i in range(nA):
-                    if s[i] != 0.0:
-                        acc_s[blk, i] += p
-                        for j in range(nO):
-                            acc_sq[blk, i, j] += q[j]
-    E_sq = np.zeros((nA, nO))
-    E_s = np.zeros(nA)
-    E_q = np.zeros(nO)
-    for blk in range(nblocks):
-        E_sq += acc_sq[blk]
-        E_s += acc_s[blk]
-        E_q += acc_q[blk]
-    return E_sq, E_s, E_q
+            _stats_chunk(M, a, o, log_z, ch * csize, csize, s, pre, q,
+                         acc_sq[blk], acc_s[blk], acc_q[blk])
+    return sum_blocks(acc_sq, acc_s, acc_q)
