@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import bounds as _bounds
 from . import units as _units
 from ._numerics import sigmoid as _sigmoid, softplus as _softplus
 from ._validation import check_choice, check_data, check_float, check_int, check_seed
@@ -37,9 +38,13 @@ UNIT_TYPES = _units.PRIOR_NAMES
 _DTYPES = {"float64": np.float64, "float32": np.float32}
 
 
-def _as_rng(seed):
+def _as_rng(seed, name="seed"):
+    """A Generator from ``seed``: None (fresh entropy), an integer in [0, 2**63), or a
+    Generator (used as is); anything else is a ValueError/TypeError naming ``name``."""
     if isinstance(seed, np.random.Generator):
         return seed
+    if seed is not None:
+        seed = check_seed(seed, name)
     return np.random.default_rng(seed)
 
 
@@ -49,7 +54,8 @@ class RBM:
     Parameters
     ----------
     n_visible, n_hidden : int
-        Layer sizes (>= 1).
+        Layer sizes (>= 1; at most :data:`rbmviz.bounds.UNITS_MAX` units per layer and
+        :data:`rbmviz.bounds.WEIGHTS_MAX` weights, ValueError otherwise).
     visible, hidden : str or rbmviz.units.Prior
         Unit types: ``"bernoulli"`` ({0, 1} units), ``"truncated_gaussian"`` or
         ``"truncated_gauss_bernoulli"`` (the TAP paper's priors, App. C; default parameters
@@ -88,6 +94,7 @@ class RBM:
                  seed=None, init="normal", scale=0.01, data=None, dtype="float64"):
         self.n_visible = check_int(n_visible, "n_visible", low=1)
         self.n_hidden = check_int(n_hidden, "n_hidden", low=1)
+        _bounds.check_model_size(self.n_visible, self.n_hidden)
         self.visible_prior = _units.as_prior(visible, self.n_visible, "visible unit type")
         self.hidden_prior = _units.as_prior(hidden, self.n_hidden, "hidden unit type")
         dtype = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
