@@ -375,8 +375,8 @@ def test_big_endian_files_load_exactly_in_native_order_and_train(tmp_path):
     assert back == rbm
     assert ev.log_partition_exact(back) == ev.log_partition_exact(rbm)
     X = rbmviz.datasets.bars_and_stripes(2)
-    r1 = rbmviz.train(back, X, "cd", epochs=3, batch_size=2, seed=1, metrics=["weight_norm"])
-    r2 = rbmviz.train(rbm, X, "cd", epochs=3, batch_size=2, seed=1, metrics=["weight_norm"])
+    r1 = rbmviz.train(back, X, "cd", epochs=3, batch_size=2, seed=1, metrics=["weight_norm"], eval_every=1)
+    r2 = rbmviz.train(rbm, X, "cd", epochs=3, batch_size=2, seed=1, metrics=["weight_norm"], eval_every=1)
     assert back == rbm and list(r1.weight_norm) == list(r2.weight_norm)
 
 
