@@ -7,6 +7,7 @@
 * :func:`data_solution_map` — data points and the solutions they converge to (Fig. 7);
 * :func:`ranked_receptive_fields` — the extremes of a ranking of receptive fields (Fig. 4);
 * :func:`denoising_curves` — MCC against the flip probability per method (Fig. 8);
+* :func:`solution_gallery` — TAP solutions (or any images) tiled at a readable size;
 * :func:`reproduction_figure` — the figure of ``rbmviz reproduce tap`` (Figs. 3, 5–8).
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ from . import receptive_fields as _receptive_fields
 
 __all__ = ["solution_count_curves", "free_energy_distributions", "solution_maps",
            "data_solution_map", "ranked_receptive_fields", "denoising_curves", "PARTS",
+           "solution_gallery",
            "reproduction_figure"]
 
 
@@ -78,17 +80,24 @@ def data_solution_map(frame, *, title="data → TAP solutions", size=360):
     return (seg * data * sols).opts(title=title, frame_width=size, frame_height=size)
 
 
-def ranked_receptive_fields(W, ranking, *, n=10, shape=None, title=None):
+def ranked_receptive_fields(W, ranking, *, n=10, shape=None, title=None, cols=5, pixel=3):
     """The ``n`` first and ``n`` last receptive fields of a ranking (``ranking`` from
     :func:`rbmviz.tap.landscape.rank_receptive_fields`): e.g. the most localised and the most
-    spread-out fields (Fig. 4)."""
+    spread-out fields (Fig. 4), ``cols`` per row at ``pixel`` screen pixels per weight."""
     _hv()                                 # loads the plotting backend if needed
     W = np.asarray(W, dtype=np.float64)
     units = ranking["unit"].to_numpy()
     n = min(n, len(units) // 2 or 1)
-    low = _receptive_fields(W[:, units[:n]], shape, n_cols=n, title=f"lowest {n}" + (f" — {title}" if title else ""))
-    high = _receptive_fields(W[:, units[-n:]], shape, n_cols=n, title=f"highest {n}")
-    return (low + high).cols(1)
+    cols = max(1, min(cols, n))
+
+    def panel(idx, label):
+        img = _receptive_fields(W[:, idx], shape, n_cols=cols, title=label)
+        h, w = img.dimension_values(2, flat=False).shape
+        width = max(w * pixel, 7 * len(label) + 60)
+        return img.opts(frame_width=width, frame_height=int(round(h * width / w)))
+    low = panel(units[:n], f"lowest {n}" + (f" — {title}" if title else ""))
+    high = panel(units[-n:], f"highest {n}" + (f" — {title}" if title else ""))
+    return (low + high).cols(2)
 
 
 def denoising_curves(df, *, title="denoising a binary symmetric channel"):
@@ -104,6 +113,42 @@ def denoising_curves(df, *, title="denoising a binary symmetric channel"):
         layers.append(hv.ErrorBars(g, "p", ["mcc", "mcc_sem"], label=label))
     return hv.Overlay(layers).opts(title=title, legend_position="top_right", xlabel="flip probability p",
                                    ylabel="MCC")
+
+
+def solution_gallery(images, shape, *, cols=10, pixel=3, title="TAP solutions", gap=2):
+    """Images (the rows of ``images``, e.g. the visible magnetisations ``a^v`` of unique TAP
+    solutions) tiled ``cols`` per row at ``pixel`` screen pixels per image pixel — big
+    enough to read, with room for the title.
+
+    Parameters
+    ----------
+    images : array (n, h * w) with values in [0, 1]
+    shape : (h, w)
+    cols : int — images per row.
+    pixel : int — screen pixels per image pixel.
+    title : str
+    gap : int — blank image pixels between tiles.
+    """
+    hv = _hv()
+    A = np.asarray(images, dtype=np.float64)
+    if A.ndim != 2 or A.shape[1] != shape[0] * shape[1]:
+        raise ValueError(f"images must have shape (n, {shape[0] * shape[1]}), got {A.shape}")
+    n = A.shape[0]
+    if n == 0:
+        raise ValueError("images is empty")
+    cols = max(1, min(int(cols), n))
+    rows = -(-n // cols)
+    h, w = shape
+    grid = np.full((rows * (h + gap) + gap, cols * (w + gap) + gap), np.nan)
+    for k in range(n):
+        r, c = divmod(k, cols)
+        grid[gap + r * (h + gap): gap + r * (h + gap) + h,
+             gap + c * (w + gap): gap + c * (w + gap) + w] = A[k].reshape(shape)
+    H, Wd = grid.shape
+    width = max(Wd * pixel, 8 * len(title) + 40)
+    return hv.Image(grid, bounds=(0, 0, Wd, H)).opts(            # row 0 drawn at the top
+        cmap="gray_r", clim=(0, 1), frame_width=width, frame_height=int(H * pixel * width / (Wd * pixel)),
+        xaxis=None, yaxis=None, title=title, clipping_colors={"NaN": "white"}, toolbar=None)
 
 
 #: the panels :func:`figure` can draw
