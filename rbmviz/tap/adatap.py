@@ -46,6 +46,7 @@ The adaTAP (expectation-consistent) estimate of ``ln Z`` at a fixed point is
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 import numpy as np
@@ -59,6 +60,21 @@ __all__ = ["solve", "AdaTAPSolution", "interaction_step", "METHODS"]
 METHODS = ("schur", "direct")
 #: bytes of stacked (rows, n_l, n_s) work arrays per chunk of rows
 _CHUNK_BYTES = 64 * 2 ** 20
+#: Schur complements up to this size are solved with one BLAS thread: their many small
+#: products gain nothing from threads, and on a busy machine spinning BLAS threads made them
+#: 6–10× slower (measured: 784×16, 50 rows, 0.19 s vs 0.03 s per iteration)
+_SINGLE_THREAD_MAX = 64
+
+
+def _blas_threads(n_small):
+    """One BLAS thread for small Schur complements (see ``_SINGLE_THREAD_MAX``)."""
+    if n_small > _SINGLE_THREAD_MAX:
+        return contextlib.nullcontext()
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:                                     # pragma: no cover - sklearn dep
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
 
 
 @dataclasses.dataclass
@@ -292,13 +308,22 @@ def solve(rbm, init=None, *, damping=0.5, tol=1e-10, max_iter=2000, init_clip=0.
         Wl = W if nv >= nh else W.T
         if 8 * Wl.shape[0] * Wl.shape[1] * (Wl.shape[1] + 1) // 2 <= _CHUNK_BYTES:
             table = _outer_table(np.ascontiguousarray(Wl))
+    hist = {"active": [], "max_da": [], "max_dv": [], "max_step": []}
+    with _blas_threads(min(nv, nh)):
+        return _run(W, b, c, H, A1, B1, table, damping, tol, max_iter, min_iter, var_floor,
+                    method, hist)
+
+
+def _run(W, b, c, H, A1, B1, table, damping, tol, max_iter, min_iter, var_floor, method, hist):
+    nv, nh = W.shape
+    n = nv + nh
+    R = A1.shape[0]
     keys = ("a1", "v1", "a2", "d", "A1", "B1", "A2", "B2")
     out = {k: np.empty((R, n)) for k in keys}
     converged = np.zeros(R, dtype=bool)
     n_iter = np.full(R, max_iter, dtype=np.int64)
     live = np.arange(R)
     prev_a1 = None
-    hist = {"active": [], "max_da": [], "max_dv": [], "max_step": []}
     thresh = tol
     for it in range(1, max_iter + 1):
         a1, v1, A2, B2 = _prior_step(A1, B1, var_floor)

