@@ -4,35 +4,54 @@
 returns a record (a dict); the dashboard pushes records into a HoloViews ``Buffer``, the
 CLI into a CSV file, notebooks into a DataFrame (:func:`train`), sweeps into Dask futures.
 
-A record holds ``epoch``, ``updates``, ``gibbs_steps`` (per chain, cumulative — the compute
-axis of Upadhya & Sastry's equal-compute comparisons), ``wall_time`` (seconds spent inside
-this run: training plus evaluation) and the chosen metrics:
+A record holds ``algorithm``, ``epoch`` (completed epochs; a float such as ``3.25`` for a
+record made within an epoch), ``updates``, ``gibbs_steps`` (per chain, cumulative — the
+compute axis of Upadhya & Sastry's equal-compute comparisons), ``wall_time`` (seconds spent
+inside this run: training plus evaluation) and the chosen metrics, computed by the metrics
+registry :data:`rbmviz.evaluate.metrics.METRICS` (``train_ll``, ``test_ll``, ``spl``,
+``pseudo_ll``, ``recon_error``, ``weight_norm``, ``ais_train_ll``, ``ais_test_ll``,
+``tap_ll`` and any registered later).
 
-* ``train_ll`` / ``test_ll`` — exact average log-likelihood (nats) of the training / test
-  rows, for models whose smaller layer has at most ``exact_max_bits`` units (the ATLL of
-  the papers; on the toy sets the training set is the complete pattern set);
-* ``pseudo_ll`` — deterministic pseudo-log-likelihood over all sites (on at most
-  ``pl_rows`` rows);
-* ``recon_error`` — mean squared reconstruction error per pixel;
-* ``weight_norm`` — Frobenius norm of W;
-* ``ais_test_ll`` / ``ais_train_ll`` — average log-likelihood with an AIS estimate of
-  ``log Z`` (Salakhutdinov & Murray 2008; reference/ais.md §2.5), for models too large to
-  enumerate (the ATLL of Upadhya & Sastry's MNIST/Omniglot figures).  One AIS run per
-  evaluation serves both; its options come from ``metric_options`` (``n_chains``, default
-  100; ``n_betas``, default 10,000, linear β schedule; ``seed``, default the run's seed,
-  the same for every evaluation so that the estimates along a curve share their random
-  numbers; ``betas``; ``dtype``).  The base-rate model is fitted to the training rows.
-* ``tap_ll`` — TAP log-likelihood (Tramel et al. 2018, eq. 39; :func:`rbmviz.tap.log_likelihood`)
-  of the first ``pl_rows`` training rows, unique solutions from those rows (the TAP
-  algorithm's ``order`` if it has one).
+**Evaluation on a budget.**  By default (``eval_every="auto"``) the run measures what an
+evaluation costs and what an update costs, and spaces the records so that evaluation takes at
+most ``eval_budget`` (10 %) of the wall time.  Small models record at epoch ends; when the
+budget allows more than one record per epoch (large models, many mini-batches) records are
+made within the epoch.  An explicit ``eval_every`` (epochs) or ``record_every_updates`` fixes
+the positions instead.  A record is always made at epoch 0 and at the last epoch.
 
-A run whose parameters or metrics become NaN/inf, or whose largest parameter exceeds
-``max_weight`` in magnitude, stops by raising :class:`RunDiverged`, which says which
-quantity, its value and the epochs in which it happened.
+**Default metrics** (``metrics="auto"``): the exact log-likelihood where enumeration is cheap
+(smaller layer ≤ ``exact_max_bits``) plus the all-sites pseudo-likelihood, reconstruction
+error and weight norm (all cheap there); otherwise
+the stochastic pseudo-likelihood ``spl`` (a fixed random subset of sites and rows),
+reconstruction error and weight norm; the all-sites ``pseudo_ll`` of a large model and AIS
+only when asked.
+
+**Float type.**  ``dtype="auto"`` trains a float32 working copy of a float64 model when the
+model is large and exactness is not at stake (:func:`rbmviz.presets.default_dtype`: the
+smaller layer has more than ``exact_max_bits`` units and ``n_visible · n_hidden`` ≥
+:data:`rbmviz.presets.LARGE_MODEL`; Gibbs-sampling rules only); the model passed in is updated
+from it at every record and when the run ends, stops or fails.  Pass ``dtype=None`` to train
+in the model's own dtype.
+
+**Interruption.**  Training runs in chunks of at most ~``chunk_seconds`` (0.25 s), so Ctrl-C
+takes effect between chunks (a single update is never split); :func:`train` then raises
+:class:`rbmviz.errors.Interrupted` (a ``KeyboardInterrupt``) whose ``records`` are the
+records finished so far and whose ``run`` holds the model as trained.  With
+``max_seconds``, each ``next(run)`` returns within about that time (a record made early,
+within the epoch) — for live front ends.
+
+**Divergence.**  A run stops by raising :class:`rbmviz.errors.RunDiverged` (which quantity,
+its value, when; ``records`` holds the records so far) when a parameter becomes NaN/inf or
+exceeds ``max_weight``, when a parameter sits near that limit (≥ 90 % of ``max_weight``:
+saturated units whose gradient vanished), or when a log-likelihood metric collapses — falls
+more than ``max_ll_drop`` nats (default ``n_visible · log 2``, the entropy of the uniform
+model) below both its best value so far and the uniform model's value.
 """
 from __future__ import annotations
 
 import math
+import signal
+import threading
 import time
 
 import numpy as np
@@ -41,12 +60,18 @@ from . import algorithms as _algorithms
 from . import evaluate as _evaluate
 from ._seeds import stream_seed
 from ._validation import check_choice, check_data, check_float, check_int, check_seed
-from .errors import RunDiverged
+from .errors import Interrupted, RunDiverged
 from .evaluate.metrics import AIS_OPTIONS, METRICS, MetricContext
 from .model import RBM
+from .presets import default_dtype
 
-__all__ = ["Run", "RunDiverged", "train", "batch_bounds", "METRICS", "RECORD_KEYS"]
+__all__ = ["Run", "RunDiverged", "Interrupted", "train", "batch_bounds", "METRICS", "RECORD_KEYS"]
+
 RECORD_KEYS = ("algorithm", "epoch", "updates", "gibbs_steps", "wall_time")
+#: a parameter at or above this fraction of ``max_weight`` counts as pinned (diverged)
+PINNED_FRACTION = 0.9
+#: rules whose float32 working copy ``dtype="auto"`` may choose (Gibbs-sampling rules)
+_FLOAT32_RULES = ("cd", "pcd", "cg", "sdcp", "csdcp", "ssd")
 
 
 def batch_bounds(n_rows: int, batch_size: int) -> np.ndarray:
@@ -59,6 +84,14 @@ def batch_bounds(n_rows: int, batch_size: int) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
 
 
+def _auto_or_int(value, name, low):
+    if isinstance(value, str):
+        if value != "auto":
+            raise ValueError(f"{name} must be 'auto' or an integer ≥ {low}, got {value!r}")
+        return value
+    return check_int(value, name, low=low)
+
+
 class Run:
     """Train ``rbm`` in place on ``data`` with one algorithm, yielding records.
 
@@ -66,8 +99,9 @@ class Run:
     ----------
     rbm : RBM
         Trained in place.
-    data : array (n_samples, n_visible), binary
-        Training rows.
+    data : array (n_samples, n_visible)
+        Training rows (binary for Bernoulli visibles; any float dtype, cast to the training
+        dtype).
     algorithm : str or Algorithm
         A name from :func:`rbmviz.algorithms.names` (built with ``learning_rate``, ``seed`` and
         the algorithm-specific ``settings`` such as ``k``), or a ready instance.
@@ -77,28 +111,44 @@ class Run:
         Rows per update; default (None) = full batch.
     learning_rate : float
     seed : int
-        Seeds the epoch shuffles and the algorithm's Gibbs stream.  The model's initial
-        parameters are seeded where the model is made (``RBM(..., seed=)``).
+        Seeds the epoch shuffles, the algorithm's Gibbs stream and the ``spl`` subset.  The
+        model's initial parameters are seeded where the model is made (``RBM(..., seed=)``).
     test_data : array, optional
-        Held-out rows for ``test_ll``.
-    eval_every : int
-        Epochs between records (a record is also made at epoch 0 and at the last epoch).
+        Held-out rows for ``test_ll`` / ``ais_test_ll``.
+    eval_every : "auto" or int
+        ``"auto"`` (default): records spaced so that evaluation takes at most
+        ``eval_budget`` of the wall time.  An int: epochs between records.
+    record_every_updates : int, optional
+        Updates between records (overrides ``eval_every``; records within epochs).
+    eval_budget : float
+        Largest fraction of the wall time spent evaluating under ``eval_every="auto"``
+        (default 0.1).
+    max_seconds : float, optional
+        Each ``next(run)`` returns within about this many seconds of training (plus one
+        evaluation), making a record early if needed — for live front ends.
     metrics : "auto" or sequence of str
-        "auto": exact LLs when feasible (``exact_max_bits``), pseudo-likelihood,
-        reconstruction error, weight norm.
+        Names from :data:`rbmviz.evaluate.metrics.METRICS`; "auto" as in the module docs.
     max_weight : float
-        Largest allowed |parameter| before the run is declared diverged.
+        Largest allowed |parameter| (a parameter at ≥ 90 % of it counts as diverged too).
+    max_ll_drop : float, optional
+        Nats a log-likelihood metric may fall below its best and the uniform model's value
+        before the run counts as diverged (default ``n_visible · log 2``).
     pl_rows : int
-        Rows (the first ones) used for the pseudo-likelihood and reconstruction error.
+        Rows (the first ones) used for ``pseudo_ll``, ``recon_error`` and ``tap_ll``.
+    spl_rows, spl_sites : int
+        Size of the fixed random subset of the ``spl`` metric (rows, visible sites).
     exact_max_bits : int
         Exact log-likelihoods only when the smaller layer has at most this many units.
     metric_options : dict, optional
-        Options of the AIS metrics (``ais_test_ll``, ``ais_train_ll``): ``n_chains``,
-        ``n_betas``, ``seed``, ``betas``, ``dtype`` of
-        :func:`rbmviz.evaluate.ais_log_partition`.
+        Options of the AIS metrics: ``n_chains`` (100), ``n_betas`` (10,000), ``seed`` (the
+        run's), ``betas``, ``dtype`` of :func:`rbmviz.evaluate.ais_log_partition`.
+    dtype : "auto", "float32", "float64" or None
+        Training dtype (see the module docs); None = the model's.
+    chunk_seconds : float
+        Training runs in chunks of about this many seconds (responsiveness to Ctrl-C and
+        ``max_seconds``); results do not depend on it.
     keep_records : bool
-        Keep every record in ``run.records`` (default); ``False`` keeps only the latest (a
-        front end that stores the stream itself, e.g. the explorer's race).
+        Keep every record in ``run.records`` (default); ``False`` keeps only the latest.
     record_initial : bool
         Make a record at epoch 0, before training (default).  A ready algorithm instance
         (``algorithm.ready``) continues with its chains, velocities and random-stream
@@ -108,14 +158,27 @@ class Run:
     """
 
     def __init__(self, rbm, data, algorithm="cd", *, epochs=None, batch_size=None,
-                 learning_rate=0.1, seed=0, test_data=None, eval_every=1, metrics="auto",
+                 learning_rate=0.1, seed=0, test_data=None, eval_every="auto", metrics="auto",
                  max_weight=1e3, pl_rows=1000, exact_max_bits=20, record_initial=True,
-                 keep_records=True, metric_options=None, **settings):
+                 keep_records=True, metric_options=None, record_every_updates=None,
+                 eval_budget=0.1, max_seconds=None, max_ll_drop=None, spl_rows=100,
+                 spl_sites=32, dtype="auto", chunk_seconds=0.25, **settings):
         if not isinstance(rbm, RBM):
             raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
         self.rbm = rbm
+        self.seed = check_seed(seed)
+        if isinstance(algorithm, _algorithms.Algorithm):
+            if settings:
+                raise TypeError(f"settings {sorted(settings)} given with a ready algorithm instance")
+            self.algorithm = algorithm
+        else:
+            self.algorithm = _algorithms.create(algorithm, learning_rate=learning_rate,
+                                                seed=self.seed, **settings)
+        self.exact = rbm.is_binary and _evaluate.exact_feasible(rbm, exact_max_bits)
+        self.metrics = self._choose_metrics(metrics, test_data is not None, exact_max_bits)
+        self._work = self._working_model(dtype)
         binary = rbm.visible_prior.name == "bernoulli"
-        self.data = check_data(data, "data", n_visible=rbm.n_visible, dtype=rbm.dtype,
+        self.data = check_data(data, "data", n_visible=rbm.n_visible, dtype=self._work.dtype,
                                binary=binary)
         self.test_data = (None if test_data is None else
                           check_data(test_data, "test_data", n_visible=rbm.n_visible,
@@ -126,42 +189,20 @@ class Run:
                 rbm.visible_prior.check_data(self.test_data, "test_data")
         n = self.data.shape[0]
         self.epochs = None if epochs is None else check_int(epochs, "epochs", low=0)
-        if batch_size is None:
-            batch_size = n
-        self.batch_size = check_int(batch_size, "batch_size", low=1)
+        self.batch_size = check_int(n if batch_size is None else batch_size, "batch_size", low=1)
         if self.batch_size > n:
             raise ValueError(f"batch_size={self.batch_size} is larger than the data ({n} rows)")
-        self.seed = check_seed(seed)
-        self.eval_every = check_int(eval_every, "eval_every", low=1)
+        self.eval_every = _auto_or_int(eval_every, "eval_every", 1)
+        self.record_every_updates = (None if record_every_updates is None else
+                                     check_int(record_every_updates, "record_every_updates", low=1))
+        self.eval_budget = check_float(eval_budget, "eval_budget", low=0.0, high=1.0, low_open=True)
+        self.max_seconds = (None if max_seconds is None else
+                            check_float(max_seconds, "max_seconds", low=0.0, low_open=True))
+        self.chunk_seconds = check_float(chunk_seconds, "chunk_seconds", low=0.0, low_open=True)
         self.max_weight = check_float(max_weight, "max_weight", low=0.0, low_open=True)
+        self.max_ll_drop = (rbm.n_visible * math.log(2.0) if max_ll_drop is None else
+                            check_float(max_ll_drop, "max_ll_drop", low=0.0, low_open=True))
         self.pl_rows = check_int(pl_rows, "pl_rows", low=1)
-        if isinstance(algorithm, _algorithms.Algorithm):
-            if settings:
-                raise TypeError(f"settings {sorted(settings)} given with a ready algorithm instance")
-            self.algorithm = algorithm
-        else:
-            self.algorithm = _algorithms.create(algorithm, learning_rate=learning_rate,
-                                                seed=self.seed, **settings)
-        self.exact = rbm.is_binary and _evaluate.exact_feasible(rbm, exact_max_bits)
-        if metrics == "auto" and not rbm.is_binary:
-            metrics = ["tap_ll", "weight_norm"]      # the binary-only measures do not apply
-        elif metrics == "auto":
-            metrics = (["train_ll"] if self.exact else []) + (
-                ["test_ll"] if self.exact and self.test_data is not None else []) + [
-                "pseudo_ll", "recon_error", "weight_norm"]
-        self.metrics = [check_choice(m, "metric", METRICS) for m in metrics]
-        binary_only = [m for m in self.metrics if METRICS[m].binary_only]
-        if binary_only and not rbm.is_binary:
-            rbm.require_binary(f"metric(s) {binary_only}")
-        if ("train_ll" in self.metrics or "test_ll" in self.metrics) and not self.exact:
-            if not rbm.is_binary:
-                rbm.require_binary("metrics 'train_ll'/'test_ll' (exact log-likelihood)")
-            raise ValueError(f"exact log-likelihood needs a layer of at most {exact_max_bits} units "
-                             f"(model is {rbm.n_visible}x{rbm.n_hidden}); drop 'train_ll'/'test_ll' "
-                             f"from metrics or use AIS")
-        for m in ("test_ll", "ais_test_ll"):
-            if m in self.metrics and self.test_data is None:
-                raise ValueError(f"metric {m!r} needs test_data")
         opts = {} if metric_options is None else metric_options
         if not isinstance(opts, dict):
             raise TypeError(f"metric_options must be a dict, got {type(opts).__name__}")
@@ -173,37 +214,105 @@ class Run:
         check_int(self.metric_options["n_betas"], "metric_options['n_betas']", low=2)
         check_seed(self.metric_options["seed"], "metric_options['seed']")
         self._ctx = MetricContext(self.data, self.test_data, pl_rows=self.pl_rows, seed=self.seed,
+                                  spl_rows=check_int(spl_rows, "spl_rows", low=1),
+                                  spl_sites=check_int(spl_sites, "spl_sites", low=1),
                                   metric_options=self.metric_options, algorithm=self.algorithm)
         self.bounds = batch_bounds(n, self.batch_size)
+        self.n_batches = len(self.bounds) - 1
         self._shuffle = np.random.default_rng(stream_seed(self.seed, "shuffle"))
         if self.algorithm.ready:            # a ready instance continues with its state
-            self.algorithm.resume(rbm, self.data, self.batch_size)
+            self.algorithm.resume(self._work, self.data, self.batch_size)
         else:
-            self.algorithm.setup(rbm, self.data, self.batch_size)
+            self.algorithm.setup(self._work, self.data, self.batch_size)
         self.record_initial = bool(record_initial)
         self.keep_records = bool(keep_records)
-        self.epoch = 0
+        self.epoch = 0                 # completed epochs
+        self._pos = 0                  # mini-batches done in the current epoch
+        self._perm = None              # the current epoch's row permutation
         self.wall_time = 0.0
+        self.eval_time = 0.0           # seconds of wall_time spent evaluating
         self.records: list[dict] = []
         self.error: RunDiverged | None = None
         self._stopped = False
         self._last_good = 0
+        self._best: dict[str, float] = {}
+        self._t_update = None          # measured seconds per update (latest chunk)
+        self._t_eval = 0.0             # cost of the latest evaluation
+        self._u_record = 0             # run updates at the latest record
+        self._interrupt = False        # set by train()'s SIGINT handler
+
+    # ------------------------------------------------------------------ set-up helpers
+    def _choose_metrics(self, metrics, has_test, exact_max_bits):
+        rbm = self.rbm
+        if isinstance(metrics, str):
+            if metrics != "auto":
+                raise ValueError(f"metrics must be 'auto' or a list of names from {list(METRICS)}, "
+                                 f"got {metrics!r}")
+            if not rbm.is_binary:
+                metrics = ["tap_ll", "weight_norm"]      # the binary-only measures do not apply
+            elif self.exact:
+                metrics = ["train_ll"] + (["test_ll"] if has_test else []) + [
+                    "pseudo_ll", "recon_error", "weight_norm"]
+            else:
+                metrics = ["spl", "recon_error", "weight_norm"]
+        chosen = [check_choice(m, "metric", METRICS) for m in metrics]
+        binary_only = [m for m in chosen if METRICS[m].binary_only]
+        if binary_only and not rbm.is_binary:
+            rbm.require_binary(f"metric(s) {binary_only}")
+        needs_exact = [m for m in chosen if METRICS[m].needs_exact]
+        if needs_exact and not self.exact:
+            raise ValueError(f"exact log-likelihood needs a layer of at most {exact_max_bits} units "
+                             f"(model is {rbm.n_visible}x{rbm.n_hidden}); drop {needs_exact} "
+                             f"from metrics or use 'spl' / AIS ('ais_test_ll')")
+        for m in chosen:
+            if METRICS[m].needs_test and not has_test:
+                raise ValueError(f"metric {m!r} needs test_data")
+        return chosen
+
+    def _working_model(self, dtype):
+        rbm = self.rbm
+        if dtype is None:
+            return rbm
+        if dtype == "auto":
+            exact_metric = any(METRICS[m].needs_exact for m in self.metrics)
+            if (rbm.dtype == np.float64 and rbm.is_binary and not exact_metric
+                    and self.algorithm.name in _FLOAT32_RULES
+                    and default_dtype(rbm.n_visible, rbm.n_hidden) == "float32"):
+                return rbm.astype("float32")
+            return rbm
+        check_choice(dtype, "dtype", ("auto", "float32", "float64"))
+        return rbm if rbm.dtype == np.dtype(dtype) else rbm.astype(dtype)
+
+    def _sync(self):
+        """Copy the working copy's parameters into the model passed in (if they differ)."""
+        if self._work is not self.rbm:
+            for dst, src in zip(self.rbm.params, self._work.params):
+                dst[...] = src
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The dtype training runs in."""
+        return self._work.dtype
 
     # ------------------------------------------------------------------ iteration
     def __iter__(self):
         return self
 
+    @property
+    def _u(self) -> int:
+        """Updates done by this run (epochs × batches + position in the epoch)."""
+        return self.epoch * self.n_batches + self._pos
+
     def __next__(self) -> dict:
         if self._stopped or self.error is not None:
             raise StopIteration
-        if not self.records and self.record_initial and self.epoch == 0:
-            return self._evaluate_and_record(0)
+        if not self.records and self.record_initial and self._u == 0:
+            return self._evaluate_and_record()
         if self.epochs is not None and self.epoch >= self.epochs:
             raise StopIteration
-        n = self.eval_every
-        if self.epochs is not None:
-            n = min(n, self.epochs - self.epoch)
-        return self.step(n)
+        deadline = None if self.max_seconds is None else time.perf_counter() + self.max_seconds
+        self._train_until(self._target, deadline)
+        return self._evaluate_and_record()
 
     @property
     def done(self) -> bool:
@@ -214,62 +323,206 @@ class Run:
     def stop(self) -> None:
         """End the run: the iterator stops at its next call."""
         self._stopped = True
+        self._sync()
 
     def step(self, n_epochs: int = 1) -> dict:
-        """Train ``n_epochs`` more epochs (ignoring ``epochs``), then evaluate and return the
-        record.  Raises :class:`RunDiverged` when training diverges."""
+        """Train ``n_epochs`` × (batches per epoch) more updates (ignoring ``epochs``), then
+        evaluate and return the record.  Raises :class:`RunDiverged` when training diverges."""
         n_epochs = check_int(n_epochs, "n_epochs", low=1)
+        return self.step_updates(n_epochs * self.n_batches)
+
+    def step_updates(self, n_updates: int) -> dict:
+        """Train ``n_updates`` more updates (ignoring ``epochs``), then evaluate and return the
+        record."""
+        n_updates = check_int(n_updates, "n_updates", low=1)
         if self.error is not None:
             raise self.error
-        if not self.records and self.record_initial and self.epoch == 0:
-            self._evaluate_and_record(0)
-        t0 = time.perf_counter()
-        N = self.data.shape[0]
-        order = np.tile(np.arange(N, dtype=np.int64), (n_epochs, 1))
-        self._shuffle.permuted(order, axis=1, out=order)    # a fresh shuffle for every epoch
-        done = self.algorithm.train_epochs(self.rbm, self.data, order, self.bounds, self.max_weight)
-        self.epoch += done
-        self.wall_time += time.perf_counter() - t0
-        self._check_parameters()          # raises RunDiverged naming the epoch it happened in
-        return self._evaluate_and_record(self.epoch)
+        if not self.records and self.record_initial and self._u == 0:
+            self._evaluate_and_record()
+        end = self._u + n_updates
+        self._train_until(lambda: end, None)
+        return self._evaluate_and_record()
 
-    # ------------------------------------------------------------------ internals
+    # ------------------------------------------------------------------ scheduling
+    def _target(self) -> int:
+        """Run updates at which the next record is due (never past the last epoch)."""
+        nb, u, last = self.n_batches, self._u, self._u_record
+        if self.record_every_updates is not None:
+            r = self.record_every_updates
+            target = (last // r + 1) * r
+        elif self.eval_every != "auto":
+            span = self.eval_every * nb
+            target = (last // span + 1) * span
+        else:
+            t_upd = self._t_update or 1e-3
+            beta = self.eval_budget
+            n = max(1, math.ceil((1.0 - beta) / beta * self._t_eval / t_upd))
+            target = self._u_record + n
+            if nb == 1 or n >= nb:                     # whole epochs: records at epoch ends
+                target = -(-target // nb) * nb
+            target = max(target, last + 1)
+        if self.epochs is not None:
+            target = min(target, self.epochs * nb)
+        return target
+
+    def _train_until(self, target, deadline):
+        """Train in time-bounded chunks until ``target()`` updates (re-read after every
+        chunk: auto spacing uses the measured cost of an update), the deadline passes (after
+        at least one chunk) or an interrupt was requested."""
+        first = True
+        while True:
+            goal = target()
+            if self._u >= goal:
+                return
+            if self._interrupt:
+                self._interrupt = False
+                raise KeyboardInterrupt
+            if not first and deadline is not None and time.perf_counter() >= deadline:
+                return
+            first = False
+            budget = self.chunk_seconds
+            if deadline is not None:
+                budget = min(budget, max(deadline - time.perf_counter(), 0.0))
+            t_upd = self._t_update or self._prior_update_seconds()
+            n = max(1, min(goal - self._u, int(budget / max(t_upd, 1e-9))))
+            self._train_chunk(n)
+
+    def _prior_update_seconds(self):
+        """A pessimistic guess of one update's cost before any was measured (about 1 GFLOP/s
+        on the Gibbs steps' products), so the first chunk stays short on large models."""
+        k = getattr(self.algorithm, "gibbs_steps_per_update", 1) or 1
+        flops = 2.0 * self.batch_size * self.rbm.n_visible * self.rbm.n_hidden * (2 * k + 4)
+        return 5e-6 + flops / 1e9
+
+    def _train_chunk(self, n):
+        """``n`` updates from the current position (across epoch ends), then the parameter
+        check.  Bit-identical however the updates are split into chunks."""
+        t0 = time.perf_counter()
+        alg, nb = self.algorithm, self.n_batches
+        u0, start = alg.updates, self._u
+        order = None
+        try:
+            while n > 0:
+                if self._pos == 0 and n >= nb:          # whole epochs in one call
+                    m = n // nb
+                    if self.epochs is not None:
+                        m = min(m, max(self.epochs - self.epoch, 1))
+                    order = self._permutations(m)
+                    done = alg.train_epochs(self._work, self.data, order, self.bounds, self.max_weight)
+                    self.epoch += done
+                    n -= done * nb
+                    order = None
+                    if done < m:
+                        break                               # stopped by the parameter check
+                    continue
+                if self._pos == 0:
+                    self._perm = self._permutations(1)
+                j = min(n, nb - self._pos)
+                b = self.bounds[self._pos:self._pos + j + 1]
+                alg.train_epochs(self._work, self.data, self._perm, b, self.max_weight)
+                self._pos += j
+                n -= j
+                if self._pos == nb:
+                    self.epoch, self._pos, self._perm = self.epoch + 1, 0, None
+                if not self._healthy():
+                    break
+        except KeyboardInterrupt:
+            # Ctrl-C inside a Python-level update loop: the algorithm finished some updates
+            # of this call (an update is applied at its end); continue from there
+            total = start + (alg.updates - u0)
+            e, pos = divmod(total, nb)
+            if order is not None and pos:
+                self._perm = order[e - self.epoch:e - self.epoch + 1]
+            self.epoch, self._pos = e, pos
+            if pos == 0:
+                self._perm = None
+            raise
+        finally:
+            dt = time.perf_counter() - t0
+            self.wall_time += dt
+            done = alg.updates - u0
+            if done > 0:
+                self._t_update = dt / done
+        self._check_parameters()
+
+    def _permutations(self, m):
+        order = np.tile(np.arange(self.data.shape[0], dtype=np.int64), (m, 1))
+        self._shuffle.permuted(order, axis=1, out=order)    # a fresh shuffle for every epoch
+        return order
+
+    # ------------------------------------------------------------------ divergence
+    def _healthy(self):
+        for arr in self._work.params:
+            if arr.size and not (np.abs(arr).max() <= self.max_weight):
+                return False
+        return True
+
     def _diverged(self, quantity, value, why, *, in_epoch=True):
+        self._sync()
         first = self._last_good
         lr = getattr(self.algorithm, "learning_rate", None)
         hint = f" (learning_rate={lr:g} may be too large)" if lr is not None else ""
-        when = f"in epoch {self.epoch}" if in_epoch else f"at the evaluation after epoch {self.epoch}"
+        epoch = (self.epoch + 1 if self._pos else self.epoch) if in_epoch else self._epoch_value()
+        when = (f"in epoch {epoch}" if in_epoch else
+                f"at the evaluation after {self.algorithm.updates} updates (epoch {epoch})")
         msg = (f"run diverged: {why} {when} (last healthy evaluation at epoch {first}){hint}; "
                f"training stopped")
-        self.error = RunDiverged(msg, epoch=self.epoch, last_good_epoch=first,
-                                 quantity=quantity, value=value)
+        self.error = RunDiverged(msg, epoch=epoch, last_good_epoch=first,
+                                 quantity=quantity, value=value, records=self.records)
         raise self.error
 
     def _check_parameters(self):
-        for name, arr in zip(("W", "b", "c"), self.rbm.params):
+        for name, arr in zip(("W", "b", "c"), self._work.params):
             if not np.all(np.isfinite(arr)):
                 self._diverged(name, float("nan"), f"{name} contains NaN or inf")
             big = float(np.max(np.abs(arr))) if arr.size else 0.0
             if big > self.max_weight:
                 self._diverged(name, big, f"max |{name}| = {big:.3g} exceeds max_weight={self.max_weight:g}")
+            if big >= PINNED_FRACTION * self.max_weight:
+                self._diverged(name, big, f"max |{name}| = {big:.3g} is pinned near "
+                                          f"max_weight={self.max_weight:g} (parameter growth)")
 
-    def _evaluate_and_record(self, epoch) -> dict:
+    def _check_collapse(self, m, val):
+        """Likelihood collapse: ``val`` more than ``max_ll_drop`` below both its best so far
+        and the uniform model's value (``−n_visible log 2`` for binary visibles)."""
+        best = self._best.get(m, val)
+        ref = min(best, -self.rbm.n_visible * math.log(2.0)) if self.rbm.is_binary else best
+        if val < ref - self.max_ll_drop:
+            self._diverged(m, val, f"{m} collapsed to {val:.4g} nats (best {best:.4g}; allowed drop "
+                                   f"{self.max_ll_drop:.3g} below min(best, uniform model))",
+                           in_epoch=False)
+        self._best[m] = max(best, val)
+
+    # ------------------------------------------------------------------ records
+    def _epoch_value(self):
+        return self.epoch if self._pos == 0 else self.epoch + self._pos / self.n_batches
+
+    def _evaluate_and_record(self) -> dict:
         t0 = time.perf_counter()
-        rbm = self.rbm
-        rec = {"algorithm": self.algorithm.name, "epoch": epoch, "updates": self.algorithm.updates,
-               "gibbs_steps": self.algorithm.gibbs_steps}
-        rec.update(self.algorithm.record_fields())   # e.g. TAP: runs that did not converge
+        rbm = self._work
+        alg = self.algorithm
+        rec = {"algorithm": alg.name, "epoch": self._epoch_value(), "updates": alg.updates,
+               "gibbs_steps": alg.gibbs_steps}
+        rec.update(alg.record_fields())   # e.g. TAP: runs that did not converge
         ctx = self._ctx
         ctx.cache.clear()
-        for m in self.metrics:
-            val = float(METRICS[m].fn(rbm, ctx))
-            if not math.isfinite(val):
-                self.wall_time += time.perf_counter() - t0
-                self._diverged(m, val, f"{m} = {val}", in_epoch=False)
-            rec[m] = val
-        self.wall_time += time.perf_counter() - t0
+        try:
+            for m in self.metrics:
+                val = float(METRICS[m].fn(rbm, ctx))
+                if not math.isfinite(val):
+                    self._diverged(m, val, f"{m} = {val}", in_epoch=False)
+                if METRICS[m].likelihood:
+                    self._check_collapse(m, val)
+                rec[m] = val
+        finally:
+            dt = time.perf_counter() - t0
+            self.wall_time += dt
+            self.eval_time += dt
+        self._sync()
+        self._t_eval = time.perf_counter() - t0
         rec["wall_time"] = self.wall_time
-        self._last_good = epoch
+        self._last_good = rec["epoch"]
+        self._u_record = self._u
         if not self.keep_records:
             self.records.clear()
         self.records.append(rec)
@@ -286,8 +539,17 @@ def train(rbm, data, algorithm="cd", *, epochs, batch_size=None, learning_rate=0
     """Train ``rbm`` in place and return the run's records as a pandas DataFrame.
 
     The same loop as :class:`Run` (see it for every option: ``test_data``, ``eval_every``,
-    ``metrics``, algorithm settings such as ``k``).  ``progress=True`` shows a tqdm bar.
-    Raises :class:`RunDiverged` if training diverges.
+    ``metrics``, ``dtype``, algorithm settings such as ``k``).  ``progress=True`` shows a
+    tqdm bar.
+
+    Raises
+    ------
+    RunDiverged
+        Training diverged; ``exc.records`` holds the records made before.
+    Interrupted
+        Ctrl-C (a ``KeyboardInterrupt``): takes effect within about a second (between
+        training chunks); ``exc.records`` holds the finished records
+        (``pandas.DataFrame(exc.records)``) and ``rbm`` holds the parameters reached.
 
     Examples
     --------
@@ -306,13 +568,40 @@ def train(rbm, data, algorithm="cd", *, epochs, batch_size=None, learning_rate=0
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=run.epochs, unit="epoch", desc=run.algorithm.label or run.algorithm.name)
+    handler = _install_sigint(run)
     try:
         for rec in run:
             if bar is not None:
                 bar.n = rec["epoch"]
-                post = {m: f"{rec[m]:.4g}" for m in run.metrics if m in ("train_ll", "test_ll", "pseudo_ll")}
+                post = {m: f"{rec[m]:.4g}" for m in run.metrics if METRICS[m].likelihood}
                 bar.set_postfix(post, refresh=True)
+    except KeyboardInterrupt as exc:
+        run.stop()
+        raise Interrupted(f"training interrupted after {run.algorithm.updates} updates "
+                          f"(epoch {run._epoch_value()}); {len(run.records)} records kept in "
+                          f"exc.records", records=run.records, run=run) from exc
     finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
         if bar is not None:
             bar.close()
     return run.to_frame()
+
+
+def _install_sigint(run):
+    """In the main thread, make Ctrl-C set a flag the run checks between chunks (so an
+    update is never cut in half); a second Ctrl-C interrupts at once.  Returns the handler
+    to restore, or None when no handler was installed."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.default_int_handler:
+        return None                       # someone else handles SIGINT: leave it alone
+
+    def handler(signum, frame):
+        if run._interrupt:                # second Ctrl-C: interrupt now
+            raise KeyboardInterrupt
+        run._interrupt = True
+
+    signal.signal(signal.SIGINT, handler)
+    return previous

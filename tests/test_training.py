@@ -148,7 +148,7 @@ def test_minibatches_are_reshuffled_every_epoch():
     run.algorithm.train_epochs = lambda rbm, data, order, bounds, mw: (seen.append(order.copy()),
                                                                         real(rbm, data, order, bounds, mw))[1]
     list(run)
-    orders = np.concatenate(seen)
+    orders = np.unique(np.concatenate(seen), axis=0)   # an epoch may be trained in pieces
     assert orders.shape == (3, 14)
     assert all(sorted(o) == list(range(14)) for o in orders)
     assert len({tuple(o) for o in orders}) == 3
