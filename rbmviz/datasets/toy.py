@@ -13,6 +13,10 @@ def _binary_codes(n_bits):
     return (np.arange(2**n_bits)[:, None] >> np.arange(n_bits)) & 1
 
 
+#: largest image side of the complete bars-and-stripes set (2·2**D − 2 rows)
+MAX_BARS_AND_STRIPES_D = 16
+
+
 def bars_and_stripes(D=3):
     """All distinct D x D bars-and-stripes patterns.
 
@@ -23,7 +27,8 @@ def bars_and_stripes(D=3):
     Parameters
     ----------
     D : int, default 3
-        Side length of the square image, ``D >= 2``.
+        Side length of the square image, ``2 <= D <= 16`` (:data:`MAX_BARS_AND_STRIPES_D`:
+        the set grows as 2**D; D = 16 is 131,070 rows of 256 pixels, 268 MB).
 
     Returns
     -------
@@ -50,7 +55,7 @@ def bars_and_stripes(D=3):
            [1., 0., 0.],
            [1., 0., 0.]])
     """
-    D = _check_int(D, "D", 2)
+    D = _check_int(D, "D", 2, MAX_BARS_AND_STRIPES_D)
     codes = _binary_codes(D).astype(np.float64)          # (2**D, D)
     bars = np.repeat(codes[:-1, None, :], D, axis=1)     # column c = bit c
     stripes = np.repeat(codes[1:, :, None], D, axis=2)   # row r = bit r
