@@ -204,3 +204,43 @@ def test_sidebar_shows_the_active_tabs_controls_only():
         for s in layout.tab_sessions.values():
             if s.race is not None:
                 s.race.stop()
+
+
+def test_a_data_set_brings_its_preset_and_sdcp_gets_a_d_slider():
+    from rbmviz import presets
+    from rbmviz.app import race_tab
+    s = race_tab.ExplorerSession(sync_url=False)
+    try:
+        pre = presets.for_dataset("bars_and_stripes")
+        assert (s.train.k, s.train.learning_rate, s.model.n_hidden) == (pre["k"], pre["learning_rate"], pre["n_hidden"])
+        assert s.race.image_shape == (3, 3)
+        rid = s.race_id
+        s.data.dataset = "shifting_bar"                       # picking a data set: preset + new race
+        assert s.race_id == rid + 1 and s.race.image_shape == (1, 9)   # a 1-D set is drawn as a row
+        assert "shifting_bar: its defaults applied" in s.settings_text.object
+        # S-DCP: d and K′ side by side, k = d·K′ follows and reaches the running rule
+        s.view.algorithms = ["cd", "sdcp"]
+        assert s.widgets["d_budget"].visible and s.widgets["k_inner"].visible
+        s.reset()
+        s.budget.d = 2
+        assert s.train.k == 2 * 4 and "k = d·K′ = 2·4 = 8" in s.budget_text.object
+        assert (s.race.runs["sdcp"].algorithm.d, s.race.runs["sdcp"].algorithm.k_inner) == (2, 4)
+        assert s.race.runs["cd"].algorithm.k == 8                   # equal compute
+        s.train.k_inner = 3                                           # K′ moves, d stays
+        assert s.train.k == 6 and s.budget.d == 2
+        assert (s.race.runs["sdcp"].algorithm.d, s.race.runs["sdcp"].algorithm.k_inner) == (2, 3)
+        s.view.algorithms = ["cd"]
+        assert not s.widgets["d_budget"].visible
+        # a larger data set: no exact likelihood, points spaced by time within epochs
+        s.data.dataset = "digits"
+        pre = presets.for_dataset("digits")
+        assert s.race.metric == "spl" and s.view.x_axis == pre["x_axis"] == "updates"
+        assert s.train.k_inner is None and s.model.n_hidden == pre["n_hidden"]
+        assert not s.widgets["eval_every"].visible and s.spacing_text.visible
+        for _ in range(3):
+            s.step()
+        data = s.buffers["cd"].data
+        assert len(data) == 3 and data.updates.is_monotonic_increasing and data.updates.iloc[-1] > 0
+        assert s.race.epoch == data.epoch.iloc[-1] and s.progress.value > 0
+    finally:
+        s.race.stop()

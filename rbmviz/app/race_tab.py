@@ -22,87 +22,136 @@ import numpy as np
 import pandas as pd
 import panel as pn
 
-from .. import algorithms, datasets, viz
+from .. import algorithms, datasets, presets, viz
+from ..algorithms.dcp import DEFAULT_K_INNER, resolve_budget
+from ..algorithms.knobs import derive_knobs
+from ..live.race import Race, RaceSettings, live_knob_names
+from ..settings import (DataSettings, ModelSettings, TrainSettings, algorithm_knobs,
+                        dataset_knobs, live_knobs)
+from . import limits
 from .feed import DocumentFeed, SessionControls
 from .help import help_card
-from ..live.race import LIVE_KNOBS, Race, RaceSettings
-from ..settings import DataSettings, ModelSettings, TrainSettings, dataset_knobs
+from .widgets import widget_for
 
 #: knobs hidden in classroom mode
 ADVANCED = ("batch_size", "momentum", "weight_decay", "seed", "init_seed", "init", "init_scale",
             "max_weight", "points_per_second", "max_speed", "visible_bias", "dtype",
             "binarize", "data_seed", "limit")
-#: knobs whose change needs a new race ("Reset to apply")
 #: algorithms that split their Gibbs budget k into d inner steps of K′ (equal compute)
 DCP_ALGORITHMS = ("sdcp", "csdcp")
-RESET_KNOBS = {"dataset", "D", "N", "B", "d", "binarize", "data_seed", "limit", "n_hidden", "k_inner",
+#: the data, model and run knobs whose change needs a new race ("press Reset")
+RESET_KNOBS = {"D", "N", "B", "d", "binarize", "data_seed", "limit", "n_hidden",
                "init", "init_scale", "visible_bias", "dtype", "init_seed", "batch_size",
                "eval_every", "seed", "max_weight", "algorithms"}
-CURVE_COLUMNS = ["epoch", "updates", "gibbs_steps", "wall_time", "value"]
+#: knobs of the training rules shown in the "Training" section (the rest of the selected
+#: rules' knobs go to "Algorithm details")
+MAIN_TRAIN = ("k", "k_inner", "learning_rate", "epochs", "eval_every", "batch_size",
+              "momentum", "weight_decay", "seed")
+#: the knobs a data set's preset sets (rbmviz.presets.for_dataset) → their settings object
+PRESET_KNOBS = {"n_hidden": "model", "init": "model", "init_scale": "model",
+                "visible_bias": "model", "dtype": "model", "limit": "data",
+                "batch_size": "train", "learning_rate": "train", "k": "train",
+                "epochs": "train", "x_axis": "view"}
+CURVE_COLUMNS = ["epoch", "updates", "gibbs_steps", "wall_time", "value", "weight_norm"]
 #: points per streamed curve; beyond, the curve is thinned to every other point
 MAX_CURVE_POINTS = 4000
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
+#: epochs per point of a small model's race (its exact evaluation is cheap)
+TOY_EVAL_EVERY = 20
+#: the S-DCP/CS-DCP inner-step count d, declared once by the rule (the data sets' own ``d``
+#: takes that name in the settings, so the tab keeps the rule's d in its own object)
+BudgetKnobs = derive_knobs("BudgetKnobs", [algorithms.get("sdcp")], include=["d"],
+                           defaults={"d": 3})
 
 
 def _available_datasets():
-    return [n for n in datasets.names() if datasets.available(n)]
+    return [n for n in datasets.names() if datasets.available(n) and n in presets.names()]
 
 
 class ExplorerSession(SessionControls, DocumentFeed):
     """Everything one browser session owns: settings, the race, streams, widgets."""
 
-    finished_message = "The race reached its epoch limit: raise 'Stop after epochs' or Reset."
+    finished_message = "The race reached its epoch limit: raise 'Epochs' or Reset."
     step_in_thread = False
 
     def __init__(self, *, threads=1, sync_url=True):
         self.threads = threads
         self.data = DataSettings(dataset="bars_and_stripes")
-        self.model = ModelSettings(n_hidden=4)
-        self.train = TrainSettings(k=5, learning_rate=0.3, eval_every=20, epochs=20_000)
+        self.model = ModelSettings()
+        self.train = TrainSettings(eval_every=TOY_EVAL_EVERY)
         self.view = RaceSettings()
+        self.budget = BudgetKnobs()
         self.doc = pn.state.curdoc
         self.race: Race | None = None
         self.race_id = 0
         self._images_due = 0.0
+        self._quiet = False                 # True while a preset or the budget sets knobs
+        self.apply_preset(reset=False)
         self._init_feed()
         self._build_widgets()
+        self.limits = limits.current()     # classroom caps (H4): widget ranges end at them
+        self.limits.apply([self.data, self.model, self.train, self.view], self.widgets)
         if sync_url and pn.state.location is not None:
             self._sync_url()
         self.reset()
         pn.state.on_session_destroyed(self._destroyed)
 
+    # ------------------------------------------------------------------ presets
+    def preset(self) -> dict:
+        """The defaults the current data set brings (:func:`rbmviz.presets.for_dataset`)."""
+        d = self.data
+        return presets.for_dataset(d.dataset, **{k: getattr(d, k) for k in dataset_knobs(d.dataset)
+                                                 if k in ("D", "N", "B", "d")})
+
+    def apply_preset(self, *, reset=True) -> dict:
+        """Set model size, batch, learning rate, k, epochs, row limit, dtype and x axis to the
+        current data set's preset; with ``reset`` start a new race from them."""
+        pre = self.preset()
+        targets = {"model": self.model, "data": self.data, "train": self.train, "view": self.view}
+        values = {obj: {} for obj in targets}
+        for knob, obj in PRESET_KNOBS.items():
+            values[obj][knob] = pre[knob]
+        values["train"]["k_inner"] = None     # S-DCP's K′ back to its rule for the new k
+        self._quiet = True
+        try:
+            for obj, vals in values.items():
+                targets[obj].param.update(**vals)
+            self.budget.d = self._budget_d()
+        finally:
+            self._quiet = False
+        self.image_shape = tuple(pre["image_shape"])
+        if reset:
+            self.reset()
+        if hasattr(self, "widgets"):
+            self._update_visibility()
+            self.settings_text.object = (
+                f"ℹ {self.data.dataset}: its defaults applied — {pre['n_hidden']} hidden units, "
+                f"batch {pre['batch_size'] or 'full'}, η = {pre['learning_rate']:g}, "
+                f"k = {pre['k']}, x axis {pre['x_axis']}.")
+        return pre
+
     # ------------------------------------------------------------------ widgets
     def _build_widgets(self):
-        self.widgets = {}
+        w = self.widgets = {}
         ds, ms, ts, vs = self.data, self.model, self.train, self.view
-        self.widgets["dataset"] = pn.widgets.Select.from_param(
-            ds.param.dataset, options=_available_datasets(), name="Dataset")
-        for name in ("D", "N", "B", "d", "binarize", "data_seed"):
-            self.widgets[name] = pn.panel(ds.param[name])
-        # knobs that may be None ("all rows", "full batch") get number inputs, not sliders
-        self.widgets["limit"] = pn.widgets.IntInput.from_param(ds.param.limit, name="Rows (empty = all)")
-        self.widgets["n_hidden"] = pn.widgets.IntSlider.from_param(
-            ms.param.n_hidden, start=1, end=64, name="Hidden units")
-        for name in ("init", "init_scale", "visible_bias", "dtype", "init_seed"):
-            self.widgets[name] = pn.panel(ms.param[name])
-        self.widgets["algorithms"] = pn.widgets.CheckBoxGroup.from_param(
-            vs.param.algorithms, options=algorithms.names(), inline=False, name="Algorithms")
-        self.widgets["k"] = pn.widgets.IntSlider.from_param(ts.param.k, start=1, end=50, name="Gibbs steps k")
-        self.widgets["k_inner"] = pn.widgets.IntInput.from_param(
-            ts.param.k_inner, name="K′: Gibbs steps per inner step (empty = 4 if it divides k)")
+        w["dataset"] = widget_for(ds, "dataset", kind="select", options=_available_datasets())
+        for name in ("D", "N", "B", "d", "binarize", "data_seed", "limit"):
+            w[name] = widget_for(ds, name)
+        for name in ("n_hidden", "init", "init_scale", "visible_bias", "dtype", "init_seed"):
+            w[name] = widget_for(ms, name)
+        w["algorithms"] = widget_for(vs, "algorithms")
+        w["k"] = widget_for(ts, "k", kind="slider")        # every racing rule needs a k
+        w["d_budget"] = widget_for(self.budget, "d", kind="slider")
+        w["k_inner"] = widget_for(ts, "k_inner", kind="slider")
+        for name in ts.param:
+            if name not in ("name", "algorithm", "k", "k_inner"):
+                w[name] = widget_for(ts, name)
+        w["eval_every"].label = "Epochs per point"
+        w["epochs"].label = "Stop after epochs"
         self.budget_text = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self.widgets["learning_rate"] = pn.widgets.FloatSlider.from_param(
-            ts.param.learning_rate, start=0.01, end=2.0, step=0.01, name="Learning rate η")
-        self.widgets["eval_every"] = pn.widgets.IntSlider.from_param(
-            ts.param.eval_every, start=1, end=500, name="Epochs per point")
-        self.widgets["epochs"] = pn.widgets.IntInput.from_param(ts.param.epochs, name="Stop after epochs")
-        self.widgets["batch_size"] = pn.widgets.IntInput.from_param(
-            ts.param.batch_size, name="Batch size (empty = full batch)")
-        for name in ("momentum", "weight_decay", "seed", "max_weight"):
-            self.widgets[name] = pn.panel(ts.param[name])
-        self.widgets["x_axis"] = pn.widgets.RadioButtonGroup.from_param(vs.param.x_axis, name="x axis")
-        for name in ("points_per_second", "max_speed", "classroom"):
-            self.widgets[name] = pn.panel(vs.param[name])
+        self.spacing_text = pn.pane.Markdown("", sizing_mode="stretch_width")
+        for name in ("x_axis", "points_per_second", "max_speed", "classroom"):
+            w[name] = widget_for(vs, name)
 
         self.start_button = pn.widgets.Button(label="▶ Start", color="primary", width=90)
         self.pause_button = pn.widgets.Button(label="❚❚ Pause", width=90)
@@ -112,9 +161,9 @@ class ExplorerSession(SessionControls, DocumentFeed):
         self.pause_button.on_click(lambda e: self.pause())
         self.step_button.on_click(lambda e: self.step())
         self.reset_button.on_click(lambda e: self.reset())
-        self.epoch_counter = pn.indicators.Number(label="epoch", value=0, format="{value:,}",
+        self.epoch_counter = pn.indicators.Number(label="epoch", value=0, format="{value:,.2f}",
                                                   font_size="28pt", title_size="10pt")
-        self.progress = pn.indicators.Progress(value=0, max=100, bar_color="primary",
+        self.progress = pn.indicators.Progress(value=0, max=1000, bar_color="primary",
                                                sizing_mode="stretch_width")
         self.state_text = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.settings_text = pn.pane.Markdown("", sizing_mode="stretch_width")
@@ -135,27 +184,52 @@ class ExplorerSession(SessionControls, DocumentFeed):
 
         for obj in (ds, ms, ts, vs):
             obj.param.watch(self._on_knob, [n for n in obj.param if n != "name"])
+        self.budget.param.watch(self._on_budget, "d")
         self._update_visibility()
 
     def _sync_url(self):
         loc = pn.state.location
+        query = dict(getattr(loc, "query_params", {}) or {})
+        if "dataset" in query:          # the data set's preset first; the URL's knobs win
+            loc.sync(self.data, {"dataset": "dataset"})
         for obj in (self.data, self.model, self.train):
             loc.sync(obj, {n: n for n in obj.param if n != "name"})
         loc.sync(self.view, {"algorithms": "algorithms", "x_axis": "x_axis", "classroom": "classroom"})
+
+    def _shown_train_knobs(self) -> set:
+        """The training knobs some selected rule takes (``settings.algorithm_knobs``)."""
+        shown = {"epochs", "eval_every", "batch_size", "max_weight"}
+        for name in self.view.algorithms:
+            shown.update(algorithm_knobs(name))
+        return shown
 
     def _update_visibility(self):
         used = set(dataset_knobs(self.data.dataset))
         classroom = self.view.classroom
         dcp = any(a in DCP_ALGORITHMS for a in self.view.algorithms)
+        train_knobs = self._shown_train_knobs()
+        exact = self._exact_feasible()
         for name, w in self.widgets.items():
             visible = True
             if name in ("D", "N", "B", "d", "binarize", "data_seed", "limit"):
                 visible = name in used
-            if name == "k_inner":
+            elif name in ("k_inner", "d_budget"):
                 visible = dcp
+            elif name == "eval_every":
+                visible = exact
+            elif name in self.train.param:
+                visible = name in train_knobs
             if classroom and name in ADVANCED:
                 visible = False
             w.visible = visible
+        self.spacing_text.visible = not exact
+        self.spacing_text.object = (
+            "**Points:** spaced by time — evaluation takes at most a quarter of the time, "
+            "records within an epoch (large model: no exact likelihood).")
+        self.details.objects = [self.widgets[n] for n in self.train.param
+                                if n in self.widgets and n not in MAIN_TRAIN
+                                and n not in ("epochs", "eval_every", "max_weight")]
+        self.details.visible = any(w.visible for w in self.details.objects)
         self.equations.objects = [
             pn.pane.LaTeX(f"$\\text{{{algorithms.get(n).label or n}}}:\\ {algorithms.get(n).equation}$",
                           renderer="katex", sizing_mode="stretch_width", styles={"font-size": "0.85em"})
@@ -163,29 +237,82 @@ class ExplorerSession(SessionControls, DocumentFeed):
         self.budget_text.visible = dcp
         self.budget_text.object = self._budget()
 
+    def _exact_feasible(self) -> bool:
+        """Whether the current data and model size allow the exact log-likelihood."""
+        return min(self.preset()["n_visible"], self.model.n_hidden) <= 20
+
+    @property
+    def details(self):
+        if not hasattr(self, "_details"):
+            self._details = pn.Card(title="Algorithm details", collapsed=True,
+                                    sizing_mode="stretch_width")
+        return self._details
+
+    # ------------------------------------------------------------------ the d·K′ budget
+    def _k_inner(self) -> int:
+        """K′ as S-DCP resolves it for the current k (:func:`resolve_budget`)."""
+        if self.train.k_inner is not None:
+            return self.train.k_inner
+        try:
+            return resolve_budget(k=self.train.k, k_inner=None)[1]
+        except ValueError:
+            return DEFAULT_K_INNER
+
+    def _budget_d(self) -> int:
+        k = self.train.k or 1
+        return max(1, k // self._k_inner())
+
+    def _on_budget(self, event):
+        """The d slider: k = d·K′ (K′ kept)."""
+        if self._quiet:
+            return
+        self.train.k = int(event.new) * self._k_inner()
+
     def _budget(self):
         """The equal-compute rule on screen: S-DCP/CS-DCP's d·K′ = k."""
-        from ..algorithms.dcp import resolve_budget
         k, k_inner = self.train.k, self.train.k_inner
         try:
             d, inner = resolve_budget(k=k, k_inner=k_inner)
         except ValueError:
-            return (f"⚠ K′ = {k_inner} does not divide k = {k}: choose k as a multiple of K′ "
+            return (f"⚠ K′ = {k_inner} does not divide k = {k}: move d or K′ "
                     f"(equal compute: every algorithm spends k Gibbs steps per update)")
-        return (f"**Equal compute:** S-DCP/CS-DCP take d = {d} inner steps of K′ = {inner} Gibbs "
-                f"steps, d·K′ = k = {k} — the same Gibbs budget per update as CD-{k}.")
+        return (f"**k = d·K′ = {d}·{inner} = {k}** — S-DCP/CS-DCP take d = {d} inner steps of "
+                f"K′ = {inner} Gibbs steps: the same Gibbs budget per update as CD-{k}.")
 
     # ------------------------------------------------------------------ knob changes
     def _on_knob(self, *events):
         names = {e.name for e in events}
-        if names & {"dataset", "classroom", "algorithms", "k", "k_inner"}:
+        if self._quiet:
+            return
+        if "dataset" in names:
+            self.apply_preset(reset=True)
+            return
+        if "k_inner" in names:             # K′ moved: keep d, k = d·K′
+            self._quiet = True
+            try:
+                self.train.k = self.budget.d * self._k_inner()
+            finally:
+                self._quiet = False
+        if "k" in names:
+            self._quiet = True
+            try:
+                self.budget.d = self._budget_d()
+            finally:
+                self._quiet = False
+        if names & {"classroom", "algorithms", "k", "k_inner", "n_hidden", "D", "N", "d"}:
             self._update_visibility()
         if names & {"x_axis", "classroom", "points_per_second", "max_speed"}:
             if self.race is not None:
                 self.race.points_per_second = self.view.points_per_second
                 self.race.max_speed = self.view.max_speed
             return
-        live = {e.name: e.new for e in events if e.name in LIVE_KNOBS}
+        racing = self.race.algorithms if self.race is not None else self.view.algorithms
+        live_names = live_knob_names(racing)
+        live = {e.name: e.new for e in events if e.name in live_names}
+        if live.keys() & {"k", "k_inner"}:  # the budget travels whole
+            live["k"] = self.train.k
+            if self.train.k_inner is not None:
+                live["k_inner"] = self.train.k_inner
         if live and self.race is not None:
             try:
                 applied = self.race.update_settings(**live)
@@ -195,7 +322,9 @@ class ExplorerSession(SessionControls, DocumentFeed):
                 what = ", ".join(f"{k} = {v:g}" for k, v in live.items())
                 who = ", ".join(sorted(applied)) or "no running algorithm"
                 self.settings_text.object = f"✔ {what} — applies at the next update ({who})."
-        needs_reset = sorted(names & RESET_KNOBS)
+        not_live = {n for n in names if n in self.train.param and n not in live_names
+                    and n not in ("epochs",)}
+        needs_reset = sorted(names & RESET_KNOBS | not_live)
         if needs_reset:
             self.settings_text.object = (f"⟳ Changed {', '.join(needs_reset)}: press **Reset** to "
                                          f"apply (the current race keeps its settings).")
@@ -212,6 +341,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
                              sink=self._sink, on_error=self._error_from_thread, threads=self.threads,
                              points_per_second=self.view.points_per_second,
                              max_speed=self.view.max_speed)
+            self.limits.check_engine(self.race)     # refused beyond the caps (H4)
         except (ValueError, TypeError, FileNotFoundError) as exc:
             self.race = None
             self._notify(f"Cannot start: {exc}", "error")
@@ -240,7 +370,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
                             min_height=360))
         snap = race.snapshot()
         self.pipes = {key: hv.streams.Pipe(data=snap.get(key)) for key in ("W", "samples", "p_model")}
-        shape = viz.image_shape(snap["W"].shape[0])
+        shape = race.image_shape
         focus = snap["focus"]
         self.fields_pane.object = hv.DynamicMap(
             lambda data: viz.receptive_fields(data, shape, title=f"receptive fields: columns of W ({focus})"),
@@ -285,7 +415,10 @@ class ExplorerSession(SessionControls, DocumentFeed):
             for name, part in df.groupby("algorithm", sort=False):
                 buf = self.buffers.get(name)
                 if buf is not None:
-                    part = part.assign(value=part[race.metric])[CURVE_COLUMNS].reset_index(drop=True)
+                    part = part.assign(value=part[race.metric])
+                    if "weight_norm" not in part:
+                        part = part.assign(weight_norm=np.nan)
+                    part = part[CURVE_COLUMNS].reset_index(drop=True)
                     if len(buf.data) + len(part) > MAX_CURVE_POINTS:
                         # keep the whole history at half the resolution: bounded memory and
                         # bounded work per update however long the race runs
@@ -308,7 +441,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
     def _curve(self, data, x_axis, name, color, race_id):
         def tag_source(plot, element):     # lets tests find this race's streamed data
             plot.handles["source"].name = f"curve:{race_id}:{name}"
-        return hv.Curve(data, x_axis, "value", label=name).opts(
+        return hv.Curve(data, x_axis, ["value", "weight_norm"], label=name).opts(
             color=color, tools=["hover"], line_width=2, xlabel=viz.X_LABELS.get(x_axis, x_axis),
             ylabel=self.race.metric if self.race else "value", show_grid=True, hooks=[tag_source])
 
@@ -319,13 +452,14 @@ class ExplorerSession(SessionControls, DocumentFeed):
         epoch = race.epoch
         self.epoch_counter.value = epoch
         target = self.train.epochs
-        if target:
-            self.progress.max = int(target)
-            self.progress.value = int(min(epoch, target))
+        if target:                      # moves within an epoch for large models
+            self.progress.value = int(1000 * min(epoch / target, 1.0))
         state = "running" if race.running else ("finished" if race.finished else "paused")
         failed = "".join(f"\n\n⚠ **{n}** stopped: {m}" for n, m in race.failed.items())
         alg = race.runs[race.algorithms[0]].algorithm     # what the algorithms really use now
-        knobs = " · ".join(f"{k} = {getattr(alg, k):g}" for k in LIVE_KNOBS if hasattr(alg, k))
+        knobs = " · ".join(f"{k} = {getattr(alg, k):g}" for k in live_knobs(alg.name)
+                           if isinstance(getattr(alg, k, None), (int, float))
+                           and not isinstance(getattr(alg, k), bool))
         self.state_text.object = (f"**{state}** · {', '.join(race.active) or 'no active run'} · "
                                   f"{knobs}{failed}")
 
@@ -350,9 +484,9 @@ class ExplorerSession(SessionControls, DocumentFeed):
             pn.pane.Markdown("### Data and model"), w["dataset"], w["D"], w["N"], w["B"], w["d"],
             w["binarize"], w["data_seed"], w["limit"], w["n_hidden"],
             pn.pane.Markdown("### Algorithms"), w["algorithms"], self.equations,
-            pn.pane.Markdown("### Training"), w["k"], w["k_inner"], self.budget_text,
-            w["learning_rate"], w["eval_every"], w["epochs"],
-            w["batch_size"], w["momentum"], w["weight_decay"], w["seed"],
+            pn.pane.Markdown("### Training"), w["k"], pn.Row(w["d_budget"], w["k_inner"]),
+            self.budget_text, w["learning_rate"], w["eval_every"], self.spacing_text, w["epochs"],
+            w["batch_size"], w["momentum"], w["weight_decay"], w["seed"], self.details,
             pn.pane.Markdown("### View"), w["x_axis"], w["points_per_second"], w["max_speed"],
             w["classroom"],
             pn.Card(w["init"], w["init_scale"], w["visible_bias"], w["dtype"], w["init_seed"],

@@ -15,19 +15,40 @@ from __future__ import annotations
 
 
 import numpy as np
+import pandas as pd
 import param
 
 from .. import algorithms as _algorithms
 from .. import evaluate as _evaluate
 from ..runs import Run, RunDiverged
+from ..evaluate.metrics import METRICS
+from ..presets import for_dataset
 from ..settings import (DataSettings, ModelSettings, TrainSettings, algorithm_knobs, build_model,
-                       from_dict, load_data, to_dict)
+                        dataset_knobs, from_dict, live_knobs, load_data, to_dict)
 from .loop import BackgroundLoop
 
 #: records kept as dicts before they are compacted into a DataFrame chunk
 RECORD_CHUNK = 2000
-#: hyper-parameters a running algorithm accepts between updates (Algorithm.set_settings)
-LIVE_KNOBS = ("learning_rate", "k", "momentum", "weight_decay")
+#: seconds of training per algorithm and point for large models (``Run(max_seconds=...)``):
+#: a point of every running algorithm takes about ``POINT_SECONDS`` in all, so Pause acts
+#: within a second and the curves move several times a second
+POINT_SECONDS = 0.4
+#: share of the wall time a large model's race spends evaluating (``Run(eval_budget=...)``;
+#: more than a batch run's 10 %: a live curve needs points)
+LIVE_EVAL_BUDGET = 0.25
+
+
+def live_knob_names(algorithms) -> tuple[str, ...]:
+    """The knobs at least one of ``algorithms`` accepts while running (each rule's
+    ``LIVE_KNOBS``), in a stable order."""
+    out: dict[str, None] = {}
+    for name in algorithms:
+        out.update(dict.fromkeys(live_knobs(name)))
+    return tuple(out)
+
+
+#: hyper-parameters some running algorithm accepts between updates (Algorithm.set_settings)
+LIVE_KNOBS = live_knob_names(_algorithms.names())
 
 
 class RaceSettings(param.Parameterized):
@@ -42,8 +63,9 @@ class RaceSettings(param.Parameterized):
                             "parameter updates or seconds.")
     points_per_second = param.Integer(
         40, bounds=(1, 1000), softbounds=(1, 200), label="Points per second",
-        doc="Evaluation points per algorithm per second (the pace of the race); each point is "
-            "`eval_every` epochs further on.")
+        doc="Evaluation points per algorithm per second at most (the pace of the race).  Small "
+            "models: each point is `eval_every` epochs further on; large models: points are "
+            "spaced so that evaluation takes at most a quarter of the time.")
     max_speed = param.Boolean(False, label="Full speed",
                               doc="Train as fast as the machine can (ignore the pace).")
     classroom = param.Boolean(False, label="Classroom mode",
@@ -93,26 +115,39 @@ class Race(BackgroundLoop):
         self.focus = focus if focus in self.algorithms else self.algorithms[-1]
         self.train_data, self.test_data = load_data(self.data_settings)
         rbm0 = build_model(self.model_settings, self.train_data)
+        d = self.data_settings
+        preset = for_dataset(d.dataset, **{k: getattr(d, k) for k in dataset_knobs(d.dataset)
+                                           if k in ("D", "N", "B", "d")})
+        self.image_shape = tuple(preset["image_shape"])
+        if int(np.prod(self.image_shape)) != rbm0.n_visible:
+            self.image_shape = (1, rbm0.n_visible)
         self.exact = _evaluate.exact_feasible(rbm0, 20)
         toy = self.test_data is self.train_data or np.array_equal(self.test_data, self.train_data)
         if self.exact:
             self.metric = "train_ll" if toy else "test_ll"
         else:
-            self.metric = "pseudo_ll"
-        self.metric_label = {
-            "train_ll": "exact log-likelihood of the complete pattern set (nats)",
-            "test_ll": "exact test log-likelihood, ATLL (nats)",
-            "pseudo_ll": "pseudo-log-likelihood (cheap estimate, not the ATLL; nats)"}[self.metric]
+            self.metric = "spl"
+        self.metric_label = METRICS[self.metric].label
+        if self.metric == "train_ll":
+            self.metric_label = "exact log-likelihood of the complete pattern set (nats)"
         metrics = [self.metric, "recon_error", "weight_norm"]
         t = self.train_settings
+        # small models: a point every `eval_every` epochs (exact evaluation is cheap); large
+        # ones: spacing on a time budget, records within epochs, each next() time-bounded
+        self.auto_spacing = not self.exact
+        spacing = (dict(eval_every="auto", eval_budget=LIVE_EVAL_BUDGET,
+                        max_seconds=POINT_SECONDS / len(self.algorithms))
+                   if self.auto_spacing else dict(eval_every=t.eval_every))
         self.runs: dict[str, Run] = {}
         for name in self.algorithms:
             kw = {n: getattr(t, n) for n in algorithm_knobs(name)}
             self.runs[name] = Run(rbm0.copy(), self.train_data, name, epochs=None,
-                                  batch_size=t.batch_size, eval_every=t.eval_every,
-                                  max_weight=t.max_weight, metrics=metrics, pl_rows=500,
+                                  batch_size=t.batch_size, max_weight=t.max_weight,
+                                  metrics=metrics, pl_rows=500,
                                   test_data=None if self.metric != "test_ll" else self.test_data,
-                                  keep_records=False, **kw)   # the race keeps the stream
+                                  keep_records=False, **spacing, **kw)   # the race keeps the stream
+        self.n_batches = self.runs[self.algorithms[0]].n_batches
+        self._progress: dict[str, float] = {name: 0.0 for name in self.algorithms}
         self.failed: dict[str, str] = {}
         self._recent: list[dict] = []       # newest records, as dicts
         self._chunks: list = []             # older records, compacted into DataFrames
@@ -125,8 +160,9 @@ class Race(BackgroundLoop):
 
     # ------------------------------------------------------------------ state
     @property
-    def epoch(self) -> int:
-        return max(run.epoch for run in self.runs.values())
+    def epoch(self) -> float:
+        """Epochs of the furthest run at its latest record (a fraction within an epoch)."""
+        return max(self._progress.values())
 
     @property
     def active(self) -> list[str]:
@@ -140,22 +176,25 @@ class Race(BackgroundLoop):
 
     # ------------------------------------------------------------------ controls
     def update_settings(self, **changes) -> dict:
-        """Apply ``learning_rate``, ``k``, ``momentum``, ``weight_decay`` to every running
-        algorithm that takes them; they take effect at the next update.  Returns the changes
-        applied per algorithm.  Other knobs raise ``ValueError`` (they need a new race)."""
-        bad = sorted(set(changes) - set(LIVE_KNOBS))
+        """Apply live knobs (each rule's ``LIVE_KNOBS``: learning rate, k, momentum, weight
+        decay, S-DCP's ``k_inner`` ...) to every running algorithm that takes them; they take
+        effect at the next update.  Returns the changes applied per algorithm.  Knobs that no
+        racing rule changes while running raise ``ValueError`` (they need a new race)."""
+        allowed = live_knob_names(self.algorithms)
+        bad = sorted(set(changes) - set(allowed))
         if bad:
-            raise ValueError(f"{bad} cannot change during a race (press Reset); live knobs: "
-                             f"{list(LIVE_KNOBS)}")
+            raise ValueError(f"{bad} cannot change during this race (press Reset); live knobs: "
+                             f"{list(allowed)}")
         applied = {}
         with self._lock:
             for name, run in self.runs.items():
-                ok = {k: v for k, v in changes.items() if k in run.algorithm.settings()}
+                ok = {k: v for k, v in changes.items() if k in live_knobs(name)}
                 if ok:
                     run.algorithm.set_settings(**ok)
                     applied[name] = ok
             for key, value in changes.items():
-                setattr(self.train_settings, key, value)
+                if key in self.train_settings.param:
+                    setattr(self.train_settings, key, value)
         return applied
 
     # ------------------------------------------------------------------ the loop
@@ -178,17 +217,17 @@ class Race(BackgroundLoop):
             for name in self.active:
                 run = self.runs[name]
                 try:
-                    rec = run.step(self.train_settings.eval_every) if run.records else next(run)
+                    rec = next(run)
                 except RunDiverged as err:
                     self.failed[name] = str(err)
                     if self.on_error:
                         self.on_error(name, str(err))
                     continue
                 rec = dict(rec, algorithm=name)
+                self._progress[name] = float(rec["epoch"])
                 new.append(rec)
             self._recent.extend(new)
             if len(self._recent) >= RECORD_CHUNK:   # ~100 bytes a record instead of ~1 kB
-                import pandas as pd
                 self._chunks.append(pd.DataFrame.from_records(self._recent))
                 self._recent = []
             self._pending.extend(new)
@@ -225,7 +264,6 @@ class Race(BackgroundLoop):
 
     def frame(self):
         """All records so far as a pandas DataFrame."""
-        import pandas as pd
         with self._lock:
             parts = self._chunks + ([pd.DataFrame.from_records(self._recent)] if self._recent else [])
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
