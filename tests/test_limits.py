@@ -205,3 +205,96 @@ def test_bad_flags_are_refused_by_name(argv, capsys):
     with pytest.raises(SystemExit):
         _parse(argv)
     assert argv[0] in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- the tabs honour the caps
+class _Context:
+    def __init__(self, key):
+        self.id = key
+
+
+def _doc_with_session(key):
+    from bokeh.document import Document
+    doc = Document()
+    ctx = _Context(key)
+    doc._session_context = lambda: ctx
+    return doc, ctx
+
+
+def test_claim_place_fills_the_class_and_frees_a_place_when_a_session_ends(monkeypatch):
+    pn = pytest.importorskip("panel")
+    monkeypatch.setattr(L, "SESSIONS", SessionRegistry())
+    lim = Limits(max_sessions=2)
+    docs = []
+    try:
+        for key in ("a", "b", "c"):
+            doc, ctx = _doc_with_session(key)
+            pn.state.curdoc = doc
+            docs.append((doc, ctx, L.claim_place(lim)))
+    finally:
+        pn.state.curdoc = None
+    assert [granted for _, _, granted in docs] == [True, True, False]
+    assert L.SESSIONS.active == 2
+    doc_a, ctx_a, _ = docs[0]
+    for callback in doc_a.session_destroyed_callbacks:     # Bokeh ends session "a"
+        callback(ctx_a)
+    assert L.SESSIONS.active == 1
+    doc, _ = _doc_with_session("c")
+    pn.state.curdoc = doc
+    try:
+        assert L.claim_place(lim)
+    finally:
+        pn.state.curdoc = None
+    assert L.claim_place(lim)                              # no server session: always a place
+    page = L.full_page(lim)
+    assert "The class is full" in page[0].object
+
+
+@pytest.fixture
+def capped_page(monkeypatch):
+    """The explorer's three tabs built (not started) under classroom caps."""
+    pytest.importorskip("panel")
+    for var, value in {"RBMVIZ_MAX_HIDDEN": "3", "RBMVIZ_MAX_K": "2", "RBMVIZ_FULL_SPEED": "0",
+                       "RBMVIZ_MAX_POINTS_PER_SECOND": "5", "RBMVIZ_MAX_EPOCHS": "300"}.items():
+        monkeypatch.setenv(var, value)
+    import holoviews as hv
+    hv.extension("bokeh")
+    from rbmviz.app.layout import build
+    layout = build(sync_url=False, template=False)
+    yield layout
+    for session in layout.tab_sessions.values():
+        if session.race is not None:
+            session.race.stop(timeout=2)
+
+
+def test_the_tabs_bound_their_widgets_and_settings_by_the_caps(capped_page):
+    race = capped_page.tab_sessions["Training race"]
+    assert race.model.n_hidden <= 3 and race.widgets["n_hidden"].end == 3
+    assert race.train.k <= 2 and race.widgets["k"].end == 2
+    assert 0 < race.train.epochs <= 300
+    assert race.view.points_per_second <= 5 and race.view.max_speed is False
+    with pytest.raises((ValueError, TypeError)):          # "Full speed" cannot be switched on
+        race.view.max_speed = True
+    assert race.race is not None and race.race.threads == 1
+    for title, session in capped_page.tab_sessions.items():
+        if title == "Training race":
+            continue
+        for knob, cap in (("n_hidden", 3), ("k", 2), ("points_per_second", 5)):
+            if knob in session.settings.param:
+                assert getattr(session.settings, knob) <= cap, (title, knob)
+                if knob in session.widgets and hasattr(session.widgets[knob], "end"):
+                    assert session.widgets[knob].end <= cap, (title, knob)
+
+
+def test_a_tab_refuses_an_engine_beyond_the_caps(capped_page, monkeypatch):
+    race = capped_page.tab_sessions["Training race"]
+    race.reset()
+    assert race.race is not None                          # within the caps
+    monkeypatch.setenv("RBMVIZ_MAX_ROWS", "5")            # the teacher restarts with a row cap
+    race.limits = Limits.from_env()
+    race.reset()
+    assert race.race is None
+    assert "RBMVIZ_MAX_ROWS" in race.alert_text.object and "Cannot start" in race.alert_text.object
+    race.limits = Limits(max_weights=race.model.n_hidden)   # fewer weights than the model has
+    race.reset()
+    assert race.race is None and "RBMVIZ_MAX_WEIGHTS" in race.alert_text.object

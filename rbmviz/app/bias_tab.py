@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import panel as pn
 
+from . import limits
 from .feed import DocumentFeed, SessionControls
 from .help import help_card
 from ..live.bias import BIAS_DATASETS, LIVE_BIAS_KNOBS, PACE_KNOBS, BiasRace, BiasSettings
@@ -67,6 +68,8 @@ class BiasSession(SessionControls, DocumentFeed):
         self.race_id = 0
         self._init_feed()
         self._build_widgets()
+        self.limits = limits.current()     # classroom caps (H4): widget ranges end at them
+        self.limits.apply(self.settings, self.widgets)
         self.reset()
         pn.state.on_session_destroyed(self._destroyed)
 
@@ -114,6 +117,7 @@ class BiasSession(SessionControls, DocumentFeed):
         self._clear_feed()
         try:
             self.race = BiasRace(self.settings, sink=self._sink, on_error=self._error_from_thread)
+            self.limits.check_engine(self.race)     # refused beyond the caps (H4)
         except (ValueError, TypeError) as exc:
             self.race = None
             self._notify(f"Cannot start: {exc}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import holoviews as hv
 import panel as pn
 
+from . import limits
 from .bias_tab import make_bias_tab
 from .race_tab import ExplorerSession
 from .tap_tab import make_tap_tab
@@ -88,4 +89,16 @@ def serve_app(threads: int = 1):
     by the script that ``panel serve`` runs)."""
     pn.extension("katex", notifications=True, sizing_mode="stretch_width")
     hv.extension("bokeh")
-    return build(threads=threads).servable()
+    caps = limits.current()                 # classroom caps (rbmviz.app.limits, H4)
+    if not limits.claim_place(caps):
+        return limits.full_page(caps).servable(title="rbmviz explorer — the class is full")
+    layout = build(threads=max(1, caps.session_threads))
+    if caps.any and template_sidebar(layout) is not None:
+        template_sidebar(layout).insert(0, pn.pane.Markdown(caps.describe(),
+                                                            sizing_mode="stretch_width"))
+    return layout.servable()
+
+
+def template_sidebar(layout):
+    """The sidebar list of a template layout (``None`` for a plain ``Row``)."""
+    return getattr(layout, "sidebar", None)

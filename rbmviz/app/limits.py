@@ -37,6 +37,8 @@ import os
 import threading
 from collections.abc import Mapping
 
+import panel as pn
+
 __all__ = [
     "CLASSROOM",
     "ENV",
@@ -45,8 +47,10 @@ __all__ = [
     "Limits",
     "SessionRegistry",
     "add_arguments",
+    "claim_place",
     "current",
     "environ_from_arguments",
+    "full_page",
 ]
 
 #: field → environment variable
@@ -319,6 +323,7 @@ class Limits:
                 if knob == "max_speed" and not self.full_speed:
                     if getattr(obj, knob):
                         setattr(obj, knob, False)
+                    obj.param[knob].constant = True      # refused, also from a crafted client
                     if knob in widgets:
                         widgets[knob].disabled = True
                     continue
@@ -340,6 +345,38 @@ class Limits:
             if widget.end is None or widget.end > cap:
                 start = getattr(widget, "start", None)
                 widget.end = cap if start is None else max(cap, start)
+
+    def check_engine(self, engine) -> None:
+        """Refuse a live engine (:class:`rbmviz.live.Race`, ``BiasRace``, ``TapRace``, ...)
+        that a session built beyond the caps: its models' sizes, its training rows, and the
+        ``k``, ``epochs`` and pace in its settings.  Called by the tabs right after building
+        an engine, before it starts (duck-typed: attributes an engine lacks are skipped).
+
+        Raises
+        ------
+        LimitExceeded
+        """
+        runs = getattr(engine, "runs", None) or {}
+        for rbm in [getattr(engine, "rbm", None), *(getattr(r, "rbm", None) for r in runs.values())]:
+            if rbm is not None:
+                self.check_model(rbm.n_visible, rbm.n_hidden)
+        data = getattr(engine, "train_data", None)
+        if data is None:
+            data = getattr(engine, "data", None)
+        if data is not None and hasattr(data, "shape"):
+            self.check_data(int(data.shape[0]))
+        knobs = {}
+        for source in (getattr(engine, "train_settings", None), getattr(engine, "settings", None)):
+            if source is None or not hasattr(source, "param"):
+                continue
+            for name in ("k", "epochs", "points_per_second"):
+                if name in source.param:
+                    knobs.setdefault(name, getattr(source, name))
+        for name in ("points_per_second", "max_speed"):
+            value = getattr(engine, name, None)
+            if isinstance(value, (bool, int)):
+                knobs[name] = value
+        self.check(**knobs)
 
     def describe(self) -> str:
         """One Markdown line listing the caps in force ("" when there are none)."""
@@ -393,6 +430,26 @@ class SessionRegistry:
 
 #: the places of this server process
 SESSIONS = SessionRegistry()
+
+
+def claim_place(limits: Limits) -> bool:
+    """Take a place in the class for the session being built (``pn.state.curdoc``); it is
+    given back when Bokeh destroys the session.  ``False``: the class is full.  Outside a
+    server (a notebook) there is always a place."""
+    ctx = getattr(pn.state.curdoc, "session_context", None)
+    if ctx is None:
+        return True
+    key = ctx.id
+    if not SESSIONS.acquire(key, limits.max_sessions):
+        return False
+    pn.state.on_session_destroyed(lambda _ctx: SESSIONS.release(key))
+    return True
+
+
+def full_page(limits: Limits):
+    """The page of a session that found the class full (no engine, no training)."""
+    return pn.Column(pn.pane.Markdown(full_message(limits), sizing_mode="stretch_width"),
+                     sizing_mode="stretch_width", styles={"padding": "2em"})
 
 
 def full_message(limits: Limits) -> str:

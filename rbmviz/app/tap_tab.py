@@ -25,6 +25,7 @@ import pandas as pd
 import panel as pn
 
 from .. import datasets
+from . import limits
 from .feed import DocumentFeed, SessionControls
 from .help import help_card
 from ..live.tap import (LIVE_TAP_KNOBS, N_TEST, PACE_KNOBS, TAP_DATASETS, TapRace,
@@ -86,6 +87,8 @@ class TapSession(SessionControls, DocumentFeed):
         if fallback:              # work offline: no toast at page load, a note in the tab
             self.settings.dataset = "digits"
         self._build_widgets()
+        self.limits = limits.current()     # classroom caps (H4): widget ranges end at them
+        self.limits.apply(self.settings, self.widgets)
         self.reset()
         if fallback:
             self.settings_text.object = (f"ℹ The MNIST files are not in `{datasets.data_dir()}` "
@@ -169,6 +172,7 @@ class TapSession(SessionControls, DocumentFeed):
         self._clear_feed()
         try:
             self.race = TapRace(self.settings, sink=self._sink, on_error=self._error_from_thread)
+            self.limits.check_engine(self.race)     # refused beyond the caps (H4)
         except FileNotFoundError as exc:
             self.race = None
             self._notify(f"Cannot start: a data file is missing — {exc}  (or choose the "
