@@ -51,7 +51,7 @@ import numpy as np
 
 from . import evaluate
 from ._validation import check_data, check_float, check_int
-from .errors import RunDiverged
+from .errors import Interrupted, RunDiverged
 from .kernels import bias as _kb
 from .model import RBM
 
@@ -540,8 +540,10 @@ def train_expected_cd(rbms, data, *, k=1, learning_rate=0.1, iterations=1000,
         say what showed it, ``records`` holds the records (dicts) made before it; the
         diverged model holds its last healthy parameters (those after ``epoch`` updates), the
         other models those reached when training stopped.
-    KeyboardInterrupt
-        Ctrl-C, between two kernel calls; the models hold the parameters reached.
+    rbmviz.errors.Interrupted
+        Ctrl-C (a ``KeyboardInterrupt``), between two kernel calls: the models hold the
+        parameters written back after the last finished call, ``records`` the records (dicts)
+        made up to it.
     """
     import pandas as pd
 
@@ -595,8 +597,16 @@ def train_expected_cd(rbms, data, *, k=1, learning_rate=0.1, iterations=1000,
         step = bar.update
     else:
         step = None
+    def records():
+        frame = pd.DataFrame(out.reshape(R * len(schedule), _kb.N_METRICS),
+                             columns=list(RECORD_COLUMNS))
+        frame.insert(0, "k", k)
+        frame.insert(0, "iteration", np.tile(schedule, R))
+        frame.insert(0, "run", np.repeat(np.arange(R), len(schedule)))
+        return frame
+
+    start = 0
     try:
-        start = 0
         while True:
             stop = min(start + chunk, iterations)
             t0 = time.perf_counter()
@@ -613,13 +623,16 @@ def train_expected_cd(rbms, data, *, k=1, learning_rate=0.1, iterations=1000,
                 per_it = (time.perf_counter() - t0) / max(stop - start, 1)
                 chunk = int(min(4 * chunk, max(1, CHUNK_SECONDS / max(per_it, 1e-9))))
             start = stop
+    except KeyboardInterrupt as exc:
+        frame = records()
+        done = frame[(frame.iteration <= start) & frame.bias.notna()]
+        raise Interrupted(f"expected CD-{k} training interrupted after {start} of {iterations} "
+                          f"iterations; the models hold the parameters after iteration {start}",
+                          records=done.to_dict("records")) from exc
     finally:
         if bar is not None:
             bar.close()
-    frame = pd.DataFrame(out.reshape(R * len(schedule), _kb.N_METRICS), columns=list(RECORD_COLUMNS))
-    frame.insert(0, "k", k)
-    frame.insert(0, "iteration", np.tile(schedule, R))
-    frame.insert(0, "run", np.repeat(np.arange(R), len(schedule)))
+    frame = records()
     if (status >= 0).any():
         write_back()
         r = int(np.argmax(status >= 0))

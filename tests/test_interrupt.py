@@ -141,16 +141,29 @@ def test_tap_solve_stops(visible):
     assert latency < LATENCY
 
 
-def test_expected_cd_training_stops():
-    """The bias module's exact training (10x10: ~0.1 s per iteration) in ~0.25 s calls."""
-    latency, _ = _interrupt("""
+def test_expected_cd_training_stops_and_keeps_records():
+    """The bias module's exact training (10x10) in ~0.25 s calls; Ctrl-C raises
+    rbmviz.errors.Interrupted (a KeyboardInterrupt) carrying the finished records."""
+    latency, out = _interrupt("""
         from rbmviz import bias, datasets
         X = datasets.diag(10)
         bias.train_expected_cd(rbmviz.RBM(3, 3, seed=0), X[:, :3], iterations=3)
         rbm = rbmviz.RBM(10, 10, init="uniform", scale=0.5, seed=0)
-        interruptible(lambda: bias.train_expected_cd(rbm, X, iterations=10**6))
-    """)
+        start = rbm.copy()
+        def go():
+            try:
+                bias.train_expected_cd(rbm, X, iterations=20_000, record_every=1)
+            except rbmviz.errors.Interrupted as exc:
+                # the finished records and the parameters reached are kept
+                its = [r["iteration"] for r in exc.records]
+                assert its == list(range(len(its))) and len(its) >= 2, its
+                assert rbm != start
+                print("kept", len(its), flush=True)
+                raise
+        interruptible(go)
+    """, delay=1.0)
     assert latency < LATENCY
+    assert "kept" in out
 
 
 # ---------------------------------------------------------------- the chunked paths are exact
