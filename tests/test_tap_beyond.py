@@ -38,7 +38,7 @@ def test_study_adatap_tables_and_agreement():
     assert pl[("adatap", 3)][-1] == min(v[-1] for v in pl.values())
     assert s["claims"]["adatap_3_worst"]
     t = tables["timing"]
-    assert len(t) == 4 and (t["seconds_per_iteration"] > 0).all()
+    assert len(t) == 4 and (t["seconds_per_iteration"] >= 0).all()   # tiny: may time as 0
     assert set(s["time_ratio_adatap_over_tap"]) == {1, 4}
     # seeded: a second run repeats the curves exactly
     again, _ = tb.study_adatap(**ADA, data=X)
