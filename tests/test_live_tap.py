@@ -246,3 +246,32 @@ def test_the_tab_falls_back_offline_and_reports_a_missing_file(tmp_path, monkeyp
     finally:
         if session.race is not None:
             session.race.stop()
+
+
+def test_settings_derive_from_the_tap_rule_and_the_run_loop_measures():
+    from rbmviz.algorithms import TAP
+    from rbmviz.live.tap import LIVE_DEFAULTS
+    from rbmviz.runs import Run
+    for name in LIVE_DEFAULTS:                       # one declaration: bounds, type, choices
+        mine, rule = TapSettings.param[name], TAP.Knobs.param[name]
+        assert type(mine) is type(rule) and mine.doc == rule.doc, name
+        assert getattr(mine, "bounds", None) == getattr(rule, "bounds", None), name
+        assert getattr(mine, "objects", None) == getattr(rule, "objects", None), name
+    assert "adatap" in TapSettings.param.inference.objects
+    race = TapRace(TapSettings(**SMALL))
+    try:
+        assert isinstance(race.run, Run) and race.run.algorithm is race.algorithm
+        recs = [race.step()[0] for _ in range(3)]
+        assert [r["updates"] for r in recs] == [0, 2, 4]            # updates_per_point = 2
+        # the record's TAP log-likelihood is eq. (39) per unit on the evaluation rows
+        ref = tap.log_likelihood(race.rbm, race.eval_data, unique=True, tol=COUNT_TOL,
+                                 max_iter=1000, details=True)
+        assert recs[-1]["tap_ll"] == pytest.approx(float(ref.value) / (64 + 20), rel=1e-9)
+        assert recs[-1]["n_unique"] == ref.n_solutions
+        race.update_settings(updates_per_point=None)                 # spaced by time now
+        assert race.step()[0]["updates"] > 4
+        race.update_settings(inference="adatap", learning_rate=0.05)
+        assert race.algorithm.inference == "adatap" and race.algorithm.learning_rate == 0.05
+        assert race.step()[0]["updates"] > recs[-1]["updates"]
+    finally:
+        race.stop()

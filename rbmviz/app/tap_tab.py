@@ -28,6 +28,7 @@ from .. import datasets
 from . import limits
 from .feed import DocumentFeed, SessionControls
 from .help import help_card
+from .widgets import widget_for
 from ..live.tap import (LIVE_TAP_KNOBS, N_TEST, PACE_KNOBS, TAP_DATASETS, TapRace,
                              TapSettings, mnist_available)
 
@@ -102,35 +103,19 @@ class TapSession(SessionControls, DocumentFeed):
         w["dataset"] = pn.widgets.Select.from_param(
             s.param.dataset, options={label: name for name, label in TAP_DATASETS.items()},
             label="Dataset (TAP)")
-        w["limit"] = pn.widgets.IntInput.from_param(s.param.limit, step=500, label="Training rows (TAP)")
-        w["n_hidden"] = pn.widgets.IntSlider.from_param(s.param.n_hidden, start=5, end=500,
-                                                        label="Hidden units Nh")
-        w["batch_size"] = pn.widgets.IntSlider.from_param(s.param.batch_size, start=10, end=500,
-                                                          step=10, label="Batch size M")
-        w["n_solutions"] = pn.widgets.IntSlider.from_param(s.param.n_solutions, start=1, end=500,
-                                                           label="TAP solutions per batch K (≤ M)")
-        w["learning_rate"] = pn.widgets.FloatSlider.from_param(
-            s.param.learning_rate, start=0.001, end=1.0, step=0.001, label="γ (learning rate)")
-        w["momentum"] = pn.widgets.FloatSlider.from_param(s.param.momentum, start=0.0, end=0.95,
-                                                          step=0.05, label="η (momentum on W)")
-        w["momentum_form"] = pn.widgets.RadioButtonGroup.from_param(s.param.momentum_form)
-        w["weight_decay"] = pn.widgets.FloatSlider.from_param(
-            s.param.weight_decay, start=0.0, end=0.05, step=0.0005, format="0.0000",
-            label="ε (ℓ2 strength)")
-        w["order"] = pn.widgets.RadioButtonGroup.from_param(s.param.order)
-        w["damping"] = pn.widgets.FloatSlider.from_param(s.param.damping, start=0.05, end=1.0,
-                                                         step=0.05, label="Damping of Alg. 1")
-        w["landscape_every"] = pn.widgets.IntSlider.from_param(s.param.landscape_every, start=1,
-                                                               end=20, label="Landscape every (epochs)")
-        w["landscape_rows"] = pn.widgets.IntInput.from_param(s.param.landscape_rows, step=100,
-                                                             label="Landscape initialisations N")
-        w["eval_rows"] = pn.widgets.IntInput.from_param(s.param.eval_rows, step=50,
-                                                        label="Evaluation rows (TAP LL)")
-        w["updates_per_point"] = pn.widgets.IntSlider.from_param(
-            s.param.updates_per_point, start=1, end=50, label="Updates per point")
-        w["points_per_second"] = pn.widgets.IntSlider.from_param(
-            s.param.points_per_second, start=1, end=30, label="Points per second (TAP)")
-        w["seed"] = pn.widgets.IntInput.from_param(s.param.seed, label="Seed (TAP)")
+        w["limit"] = widget_for(s, "limit", kind="input", label="Training rows (TAP)")
+        w["n_hidden"] = widget_for(s, "n_hidden")
+        w["batch_size"] = widget_for(s, "batch_size", label="Batch size M")
+        w["n_solutions"] = widget_for(s, "n_solutions", label="TAP solutions per batch K (≤ M; empty = M)")
+        for name in ("learning_rate", "momentum", "momentum_form", "weight_decay", "damping",
+                     "landscape_every", "updates_per_point"):
+            w[name] = widget_for(s, name)
+        w["order"] = widget_for(s, "order", label="TAP order (1 mean field, 2 TAP, 3)")
+        w["inference"] = widget_for(s, "inference", kind="radio")
+        w["landscape_rows"] = widget_for(s, "landscape_rows", kind="input")
+        w["eval_rows"] = widget_for(s, "eval_rows", kind="input", label="Evaluation rows (TAP LL)")
+        w["points_per_second"] = widget_for(s, "points_per_second", label="Points per second (TAP)")
+        w["seed"] = widget_for(s, "seed", kind="input", label="Seed (TAP)")
 
         self.p_slider = pn.widgets.FloatSlider(label="Flip probability p", start=0.0, end=0.5,
                                                step=0.01, value=0.1)
@@ -393,7 +378,8 @@ class TapSession(SessionControls, DocumentFeed):
         s = race.settings
         text = (f"**{state}** · epoch {race.epoch:.2f} · {race.updates:,} updates · γ = "
                 f"{s.learning_rate:g} · η = {s.momentum:g} ({s.momentum_form}) · ε = "
-                f"{s.weight_decay:g} · K = {s.n_solutions} · order {s.order} · damping {s.damping:g}")
+                f"{s.weight_decay:g} · K = {s.n_solutions or s.batch_size} · {s.inference} order "
+                f"{s.order} · damping {s.damping:g}")
         last = race.records[-1] if race.records else None
         if last is not None:
             text += (f" · TAP LL per unit {last['tap_ll']:.4f} · "
@@ -412,7 +398,8 @@ class TapSession(SessionControls, DocumentFeed):
             w["batch_size"],
             pn.pane.Markdown("### Training (live)"), w["learning_rate"], w["momentum"],
             w["momentum_form"], w["weight_decay"], w["n_solutions"],
-            pn.pane.Markdown("TAP order"), w["order"], w["damping"],
+            pn.pane.Markdown("Inference (Alg. 1 TAP, or adaptive TAP, App. D)"), w["inference"],
+            w["order"], w["damping"],
             pn.pane.Markdown("### Landscape"), w["landscape_every"], w["landscape_rows"],
             w["eval_rows"],
             pn.pane.Markdown("### Pace"), w["updates_per_point"], w["points_per_second"],

@@ -66,9 +66,12 @@ import param
 
 from .. import algorithms as _algorithms
 from .. import datasets
-from ..algorithms.base import params_healthy, stream_seed
+from .._seeds import stream_seed
+from ..algorithms.knobs import derive_knobs
+from ..errors import RunDiverged
+from ..evaluate.metrics import Metric, register
 from ..model import RBM
-from ..runs import batch_bounds
+from ..runs import Run
 from ..tap.denoising import corrupt, data_marginals, mcc, nearest_neighbour, ope, tap_means
 from ..tap.inference import log_likelihood, solve, unique_solutions
 from ..tap.landscape import SolutionMap, free_energy_histogram, solution_features
@@ -77,9 +80,10 @@ from .loop import BackgroundLoop
 __all__ = ["TapSettings", "TapRace", "TAP_DATASETS", "LIVE_TAP_KNOBS", "PACE_KNOBS",
            "RECORD_FIELDS", "tap_data", "mnist_available"]
 
-#: knobs the running race accepts between points
+#: knobs the running race accepts between points: the TAP rule's live knobs it shows, and the
+#: landscape interval
 LIVE_TAP_KNOBS = ("learning_rate", "momentum", "momentum_form", "weight_decay", "n_solutions",
-                  "order", "damping", "landscape_every")
+                  "order", "damping", "inference", "landscape_every")
 #: knobs of the view (pace), applied at once
 PACE_KNOBS = ("updates_per_point", "points_per_second")
 #: the fields of a record
@@ -93,6 +97,10 @@ TOL, MAX_ITER = 1e-8, 1000
 COUNT_TOL = 1e-12
 #: parameters larger than this in magnitude count as a diverged run (as rbmviz.runs.Run)
 MAX_WEIGHT = 1e3
+#: share of the wall time spent on the evaluation solve when points are spaced by time
+LIVE_EVAL_BUDGET = 0.25
+#: each point trains at most about this long (Pause acts within a second)
+POINT_SECONDS = 0.5
 #: held-out digits of the sklearn set (the last rows) and MNIST test images loaded
 N_TEST = 200
 
@@ -133,8 +141,41 @@ def tap_data(name, limit, *, seed=0):
     return train, X[-N_TEST:], y[-N_TEST:], (8, 8)
 
 
-class TapSettings(param.Parameterized):
-    """The knobs of a live TAP machine (Tramel et al. 2018, Alg. 2 and Table 1)."""
+# ---------------------------------------------------------------------- the live metrics
+def _counted_solve(rbm, ctx):
+    """One TAP solve of the evaluation rows per evaluation, shared by the three metrics:
+    eq. (39) over the unique converged solutions, solved to :data:`COUNT_TOL`."""
+    def solve_once():
+        alg = ctx.algorithm
+        with warnings.catch_warnings():   # non-converged runs are counted in the record
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return log_likelihood(rbm, ctx.subset, unique=True, order=getattr(alg, "order", 2),
+                                  damping=getattr(alg, "damping", 0.5), tol=COUNT_TOL,
+                                  max_iter=MAX_ITER, details=True)
+    return ctx.cached("live_tap_solve", solve_once)
+
+
+#: the TAP tab's measurements, computed by the run loop (:class:`rbmviz.runs.Run`) through the
+#: metrics registry: per-unit TAP log-likelihood, unique solutions, runs not converged
+LIVE_METRICS = (
+    Metric("tap_ll_per_unit",
+           lambda rbm, ctx: float(_counted_solve(rbm, ctx).value) / (rbm.n_visible + rbm.n_hidden),
+           "TAP log-likelihood per unit, eq. (39) / (N_v + N_h), unique solutions (nats)",
+           binary_only=False, cost="expensive"),
+    Metric("tap_unique", lambda rbm, ctx: float(_counted_solve(rbm, ctx).n_solutions),
+           "unique TAP solutions reached from the evaluation rows", binary_only=False,
+           cost="expensive"),
+    Metric("tap_not_converged", lambda rbm, ctx: float(_counted_solve(rbm, ctx).n_not_converged),
+           "TAP runs from the evaluation rows that did not converge", binary_only=False,
+           cost="expensive", higher_is_better=False),
+)
+for _m in LIVE_METRICS:
+    register(_m, replace=True)
+del _m
+
+
+class _TapViewKnobs(param.Parameterized):
+    """The TAP tab's own knobs: data, model size, evaluation and landscape sets, pace."""
 
     dataset = param.Selector(default="mnist", objects=list(TAP_DATASETS),
                              doc="Training images (binary MNIST needs the files; digits always works).")
@@ -142,28 +183,8 @@ class TapSettings(param.Parameterized):
                           label="Training rows", doc="How many training images (kept small to be live).")
     n_hidden = param.Integer(100, bounds=(2, 1000), softbounds=(5, 500), label="Hidden units Nh",
                              doc="N_h (Table 1: 25, 50, 100, 500).")
-    learning_rate = param.Number(0.1, bounds=(1e-6, 10.0), softbounds=(1e-3, 1.0),
-                                 label="Learning rate γ",
-                                 doc="γ of Alg. 2 (live).  Table 1's 0.005 is for 600 updates an "
-                                     "epoch over 100 epochs; a live run of a few thousand images "
-                                     "needs a larger step to move within a minute.")
-    momentum = param.Number(0.5, bounds=(0.0, 0.99), label="Momentum η",
-                            doc="η of Alg. 2 on W (Table 1: 0.5; live).")
-    momentum_form = param.Selector(default="heavy_ball", objects=["heavy_ball", "printed"],
-                                   label="Momentum form",
-                                   doc="'printed': W += γ(ΔW − εW) + η ΔW(t−1) as Alg. 2 prints it; "
-                                       "'heavy_ball': v ← ηv + γ(ΔW − εW), W += v (live).")
-    weight_decay = param.Number(0.001, bounds=(0.0, 1.0), softbounds=(0.0, 0.05),
-                                label="ℓ2 strength ε", doc="ε of Alg. 2, R(W) = −W (Table 1: 0.001; live).")
     batch_size = param.Integer(100, bounds=(1, 10_000), softbounds=(10, 500), label="Batch M",
                                doc="M, data points per mini-batch (Table 1: 100).")
-    n_solutions = param.Integer(100, bounds=(1, 10_000), softbounds=(1, 500),
-                                label="TAP solutions K",
-                                doc="K ≤ M initialisations (batch rows) per update (Table 1: 100; live).")
-    order = param.Selector(default=2, objects=[1, 2, 3], label="Order",
-                           doc="Order of the Plefka expansion (binary units; 2 = TAP; live).")
-    damping = param.Number(0.5, bounds=(0.01, 1.0), label="Damping",
-                           doc="a ← δ a_new + (1 − δ) a_old in Alg. 1 (live).")
     seed = param.Integer(0, bounds=(0, None), label="Seed",
                          doc="Seed of the initial weights, the batch order and the subsets.")
     eval_rows = param.Integer(100, bounds=(1, 10_000), softbounds=(10, 2000),
@@ -175,11 +196,29 @@ class TapSettings(param.Parameterized):
     landscape_rows = param.Integer(500, bounds=(3, 10_000), softbounds=(50, 2000),
                                    label="Landscape initialisations N",
                                    doc="Data initialisations of a landscape snapshot (Fig. 5: 10,000).")
-    updates_per_point = param.Integer(2, bounds=(1, 10_000), softbounds=(1, 50),
-                                      label="Updates per point",
-                                      doc="Mini-batch updates between two plotted points.")
+    updates_per_point = param.Integer(
+        None, allow_None=True, bounds=(1, 10_000), softbounds=(1, 50), label="Updates per point",
+        doc="Mini-batch updates between two plotted points; none = spaced by time (the "
+            "evaluation solve takes at most a quarter of the time).")
     points_per_second = param.Integer(10, bounds=(1, 100), label="Points per second",
                                       doc="Upper bound on the pace of the stream.")
+
+
+#: the live tab's values for the rule's knobs (its declaration keeps type, bounds and doc):
+#: Table 1's binary-MNIST settings except γ (see the module docstring)
+LIVE_DEFAULTS = {"learning_rate": 0.1, "momentum": 0.5, "weight_decay": 0.001,
+                 "n_solutions": 100, "order": 2, "damping": 0.5, "momentum_form": "heavy_ball",
+                 "inference": "tap"}
+
+TapSettings = derive_knobs(
+    "TapSettings", [_algorithms.get("tap")], include=list(LIVE_DEFAULTS), defaults=LIVE_DEFAULTS,
+    labels={"learning_rate": "Learning rate γ", "momentum": "Momentum η",
+            "weight_decay": "ℓ2 strength ε"},
+    bases=(_TapViewKnobs,),
+    doc="The knobs of a live TAP machine (Tramel et al. 2018, Alg. 2 and Table 1): the TAP "
+        "rule's own knobs (copies of ``rbmviz.algorithms.TAP.Knobs``: bounds and docs from "
+        "there, the live defaults :data:`LIVE_DEFAULTS`) plus the tab's data, evaluation, "
+        "landscape and pace knobs.")
 
 
 class TapRace(BackgroundLoop):
@@ -218,21 +257,28 @@ class TapRace(BackgroundLoop):
         n = len(self.data)
         if s.batch_size > n:
             raise ValueError(f"batch size M = {s.batch_size} exceeds the {n} training rows")
-        if s.n_solutions > s.batch_size:
+        if s.n_solutions is not None and s.n_solutions > s.batch_size:
             raise ValueError(f"n_solutions K = {s.n_solutions} must be <= the batch size "
                              f"M = {s.batch_size} (K initialisations are rows of the batch)")
         rng = np.random.default_rng(stream_seed(s.seed, "subsets"))
-        self.eval_data = self.data[np.sort(rng.permutation(n)[: min(s.eval_rows, n)])]
+        eval_idx = np.sort(rng.permutation(n)[: min(s.eval_rows, n)])
+        self.eval_data = self.data[eval_idx]
         self.landscape_data = self.data[np.sort(rng.permutation(n)[: min(s.landscape_rows, n)])]
         self.rbm = RBM(self.data.shape[1], s.n_hidden, init="normal", scale=1e-3,
                        seed=stream_seed(s.seed, "init"), data=self.data)
-        self.algorithm = _algorithms.create("tap", **self._algorithm_settings())
-        self.algorithm.setup(self.rbm, self.data, s.batch_size)
-        self.bounds = batch_bounds(n, s.batch_size)
-        self.n_batches = len(self.bounds) - 1
-        self._shuffle = np.random.default_rng(stream_seed(s.seed, "shuffle"))
-        self._perm = self._shuffle.permutation(n)
+        # the run loop measures the first `pl_rows` rows: the evaluation rows go first (the
+        # epochs are shuffled, so the order of the array does not matter for training)
+        rest = np.setdiff1d(np.arange(n), eval_idx)
+        ordered = self.data[np.concatenate([eval_idx, rest])]
+        self.run = Run(self.rbm, ordered, "tap", epochs=None, batch_size=s.batch_size,
+                       seed=s.seed, metrics=[m.name for m in LIVE_METRICS],
+                       pl_rows=len(eval_idx), max_weight=MAX_WEIGHT, dtype=None,
+                       keep_records=False, eval_budget=LIVE_EVAL_BUDGET,
+                       max_seconds=POINT_SECONDS, **self._spacing(), **self._algorithm_settings())
+        self.algorithm = self.run.algorithm
+        self.n_batches = self.run.n_batches
         self.updates = 0
+        self._epoch = 0.0
         self.failed: str | None = None
         self.records: list[dict] = []
         self.snapshots: list[dict] = []
@@ -247,20 +293,22 @@ class TapRace(BackgroundLoop):
     # ------------------------------------------------------------------ state
     @property
     def epoch(self) -> float:
-        """Passes over the training rows so far (updates / batches per epoch)."""
-        return self.updates / self.n_batches
+        """Passes over the training rows at the latest record (updates / batches per epoch)."""
+        return self._epoch
 
     @property
     def finished(self) -> bool:
         return self.failed is not None or len(self.records) >= self.max_points
 
+    def _spacing(self) -> dict:
+        """Record spacing of the run: every ``updates_per_point`` updates, or by time."""
+        upp = self.settings.updates_per_point
+        return {"record_every_updates": upp} if upp is not None else {"eval_every": "auto"}
+
     def _algorithm_settings(self) -> dict:
         s = self.settings
-        wanted = {"learning_rate": s.learning_rate, "momentum": s.momentum,
-                  "momentum_form": s.momentum_form,
-                  "weight_decay": s.weight_decay, "n_solutions": s.n_solutions,
-                  "order": s.order, "damping": s.damping, "tol": TOL, "max_iter": MAX_ITER,
-                  "seed": s.seed}
+        wanted = {n: getattr(s, n) for n in LIVE_DEFAULTS}
+        wanted.update(tol=TOL, max_iter=MAX_ITER)
         ok = set(_algorithms.accepted_settings("tap"))
         return {k: v for k, v in wanted.items() if k in ok}
 
@@ -272,7 +320,7 @@ class TapRace(BackgroundLoop):
         if bad:
             raise ValueError(f"{bad} cannot change during a run (press Reset); live knobs: "
                              f"{list(LIVE_TAP_KNOBS + PACE_KNOBS)}")
-        if "n_solutions" in changes and changes["n_solutions"] > self.settings.batch_size:
+        if changes.get("n_solutions") is not None and changes["n_solutions"] > self.settings.batch_size:
             raise ValueError(f"n_solutions K = {changes['n_solutions']} must be <= the batch "
                              f"size M = {self.settings.batch_size}")
         with self._lock:
@@ -281,6 +329,10 @@ class TapRace(BackgroundLoop):
                     if k in changes and k != "seed"}
             if algo:
                 self.algorithm.set_settings(**algo)
+            if "updates_per_point" in changes:
+                upp = changes["updates_per_point"]
+                self.run.record_every_updates = upp
+                self.run.eval_every = "auto" if upp is None else self.run.eval_every
         return dict(changes)
 
     def refit_map(self) -> None:
@@ -311,53 +363,32 @@ class TapRace(BackgroundLoop):
             self.on_error(message)
         return []
 
-    def _train(self, n_updates) -> None:
-        """``n_updates`` mini-batch updates of Alg. 2, reshuffling at every epoch."""
-        lo_hi = self.bounds
-        for _ in range(n_updates):
-            b = self.updates % self.n_batches
-            if b == 0 and self.updates > 0:
-                self._perm = self._shuffle.permutation(len(self.data))
-            self.algorithm.update(self.rbm, self.data[self._perm[lo_hi[b]:lo_hi[b + 1]]])
-            self.updates += 1
-
-    def _measure(self) -> dict:
-        """Eq. (39) / (N_v + N_h) on the evaluation rows, with the solution counts of that solve."""
-        s = self.settings
-        with warnings.catch_warnings():       # non-converged runs are counted in the record
-            warnings.simplefilter("ignore", RuntimeWarning)
-            info = log_likelihood(self.rbm, self.eval_data, unique=True, order=s.order,
-                                  damping=s.damping, tol=COUNT_TOL, max_iter=MAX_ITER,
-                                  details=True)
-        n_units = self.rbm.n_visible + self.rbm.n_hidden
-        return {"epoch": self.epoch, "updates": self.updates,
-                "tap_ll": float(info.value) / n_units, "n_unique": int(info.n_solutions),
-                "n_not_converged": int(info.n_not_converged), "n_eval": len(self.eval_data)}
-
     def _advance(self) -> list[dict]:
-        """One point: ``updates_per_point`` updates (none for the first point), the record,
-        and a landscape snapshot when one is due.  Points are serialised by
-        ``_advance_lock``; the training lock ``_lock`` is held only while the parameters
-        change (so :meth:`model_copy` — the denoising panel — never waits for a measurement
-        or a snapshot: only this thread writes the model)."""
+        """One point: ``next(self.run)`` — training for at most :data:`POINT_SECONDS` (or
+        ``updates_per_point`` updates), then the run loop's evaluation (the metrics
+        :data:`LIVE_METRICS`: one TAP solve of the evaluation rows) — and a landscape
+        snapshot when one is due.  Points are serialised by ``_advance_lock``; the lock
+        ``_lock`` is held while the run advances (:meth:`model_copy` waits for it, at most
+        about a point)."""
         s = self.settings
         with self._advance_lock:
             with self._lock:
                 if self.failed is not None:
                     return []
-                n = 0 if not self.records else s.updates_per_point
                 try:
-                    self._train(n)
-                except (FloatingPointError, ValueError, ArithmeticError) as err:
+                    rec = next(self.run)
+                except RunDiverged as err:
+                    return self._fail(f"TAP training diverged: {err}; lower the learning rate "
+                                      f"γ and press Reset")
+                except (FloatingPointError, ArithmeticError, ValueError) as err:
                     return self._fail(f"TAP training diverged at update {self.updates + 1}: {err}")
-                if not params_healthy(self.rbm, MAX_WEIGHT):
-                    worst = max(float(np.nanmax(np.abs(a))) if np.isfinite(a).all() else np.inf
-                                for a in self.rbm.params)
-                    return self._fail(f"TAP training diverged at update {self.updates} (epoch "
-                                      f"{self.epoch:.2f}): a parameter is NaN/inf or exceeds "
-                                      f"{MAX_WEIGHT:g} in magnitude (largest |θ| = {worst:.3g}); "
-                                      f"lower the learning rate γ and press Reset")
-            rec = self._measure()
+                self.updates = int(rec["updates"])
+                self._epoch = self.updates / self.n_batches
+                rec = {"epoch": self._epoch, "updates": self.updates,
+                       "tap_ll": float(rec["tap_ll_per_unit"]),
+                       "n_unique": int(rec["tap_unique"]),
+                       "n_not_converged": int(rec["tap_not_converged"]),
+                       "n_eval": len(self.eval_data)}
             if not np.isfinite(rec["tap_ll"]):
                 return self._fail(f"TAP log-likelihood is {rec['tap_ll']} at update "
                                   f"{self.updates}: the run diverged; press Reset")
