@@ -44,6 +44,10 @@ import numpy as np
 
 from ._numerics import sigmoid as _sigmoid
 from ._validation import check_data, check_float, check_int, check_seed
+from .algorithms.tap import TAP
+from .errors import RunDiverged
+from .evaluate import all_states
+from .model import RBM
 
 __all__ = ["DBM", "DBMSolution", "tap_solve", "tap_log_z", "log_likelihood", "gradient",
            "DBMTrainer", "pretrain", "EXACT_MAX_UNITS"]
@@ -157,7 +161,6 @@ class DBM:
         return out
 
     def _enumerate(self, first):
-        from .evaluate import all_states
         sizes = self.layers[first:]
         S = all_states(sum(sizes))
         return np.split(S, np.cumsum(sizes)[:-1], axis=1)
@@ -460,7 +463,6 @@ class DBMTrainer:
             self.update(dbm, X[perm[lo:lo + M]])
         self.epochs += 1
         if not all(np.isfinite(w).all() for w in dbm.W):
-            from .errors import RunDiverged
             raise RunDiverged("DBM weights became non-finite", epoch=self.epochs,
                               last_good_epoch=self.epochs - 1, quantity="W", value=float("nan"))
 
@@ -474,8 +476,6 @@ def pretrain(dbm, X, *, epochs=50, learning_rate=0.001, batch_size=100, momentum
     biases ``θ⁽ˡ⁾`` (layer 1 also the visible biases).  ``callback(layer, epoch)`` is called
     after every epoch.  Returns ``dbm``.
     """
-    from .algorithms.tap import TAP
-    from .model import RBM
     _check_dbm(dbm)
     X = check_data(X, "X", n_visible=dbm.layers[0])
     epochs = check_int(epochs, "epochs", low=0)

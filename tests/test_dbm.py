@@ -25,7 +25,7 @@ def test_exact_enumeration_is_consistent():
     d = _dbm([3, 2, 2], 0.7, 0)
     lz, marg = d.exact()
     X = np.array([[0, 1, 1], [1, 0, 0.0]])
-    phi, hm = d.exact_clamped(X)
+    phi, _ = d.exact_clamped(X)
     # p(x) sums to one over all visible states, and the marginals agree
     from rbmviz.evaluate import all_states
     V = all_states(3)

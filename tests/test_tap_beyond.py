@@ -52,7 +52,7 @@ DBM = dict(models=((16, 6, 4),), samples=60, test_samples=30, pretrain_epochs=2,
 def test_study_dbm_resumes_bit_for_bit(tmp_path):
     X, Xt = _data(), _data(30, seed=1)
     whole, s = tb.study_dbm(**DBM, epochs=3, data=(X, Xt))
-    part, _ = tb.study_dbm(**DBM, epochs=1, data=(X, Xt), state=tmp_path)
+    tb.study_dbm(**DBM, epochs=1, data=(X, Xt), state=tmp_path)
     assert (tmp_path / "16-6-4" / "dbm.npz").exists()
     rest, _ = tb.study_dbm(**DBM, epochs=3, data=(X, Xt), state=tmp_path)
     np.testing.assert_array_equal(rest["curves"]["train_ll_per_unit"].to_numpy(),
@@ -80,7 +80,7 @@ def test_study_fig12_against_exact_and_resume(tmp_path):
     c = whole["curves"]
     assert list(c["epoch"]) == [0, 1, 2, 3]
     assert s["ais_betas"] == tb.sm_schedule(20).size
-    part, _ = tb.study_fig12(**FIG12, epochs=2, data=X, state=tmp_path)
+    tb.study_fig12(**FIG12, epochs=2, data=X, state=tmp_path)
     rest, _ = tb.study_fig12(**FIG12, epochs=3, data=X, state=tmp_path)
     for col in ("tap_ll", "ais_ll", "spl"):
         np.testing.assert_array_equal(rest["curves"][col].to_numpy(), c[col].to_numpy())

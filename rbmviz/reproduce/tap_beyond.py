@@ -33,6 +33,16 @@ from pathlib import Path
 import numpy as np
 
 from . import _io
+from .. import datasets
+from ..algorithms.tap import TAP
+from ..datasets import DatasetNotFoundError
+from ..dbm import DBM, DBMTrainer, log_likelihood, pretrain
+from ..evaluate import (ais_betas, ais_log_partition, pseudo_log_likelihood, spl_subset,
+                        stochastic_pseudo_log_likelihood)
+from ..model import RBM
+from ..tap import adatap, solve
+from ..viz.tap_beyond import study_figure
+from .tap_run import evaluate_tap
 
 __all__ = ["STUDIES", "FULL", "QUICK", "time_inference", "study_adatap", "study_dbm", "study_fig12", "run",
            "save", "add_arguments", "run_study", "sm_schedule"]
@@ -92,7 +102,6 @@ def _progress(on, msg):
 
 
 def _mnist(n, split="train"):
-    from .. import datasets
     return datasets.mnist(split, binarize="threshold", limit=n)
 
 
@@ -104,7 +113,6 @@ def _base_rate(X, eps=1e-3):
 def sm_schedule(thin=1):
     """Salakhutdinov & Murray's AIS temperatures (:func:`rbmviz.evaluate.ais_betas` ``"sm"``,
     14,501 values), every ``thin``-th kept (the last, β = 1, always)."""
-    from ..evaluate import ais_betas
     b = ais_betas(schedule="sm")
     return np.unique(np.r_[b[::int(thin)], 1.0])
 
@@ -152,8 +160,6 @@ def time_inference(X, *, hidden=500, batches=(1, 10, 100), iters=(20, 2), seed=0
     batch_size, seconds_per_iteration)."""
     import pandas as pd
 
-    from ..model import RBM
-    from ..tap import adatap, solve
 
     rbm = RBM(X.shape[1], hidden, seed=seed, scale=0.01)
     rbm.b[:] = _base_rate(X)
@@ -180,9 +186,6 @@ def study_adatap(*, hidden, samples, epochs, learning_rate, batch_size, damping,
     seconds_per_iteration)."""
     import pandas as pd
 
-    from ..algorithms.tap import TAP
-    from ..evaluate import pseudo_log_likelihood
-    from ..model import RBM
 
     X = _mnist(samples) if data is None else np.asarray(data, dtype=np.float64)[:samples]
     V = X[:pl_rows]
@@ -260,7 +263,6 @@ def study_dbm(*, models, samples, test_samples, pretrain_epochs, pretrain_lr, ep
     test_ll_per_unit, seconds)."""
     import pandas as pd
 
-    from ..dbm import DBM, DBMTrainer, log_likelihood, pretrain
 
     if data is None:
         X, X_test = _mnist(samples), _mnist(test_samples, "test")
@@ -285,7 +287,6 @@ def study_dbm(*, models, samples, test_samples, pretrain_epochs, pretrain_lr, ep
         else:
             dbm = DBM(layers, seed=seed + k, scale=0.001)
             dbm.biases[0][:] = _base_rate(X)
-            t = time.perf_counter()
             pretrain(dbm, X, epochs=pretrain_epochs, learning_rate=pretrain_lr,
                      batch_size=batch_size, seed=seed + k,
                      callback=lambda l, e: _progress(progress and e == pretrain_epochs,
@@ -337,10 +338,6 @@ def study_fig12(*, hidden, samples, epochs, learning_rate, batch_size, weight_de
     import pandas as pd
     from scipy.stats import spearmanr
 
-    from ..algorithms.tap import TAP
-    from ..evaluate import ais_log_partition, spl_subset, stochastic_pseudo_log_likelihood
-    from ..model import RBM
-    from .tap_run import evaluate_tap
 
     X = _mnist(samples) if data is None else np.asarray(data, dtype=np.float64)[:samples]
     Xe = X[:eval_samples]
@@ -439,7 +436,6 @@ def save(name, tables, summary, out, *, overwrite=False, html=True):
     if html:
         import holoviews as hv
 
-        from ..viz.tap_beyond import study_figure
         tmp = out / "figure.tmp.html"
         hv.save(study_figure(name, tables), tmp, backend="bokeh", resources="inline",
                 title=f"Tramel et al. 2018: {name}")
@@ -459,7 +455,6 @@ def add_arguments(parser):
 def run_study(name, args) -> int:
     """``rbmviz reproduce tap --study name``: run, print the summary, save to ``--out``;
     ``--state DIR`` makes the dbm and fig12 studies resumable.  Returns the exit code."""
-    from ..datasets import DatasetNotFoundError
     out = getattr(args, "out", None)
     if out:
         _io.check_out_dir(out, getattr(args, "overwrite", False),

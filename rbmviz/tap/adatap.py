@@ -52,6 +52,7 @@ import dataclasses
 import numpy as np
 
 from .._numerics import sigmoid as _sigmoid, softplus as _softplus
+from ..model import RBM
 from .._validation import check_choice, check_data, check_float, check_int
 from .inference import TAPSolution
 
@@ -272,7 +273,6 @@ def solve(rbm, init=None, *, damping=0.5, tol=1e-10, max_iter=2000, init_clip=0.
         Non-converged rows hold their last iterate (``converged`` False, ``n_iter =
         max_iter``); a row whose messages become non-finite stops there and is flagged.
     """
-    from ..model import RBM
     if not isinstance(rbm, RBM):
         raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
     if not rbm.is_binary:
@@ -302,7 +302,6 @@ def solve(rbm, init=None, *, damping=0.5, tol=1e-10, max_iter=2000, init_clip=0.
         m = np.clip(m, init_clip, 1.0 - init_clip)
         A1 = np.zeros_like(m)
         B1 = np.log(m) - np.log1p(-m)
-    R = A1.shape[0]
     table = None
     if method == "schur":
         Wl = W if nv >= nh else W.T
