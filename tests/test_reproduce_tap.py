@@ -346,3 +346,17 @@ def test_quick_form_defaults():
     assert rt.resolve_defaults(a) is None
     assert (a.batch_size, a.learning_rate, a.hidden, a.eval_samples, a.test_samples) == (
         100, 0.005, "25,50,100,500", 10_000, 1_000)
+
+
+def test_cli_study_dispatches_to_tap_beyond(monkeypatch):
+    """``rbmviz reproduce tap --study NAME`` hands the parsed options to
+    rbmviz.reproduce.tap_beyond.run_study and returns its exit code."""
+    from rbmviz.reproduce import tap_beyond
+    seen = {}
+
+    def fake(name, args):
+        seen.update(name=name, quick=args.quick, seed=args.seed)
+        return 7
+    monkeypatch.setattr(tap_beyond, "run_study", fake)
+    assert cli.main(["reproduce", "tap", "--study", "fig12", "--quick", "--seed", "3"]) == 7
+    assert seen == {"name": "fig12", "quick": True, "seed": 3}

@@ -53,7 +53,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import _io
+from . import _io, tap_beyond
 from .tap_run import (DEFAULT_PS, PAPER, TABLES, _algorithm, _check_settings, _parse_list,
                       base_rate_biases, eval_schedule, evaluate_tap, run)
 from .tap_summary import NOTES, claims, format_summary, summarize
@@ -163,6 +163,7 @@ def add_arguments(parser):
     r.add_argument("--save-epochs", default="none", metavar="E,E,...",
                    help="save each model at these epochs as DIR/nh<N_h>/model_epoch<E>.npz "
                         "(needs --state; default: none)")
+    tap_beyond.add_arguments(parser)            # --quick of the studies
     o = parser.add_argument_group("output")
     o.add_argument("--out", metavar="DIR",
                    help="write curves.csv, solutions.csv, isomap.csv, data_map.csv, "
@@ -222,7 +223,6 @@ def main(args, parser) -> int:
     from ..datasets import DatasetNotFoundError
     from ..runs import RunDiverged
     if getattr(args, "study", None):
-        from . import tap_beyond
         return tap_beyond.run_study(args.study, args)
     quick_note = resolve_defaults(args)
     if quick_note and not args.quiet:
