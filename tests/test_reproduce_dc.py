@@ -228,7 +228,8 @@ def test_cli_dc_small_quick_writes_outputs_and_never_overwrites(tmp_path, capsys
     assert cli.main(args) == 0
     text = capsys.readouterr().out
     assert "Shifting Bar, eta 0.3" in text and "the paper's claims" in text and "CS-DCP" in text
-    assert sorted(p.name for p in out.iterdir()) == ["figure.html", "records.csv", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["figure.html", "records.csv", "records.runs",
+                                                     "summary.json"]
     rec = pd.read_csv(out / "records.csv")
     assert set(rec.algorithm) == set(_dc.ALGORITHMS) and sorted(rec.epoch.unique()) == [0, 20, 40]
     summary = json.loads((out / "summary.json").read_text())
@@ -241,6 +242,31 @@ def test_cli_dc_small_quick_writes_outputs_and_never_overwrites(tmp_path, capsys
     assert cli.main(args + ["--overwrite", "--no-html", "--algorithms", "cd,sdcp"]) == 0
     assert (out / "mine.txt").read_text() == "keep"
     assert set(pd.read_csv(out / "records.csv").algorithm) == {"cd", "sdcp"}
+
+
+def test_cli_dc_small_resume_runs_only_what_is_missing(tmp_path, capsys):
+    """--resume into the same --out: trial 0 (stored by the first call) is not run again;
+    the result equals one uninterrupted call."""
+    from rbmviz.sweep import load_store
+    out = tmp_path / "dcs"
+    args = ["reproduce", "dc-small", "--epochs", "40", "--eval-every", "20", "--workers", "0",
+            "--quiet", "--no-html", "--datasets", "shifting_bar", "--eta", "0.3",
+            "--algorithms", "cd,csdcp", "--checkpoints", "40", "--out", str(out)]
+    assert cli.main(args + ["--trials", "1"]) == 0
+    stored = {rid: c["finished"] for rid, c in load_store(out / "records.csv").items()}
+    assert sorted(stored) == ["t0-cd-dataset=shifting_bar-learning_rate=0.3",
+                              "t0-csdcp-dataset=shifting_bar-learning_rate=0.3"]
+    assert cli.main(args + ["--trials", "2"]) == 2                     # refused without --resume
+    assert "--resume" in capsys.readouterr().err
+    assert cli.main(args + ["--trials", "2", "--resume"]) == 0
+    after = load_store(out / "records.csv")
+    assert len(after) == 4 and all(after[rid]["finished"] == t for rid, t in stored.items())
+    assert all(set(c["checkpoints"]) == {"40"} for c in after.values())
+    whole = tmp_path / "whole"
+    assert cli.main([*args[:-1], str(whole), "--trials", "2"]) == 0
+    cols = ["run_id", "epoch", "test_ll"]
+    pd.testing.assert_frame_equal(pd.read_csv(out / "records.csv")[cols],
+                                  pd.read_csv(whole / "records.csv")[cols])
 
 
 def test_cli_dc_bad_options(capsys):

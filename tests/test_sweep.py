@@ -108,7 +108,7 @@ def test_plan_grid_product_text_values_and_dict_points():
     (dict(grid={"epoch": [1]}), ValueError, "column of the sweep frame"),
     (dict(grid={"budget": [{"k": 1}, 3]}), TypeError, "mixes dicts"),
     (dict(grid={"budget": [{"kk": 1}]}), ValueError, "not sweepable"),
-    (dict(grid={"learning_rate": [0.1, 20.0]}), ValueError, "learning_rate"),   # out of bounds
+    (dict(grid={"learning_rate": [0.1, -1.0]}), ValueError, "learning_rate"),   # out of bounds
     (dict(algorithms="sdcp", grid={"k_inner": [3]}), ValueError, "at grid point k_inner=3"),
     (dict(run_overrides={"metrics": [lambda: 0]}), TypeError, "picklable"),
 ])
@@ -313,12 +313,15 @@ def test_out_written_as_runs_finish_and_never_overwritten(tmp_path):
 
     before = out.read_bytes()
     ran = []
-    with pytest.raises(FileExistsError, match="exists; choose another file or pass overwrite=True"):
+    with pytest.raises(FileExistsError, match="exists; choose another file, pass resume=True.* or "
+                                              "overwrite=True"):
         sweep(TINY, algorithms="pcd", trials=1, workers=0, progress=False, out=out,
               on_record=lambda s, r: ran.append(r))
     assert ran == [] and out.read_bytes() == before
+    assert sorted(sw.load_store(out)) == ["t0-cd", "t1-cd"]
     sweep(TINY, algorithms="pcd", trials=1, workers=0, progress=False, out=out, overwrite=True)
     assert pd.read_csv(out).algorithm.unique().tolist() == ["pcd"]
+    assert sorted(sw.load_store(out)) == ["t0-pcd"]         # the old run store went too
     (tmp_path / "d.csv").mkdir()
     with pytest.raises(FileExistsError, match="is a directory"):
         sweep(TINY, algorithms="cd", trials=1, workers=0, progress=False, out=tmp_path / "d.csv",
@@ -326,7 +329,7 @@ def test_out_written_as_runs_finish_and_never_overwritten(tmp_path):
 
 
 def test_parquet_needs_pyarrow(tmp_path, monkeypatch):
-    monkeypatch.setattr(sw, "_pyarrow_available", lambda: False)
+    monkeypatch.setattr(sw._store, "_pyarrow_available", lambda: False)
     with pytest.raises(ImportError, match=r"pip install pyarrow"):
         sweep(TINY, algorithms="cd", trials=1, workers=0, progress=False, out=tmp_path / "s.parquet")
     assert not (tmp_path / "s.parquet").exists()

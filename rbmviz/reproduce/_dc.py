@@ -44,8 +44,9 @@ LOCAL_OPTIMUM = -3.15
 #: a Shifting Bar trial whose final ATLL is below this still sits at the local optimum
 #: (−3.15 ± 0.15; the bound is −2.197)
 STUCK_BELOW = -3.0
-#: files written to an output directory (besides the sweep's records)
-FILES = ("records.csv", "summary.json", "figure.html")
+#: files written to an output directory (``records.runs/``: one file per finished run, see
+#: :func:`rbmviz.sweep.store_path`)
+FILES = ("records.csv", "summary.json", "figure.html", "records.runs")
 
 
 def parse_list(text, kind, name):
@@ -190,13 +191,16 @@ def first_to_fraction(rows, *, by=("dataset", "learning_rate")):
 
 
 def run_grid(base, *, algorithms, trials, grid, seed, workers, scheduler, out, overwrite,
-             progress, run_overrides, paired_chains=False):
+             progress, run_overrides, paired_chains=False, resume=False, checkpoints=None):
     """All runs of an experiment through :func:`rbmviz.sweep.sweep` (trials × algorithms ×
     grid; same initial parameters for every algorithm of a trial, each algorithm its own
     Gibbs stream unless ``paired_chains``).
 
     ``out`` (a directory or None): the records stream into ``out/records.csv`` as runs
-    finish (never overwriting an existing file unless ``overwrite``).
+    finish, each finished run is stored at once in ``out/records.runs/`` (never overwriting
+    unless ``overwrite``); ``resume=True`` skips the runs stored there by an earlier,
+    interrupted call with the same settings; ``checkpoints`` (epochs) saves each run's model
+    there (see :func:`rbmviz.sweep.run_specs`).
     """
     from .. import sweep as _sweep
     path = None if out is None else Path(out) / "records.csv"
@@ -205,7 +209,7 @@ def run_grid(base, *, algorithms, trials, grid, seed, workers, scheduler, out, o
     return _sweep.sweep(base, algorithms=list(algorithms), trials=trials, grid=grid, seed=seed,
                         scheduler=scheduler, workers=workers, run_overrides=run_overrides,
                         out=path, overwrite=overwrite, progress=progress,
-                        paired_chains=paired_chains)
+                        paired_chains=paired_chains, resume=resume, checkpoints=checkpoints)
 
 
 def check_out_dir(out, overwrite=False, files=FILES):

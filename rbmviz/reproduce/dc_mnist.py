@@ -144,7 +144,8 @@ def study_plan(s):
 def run(*, study="main", trials=10, epochs=200, etas=(0.01,), datasets=("mnist",),
         algorithms=None, k=24, k_inner=4, n_hidden=500, batch_size=200, seed=0, eval_every=None,
         limit=None, d_values=None, batch_sizes=None, ais_chains=100, ais_betas=10000,
-        workers=None, scheduler=None, out=None, overwrite=False, progress=False):
+        workers=None, scheduler=None, out=None, overwrite=False, progress=False,
+        resume=False, checkpoints=None):
     """Run the main comparison or one sensitivity study.
 
     Parameters
@@ -185,7 +186,8 @@ def run(*, study="main", trials=10, epochs=200, etas=(0.01,), datasets=("mnist",
     t0 = time.perf_counter()
     records = _dc.run_grid(base, algorithms=algorithms, trials=s["trials"], grid=grid,
                            seed=s["seed"], workers=workers, scheduler=scheduler, out=out,
-                           overwrite=overwrite, progress=progress, run_overrides=overrides)
+                           overwrite=overwrite, progress=progress,
+                           resume=resume, checkpoints=checkpoints, run_overrides=overrides)
     if "initialisation" in records:
         names = {f"init_scale={sd:g},visible_bias={vb}": n for n, (sd, vb) in INITIALISATIONS.items()}
         records["initialisation"] = records["initialisation"].map(lambda v: names.get(v, v))

@@ -93,6 +93,7 @@ def _check(trials, epochs, etas, datasets, algorithms, k, k_inner, n_hidden, see
 def run(*, trials=25, epochs=50_000, etas=(0.3, 0.5), datasets=tuple(DATASETS),
         algorithms=_dc.ALGORITHMS, k=12, k_inner=4, n_hidden=4, seed=0, eval_every=None,
         workers=None, scheduler=None, out=None, overwrite=False, progress=False,
+        resume=False, checkpoints=None,
         paired_chains=False):
     """Run the experiment (trials × algorithms × data sets × learning rates).
 
@@ -129,6 +130,7 @@ def run(*, trials=25, epochs=50_000, etas=(0.3, 0.5), datasets=tuple(DATASETS),
                            grid={"dataset": s["datasets"], "learning_rate": s["etas"]},
                            seed=s["seed"], workers=workers, scheduler=scheduler, out=out,
                            overwrite=overwrite, progress=progress,
+                           resume=resume, checkpoints=checkpoints,
                            run_overrides={"metrics": ["test_ll"]},
                            paired_chains=paired_chains)
     return records, summarize(records, settings=s, elapsed=time.perf_counter() - t0)
@@ -373,6 +375,11 @@ def add_common_arguments(parser, defaults, quick):
                    help="write records.csv (streamed while the runs progress), summary.json and "
                         "figure.html here; refused if DIR already holds them (unless --overwrite)")
     o.add_argument("--overwrite", action="store_true", help="replace those files in DIR")
+    o.add_argument("--resume", action="store_true",
+                   help="continue an interrupted run into the same DIR: the runs stored in "
+                        "DIR/records.runs/ (one file per finished run) are skipped")
+    o.add_argument("--checkpoints", metavar="E,E,...",
+                   help="save each run's model at these epochs in DIR/records.runs/<run>/")
     o.add_argument("--no-html", action="store_true", help="do not write figure.html")
     o.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -409,15 +416,27 @@ def execute(module, args, parser, kw, check):
         parser.error(str(exc))
     if args.workers is not None and args.scheduler is not None:
         parser.error("--workers and --scheduler exclude each other")
+    if (args.resume or args.checkpoints) and not args.out:
+        parser.error(f"argument {'--resume' if args.resume else '--checkpoints'}: needs --out")
+    if args.resume and args.overwrite:
+        parser.error("argument --resume: not with --overwrite (which starts afresh)")
+    checkpoints = None
+    if args.checkpoints:
+        try:
+            checkpoints = _dc.parse_list(args.checkpoints, int, "checkpoints")
+        except ValueError as exc:
+            parser.error(f"argument --checkpoints: {exc}")
     if args.out:
         try:
-            _dc.check_out_dir(args.out, args.overwrite)
+            _dc.check_out_dir(args.out, args.overwrite or args.resume)
         except (FileExistsError, NotADirectoryError) as exc:
-            parser.error(f"argument --out: {exc}")
+            parser.error(f"argument --out: {exc}" + ("" if args.resume else
+                                                     " (or --resume to continue it)"))
     try:
         records, summary = module.run(**kw, workers=args.workers, scheduler=args.scheduler,
                                       out=args.out, overwrite=args.overwrite,
-                                      progress=not args.quiet)
+                                      progress=not args.quiet, resume=args.resume,
+                                      checkpoints=checkpoints)
     except KeyboardInterrupt:
         print(f"{parser.prog}: interrupted", file=sys.stderr)
         return 130
@@ -426,7 +445,7 @@ def execute(module, args, parser, kw, check):
         return 2
     print(module.format_summary(summary))
     if args.out:
-        paths = module.save(records, summary, args.out, overwrite=args.overwrite,
+        paths = module.save(records, summary, args.out, overwrite=args.overwrite or args.resume,
                             html=not args.no_html)
         print("wrote " + ", ".join(str(p) for p in paths))
     if records.attrs.get("interrupted"):

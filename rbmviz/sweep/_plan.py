@@ -1,0 +1,266 @@
+"""The plan of a sweep: :class:`RunSpec` (one run), :func:`derive_seed` and :func:`plan`
+(trials × algorithms × grid points, with the paired per-trial seeds)."""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import pickle
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import algorithms as _algorithms
+from .. import settings as _settings
+from .._validation import check_int, check_seed
+from ..runs import METRICS as _METRICS
+
+__all__ = ["RunSpec", "derive_seed", "plan", "RESERVED_COLUMNS", "RECORD_COLUMNS", "STATUSES"]
+
+#: the per-record columns, in frame order (metrics follow)
+RECORD_COLUMNS = ("epoch", "updates", "gibbs_steps", "seconds")
+#: the values of the ``status`` column
+STATUSES = ("ok", "diverged", "failed", "interrupted")
+#: column names a grid label may not take
+RESERVED_COLUMNS = ("run_id", "trial", "algorithm", *RECORD_COLUMNS, "status", "error",
+                    "wall_time", *_METRICS)
+
+#: knobs that a trial sets (derived from the sweep seed) and a grid may therefore not vary
+_TRIAL_KNOBS = ("init_seed", "seed")
+
+# ---------------------------------------------------------------------------- the plan
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a sweep.
+
+    Attributes
+    ----------
+    run_id : str
+        Unique within the plan, e.g. ``"t03-pcd-learning_rate=0.3"``.
+    trial : int
+        Trial index (0-based); runs of one trial share their initial parameters.
+    algorithm : str
+        Training rule (:func:`rbmviz.algorithms.names`).
+    settings : dict
+        The complete flat settings dict (:func:`rbmviz.settings.to_dict` form).
+    run_overrides : dict
+        Extra :class:`~rbmviz.runs.Run` keyword arguments (``metrics=[...]``,
+        ``exact_max_bits`` ...), passed to :func:`rbmviz.settings.make_run`; picklable.
+    labels : dict
+        The grid values of this run, copied onto every row of the frame.
+    """
+
+    run_id: str
+    trial: int
+    algorithm: str
+    settings: dict
+    run_overrides: dict = field(default_factory=dict)
+    labels: dict = field(default_factory=dict)
+
+    def make_run(self):
+        """Load the data, build the model (from ``settings["init_seed"]``) and return the
+        :class:`~rbmviz.runs.Run` of this spec, not started."""
+        objs = _settings.from_dict(self.settings)
+        return _settings.make_run(*objs, **self.run_overrides)
+
+
+def derive_seed(seed: int, trial: int, purpose: str) -> int:
+    """The 63-bit seed of ``purpose`` (``"init"``: initial parameters; ``"chain/<algorithm>"``
+    or, paired, ``"chain"``: shuffles and Gibbs chains) in trial ``trial`` of a sweep seeded
+    with ``seed``; a function of these three only (the whole ``purpose`` string is hashed)."""
+    tag = int.from_bytes(hashlib.blake2b(purpose.encode(), digest_size=8).digest(), "little")
+    state = np.random.SeedSequence([int(seed), int(trial), tag]).generate_state(1, np.uint64)[0]
+    return int(state) & (2**63 - 1)
+
+
+def _algorithm_list(algorithms) -> list[str]:
+    if isinstance(algorithms, str):
+        algorithms = [a.strip() for a in algorithms.split(",") if a.strip()]
+    try:
+        algorithms = list(algorithms)
+    except TypeError:
+        raise TypeError(f"algorithms must be a list of names or a comma-separated string, "
+                        f"got {type(algorithms).__name__}") from None
+    if not algorithms:
+        raise ValueError(f"algorithms is empty; expected one or more of {_algorithms.names()}")
+    for a in algorithms:
+        if not isinstance(a, str):
+            raise TypeError(f"algorithms must hold names (str), got {a!r}")
+        _algorithms.get(a)                         # ValueError naming the valid ones
+    dup = sorted({a for a in algorithms if algorithms.count(a) > 1})
+    if dup:
+        raise ValueError(f"algorithms lists {dup} more than once")
+    return algorithms
+
+
+def _all_knobs() -> dict:
+    return {n: p for cls in _settings.SETTINGS_CLASSES for n, p in _settings.knobs(cls).items()}
+
+
+def _label_text(values: dict) -> str:
+    return ",".join(f"{k}={_fmt(v)}" for k, v in values.items())
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def _grid_points(grid) -> list[tuple[dict, dict]]:
+    """``grid`` → list of (labels, knob values), the product over the grid's keys in order."""
+    if grid is None:
+        return [({}, {})]
+    if not isinstance(grid, dict):
+        raise TypeError(f"grid must be a dict {{knob: [values, ...]}}, got {type(grid).__name__}")
+    known = _all_knobs()
+    axes = []
+    for key, values in grid.items():
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"grid keys must be non-empty strings, got {key!r}")
+        if key in RESERVED_COLUMNS:
+            raise ValueError(f"grid key {key!r} is a column of the sweep frame; choose another "
+                             f"name" + (" (use algorithms= for algorithms)" if key == "algorithm" else ""))
+        if key in _TRIAL_KNOBS:
+            raise ValueError(f"grid key {key!r}: {' and '.join(_TRIAL_KNOBS)} are set per trial from "
+                             f"the sweep seed (vary trials= or seed= instead)")
+        if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
+            raise TypeError(f"grid[{key!r}] must be a list of values, got {values!r}")
+        values = list(values)
+        if not values:
+            raise ValueError(f"grid[{key!r}] is empty; expected at least one value")
+        n_dict = sum(isinstance(v, dict) for v in values)
+        axis = []
+        if n_dict == len(values):              # several knobs per point, labelled by the key
+            for v in values:
+                if not v:
+                    raise ValueError(f"grid[{key!r}] holds an empty dict")
+                bad = [k for k in v if k not in known or k in _TRIAL_KNOBS or k == "algorithm"]
+                if bad:
+                    ok = ", ".join(n for n in known if n not in _TRIAL_KNOBS and n != "algorithm")
+                    raise ValueError(f"grid[{key!r}] sets {bad}, which are not sweepable settings; "
+                                     f"sweepable settings: {ok}")
+                parsed = {k: _parse(k, x, known, f"grid[{key!r}]") for k, x in v.items()}
+                axis.append(({key: _label_text(parsed)}, parsed))
+        elif n_dict:
+            raise TypeError(f"grid[{key!r}] mixes dicts and plain values; use one or the other")
+        else:
+            if key not in known:
+                close = difflib.get_close_matches(key, list(known), n=1)
+                raise ValueError(f"grid key {key!r} is not a setting"
+                                 + (f" (did you mean {close[0]!r}?)" if close else "")
+                                 + "; a key that is not a setting needs dict values, e.g. "
+                                   "{'budget': [{'k': 12}, {'k': 24, 'k_inner': 4}]}")
+            parsed = [_parse(key, v, known, "grid") for v in values]
+            axis = [({key: p}, {key: p}) for p in parsed]
+        labels = [lab[key] for lab, _ in axis]
+        if len(set(map(repr, labels))) != len(labels):
+            raise ValueError(f"grid[{key!r}] repeats a value: {values}")
+        axes.append(axis)
+    points = [({}, {})]
+    for axis in axes:
+        points = [({**lab, **l2}, {**kv, **k2}) for lab, kv in points for l2, k2 in axis]
+    return points
+
+
+def _parse(name, value, known, where):
+    try:
+        return _settings.parse_value(known[name], value)
+    except ValueError as exc:
+        raise ValueError(f"{where}: invalid value {value!r} for setting {name!r}: {exc}") from None
+
+
+def plan(base: dict, *, algorithms, trials: int, grid: dict | None = None, seed: int = 0,
+         run_overrides: dict | None = None, paired_chains: bool = False) -> list[RunSpec]:
+    """The runs of a sweep: trials × algorithms × grid points, in that nesting order.
+
+    Parameters
+    ----------
+    base : dict
+        Flat settings (:func:`rbmviz.settings.to_dict` form; missing knobs keep their
+        defaults; values may be text).  ``algorithm``, ``init_seed`` and ``seed`` are set by
+        the sweep.
+    algorithms : list of str or "cd,pcd,sdcp"
+    trials : int >= 1
+        Independent repetitions (the papers: 25 on small data, 10 on large).
+    grid : dict, optional
+        ``{knob: [values, ...]}``, e.g. ``{"learning_rate": [0.3, 0.5], "k": [12, 24]}``; or
+        ``{name: [dict, ...]}`` to vary several knobs together, e.g.
+        ``{"budget": [{"k": 12}, {"k": 24, "k_inner": 4}]}`` (column ``budget`` holds
+        ``"k=12"``, ``"k=24,k_inner=4"``).  The product of all keys is taken.
+    seed : int
+        Sweep seed.  Trial ``t`` uses ``init_seed = derive_seed(seed, t, "init")`` for every
+        algorithm and grid point: the runs of a trial start from identical parameters (a
+        paired comparison); trials differ.  The chain seed is
+        ``derive_seed(seed, t, "chain/<algorithm>")``: the same for all grid points of an
+        algorithm, different between algorithms.
+    paired_chains : bool
+        Give every algorithm of a trial the *same* chain seed ``derive_seed(seed, t, "chain")``
+        (common random numbers).  Then rules that coincide mathematically give identical
+        curves (S-DCP with d = 1 and CD-K′), but so can rules that merely *couple*: with the
+        same uniforms, PCD's persistent chains and CD's restarted ones meet within a few
+        steps while the model mixes fast, and the two curves coincide — an artefact of the
+        shared stream, not a property of the rules.  Off by default.
+    run_overrides : dict, optional
+        Extra :class:`~rbmviz.runs.Run` keyword arguments for every run (picklable).
+
+    Algorithm-specific knobs an algorithm does not take (``k_inner`` for ``cd``,
+    ``n_chains`` for all but ``pcd``) are reset to their defaults in its settings.
+
+    Raises
+    ------
+    ValueError, TypeError
+        An unknown algorithm or knob, a bad value (naming it), or a combination an algorithm
+        refuses (e.g. ``k_inner`` not dividing ``k``), found before anything runs.
+    """
+    if not isinstance(base, dict):
+        raise TypeError(f"base must be a flat settings dict, got {type(base).__name__}")
+    algorithms = _algorithm_list(algorithms)
+    trials = check_int(trials, "trials", low=1)
+    seed = check_seed(seed)
+    run_overrides = {} if run_overrides is None else run_overrides
+    if not isinstance(run_overrides, dict):
+        raise TypeError(f"run_overrides must be a dict of Run keyword arguments, "
+                        f"got {type(run_overrides).__name__}")
+    try:
+        pickle.dumps(run_overrides)
+    except Exception as exc:
+        raise TypeError(f"run_overrides must be picklable (runs may execute in other processes): "
+                        f"{exc}") from None
+    base_objs = _settings.from_dict(dict(base))        # unknown knob / bad value: ValueError
+    base_flat = _settings.to_dict(*base_objs)
+    points = _grid_points(grid)
+    defaults = {n: p.default for n, p in _all_knobs().items()}
+    specific = {n for a in _algorithms.names() for n in _settings.algorithm_knobs(a)}
+    specific -= set.intersection(*(set(_settings.algorithm_knobs(a)) for a in _algorithms.names()))
+    width = len(str(trials - 1))
+    specs, checked = [], set()
+    for trial in range(trials):
+        for algorithm in algorithms:
+            trial_seeds = {"init_seed": derive_seed(seed, trial, "init"),
+                           "seed": derive_seed(seed, trial, "chain" if paired_chains
+                                               else f"chain/{algorithm}")}
+            takes = set(_settings.algorithm_knobs(algorithm))
+            for labels, values in points:
+                flat = {**base_flat, **values, "algorithm": algorithm, **trial_seeds}
+                for n in specific - takes:
+                    flat[n] = defaults[n]
+                try:
+                    objs = _settings.from_dict(flat)
+                except ValueError as exc:
+                    where = f" at grid point {_label_text(labels)}" if labels else ""
+                    raise ValueError(f"{exc}{where}") from None
+                flat = _settings.to_dict(*objs)
+                key = repr(sorted((k, v) for k, v in flat.items() if k not in _TRIAL_KNOBS))
+                if key not in checked:            # the algorithm's own checks, before running
+                    checked.add(key)
+                    try:
+                        _algorithms.create(algorithm, **_settings.algorithm_kwargs(objs[2]))
+                    except (ValueError, TypeError) as exc:
+                        where = f" at grid point {_label_text(labels)}" if labels else ""
+                        raise type(exc)(f"algorithm {algorithm!r}{where}: {exc}") from None
+                run_id = f"t{trial:0{width}d}-{algorithm}" + "".join(
+                    f"-{k}={_fmt(v)}" for k, v in labels.items())
+                specs.append(RunSpec(run_id, trial, algorithm, flat, dict(run_overrides),
+                                     dict(labels)))
+    return specs
