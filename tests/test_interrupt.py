@@ -123,19 +123,21 @@ def test_ais_in_one_thread_stops():
     assert latency < LATENCY
 
 
-@pytest.mark.parametrize("visible", ["bernoulli", "truncated_gaussian"])
-def test_tap_solve_stops(visible):
-    """A TAP solve that never converges (tol below any reachable change) on many rows."""
+@pytest.mark.parametrize("visible,hidden", [("bernoulli", "bernoulli"),
+                                            ("truncated_gaussian", "truncated_gauss_bernoulli")])
+def test_tap_solve_stops(visible, hidden):
+    """A TAP solve that never converges (tol below any reachable change) on many rows; the
+    truncated-Gaussian moments of one iteration take seconds, so they run in row blocks."""
     latency, _ = _interrupt(f"""
         from rbmviz import tap
         rng = np.random.default_rng(0)
         def model(nv, nh):
-            return rbmviz.RBM(nv, nh, visible="{visible}", seed=0, scale=0.3)
+            return rbmviz.RBM(nv, nh, visible="{visible}", hidden="{hidden}", seed=0, scale=0.3)
         def data(n, nv):
             X = rng.random((n, nv))
             return (X < 0.5).astype(float) if "{visible}" == "bernoulli" else X
         tap.solve(model(12, 8), data(5, 12), max_iter=3)
-        rbm, X = model(400, 300), data(1500, 400)
+        rbm, X = model(400, 300), data(4000, 400)   # truncated: ~3.5 s per layer's moments
         interruptible(lambda: tap.solve(rbm, X, max_iter=10**7, tol=1e-300, damping=0.5))
     """)
     assert latency < LATENCY
@@ -189,3 +191,20 @@ def test_time_bounded_enumeration_equals_one_call_to_the_bit(monkeypatch):
     assert len(calls) == kx.n_chunks(16)[0] - 7                # the first call takes 8
     got = exact.model_statistics(rbm)
     assert all(np.array_equal(x, y) for x, y in zip(got, stats))
+
+
+def test_row_blocks_of_truncated_moments_equal_one_call():
+    import numpy as np
+
+    import rbmviz
+    from rbmviz.kernels import priors as kp
+    from rbmviz.tap import inference
+    rbm = rbmviz.RBM(7, 5, visible="truncated_gaussian", hidden="truncated_gauss_bernoulli", seed=1)
+    rng = np.random.default_rng(0)
+    for layer, n in zip(inference._layers(rbm), (7, 5)):
+        B, A = rng.normal(size=(50, n)), rng.normal(size=(50, n))
+        whole = [np.empty((50, n)) for _ in range(3)]
+        kp.moments_rows(*layer.args, B, A, *whole)
+        layer._rows_per_call = 3
+        parts = layer.moments(B, A)
+        assert all(np.array_equal(x, y) for x, y in zip(parts, whole))
