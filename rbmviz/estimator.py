@@ -7,12 +7,24 @@
 runs through the one rbmviz loop (:class:`rbmviz.runs.Run`) with any algorithm of
 :func:`rbmviz.algorithms.names`.
 
+Its parameters are derived from the algorithms' knob declarations
+(:mod:`rbmviz.algorithms.knobs`): every knob of every rule (``k``, ``momentum``,
+``n_chains``, ``nu_mu``, ``damping`` ...) is a parameter with the declared default, and its
+``_parameter_constraints`` are the declared bounds — one definition for the API, the run
+settings, the CLI, the explorer and this estimator.
+
+Inputs: like ``BernoulliRBM``, ``X`` may hold 0/1 states or probabilities in [0, 1] (e.g.
+grey levels scaled with ``MinMaxScaler``).  Probabilities enter the data term of the update
+as they are (the positive statistics ``Xᵀσ(XW + c)`` use them as mean-field values); the
+Gibbs chains are always binary states (CD starts them with a draw from the data
+probabilities, PCD's persistent chains start at a Bernoulli draw of data rows).  Values
+outside [0, 1] are refused with a ``ValueError`` (``BernoulliRBM`` silently trains on them).
+
 Differences to ``BernoulliRBM``, on purpose:
 
-* training data must be binary (0/1): rbmviz units are Bernoulli and their samplers and
-  pseudo-likelihood assume it; ``BernoulliRBM`` silently accepts probabilities in [0, 1];
 * ``score_samples`` is the deterministic pseudo-log-likelihood over **all** sites, not one
-  random site scaled by ``n_features`` (scikit-learn issue 23179);
+  random site scaled by ``n_features`` (scikit-learn issue 23179); for probabilities it is
+  the expected pseudo-log-likelihood cross-entropy (see :meth:`RBMEstimator.score_samples`);
 * ``gibbs`` returns float 0/1 arrays (``BernoulliRBM`` returns booleans) and its random
   stream is reproducible from ``random_state``.
 """
@@ -34,21 +46,25 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import algorithms as _algorithms
-from .algorithms.base import stream_seed
-from .evaluate import pseudo_log_likelihood_rows
+from ._numerics import softplus as _softplus
+from ._seeds import stream_seed
+from .algorithms import knobs as _knobs
+from .bounds import EPOCHS_MAX, UNITS_MAX
 from .model import RBM
 from .runs import Run
 
 __all__ = ["RBMEstimator"]
 
-#: metrics recorded by ``fit`` / ``partial_fit`` (all cheap: no partition function) ...
+#: metrics recorded by ``fit`` / ``partial_fit`` (all cheap: no partition function) on binary
+#: data; on probabilities the pseudo-likelihood is left out (it is defined for 0/1 rows) ...
 _METRICS = ("pseudo_ll", "recon_error", "weight_norm")
 #: ... on at most this many (the first) training rows: the pseudo-likelihood costs
 #: O(rows · n_features · n_components) and is not part of training
 _EVAL_ROWS = 256
-#: the algorithm settings the estimator exposes, with their neutral defaults: a setting the
-#: chosen algorithm does not take is an error only when it differs from this default
-_SETTING_DEFAULTS = {"k": 1, "momentum": 0.0, "weight_decay": 0.0}
+#: every algorithm knob, copied from its one declaration (``seed`` is ``random_state`` here);
+#: a knob the chosen algorithm does not take is an error only when it differs from the
+#: declared default
+KNOBS = _knobs.union_params([_algorithms.get(n) for n in _algorithms.names()], exclude=("seed",))
 #: algorithm state (besides arrays) carried from one ``partial_fit`` call to the next
 _COUNTERS = ("counter", "updates", "gibbs_steps")
 
@@ -71,22 +87,6 @@ class _AlgorithmNames(collections.abc.Set):
         return frozenset(it)
 
 
-def _check_binary(X, name="X"):
-    """Raise a ``ValueError`` naming ``name`` unless every entry of ``X`` is 0 or 1."""
-    nonbin = (X != 0) & (X != 1)
-    if nonbin.any():
-        r, col = np.argwhere(nonbin)[0]
-        # "Negative values in data" is scikit-learn's wording for positive-only estimators
-        neg = "Negative values in data: " if (X < 0).any() else ""
-        raise ValueError(
-            f"{neg}{name} must be binary (0/1): RBMEstimator has Bernoulli visible units and, "
-            f"unlike sklearn's BernoulliRBM, does not train on probabilities in [0, 1]; found "
-            f"{X[r, col]!r} at row {r}, column {col}. Binarise {name} first, e.g. with "
-            f"sklearn.preprocessing.Binarizer(threshold=0.5) or "
-            f"rbmviz.datasets.digits(binarize='threshold')")
-    return X
-
-
 def _check_unit_interval(X, name="X"):
     """Raise a ``ValueError`` naming ``name`` unless every entry of ``X`` is in [0, 1]."""
     bad = (X < 0) | (X > 1)
@@ -96,6 +96,58 @@ def _check_unit_interval(X, name="X"):
         raise ValueError(f"{neg}{name} must hold visible-unit states or probabilities in "
                          f"[0, 1]; found {X[r, col]!r} at row {r}, column {col}")
     return X
+
+
+def _constraint(p) -> list:
+    """The scikit-learn constraint of a knob declaration (bounds, choices, None allowed)."""
+    kind = _knobs.knob_kind(p)
+    if kind == "choice":
+        out = [StrOptions({str(o) for o in p.objects})]
+    elif kind == "bool":
+        out = ["boolean"]
+    else:
+        lo, hi = p.bounds
+        inc_lo, inc_hi = p.inclusive_bounds
+        closed = {(True, True): "both", (True, False): "left", (False, True): "right",
+                  (False, False): "neither"}[(lo is not None and inc_lo, hi is not None and inc_hi)]
+        out = [Interval(Integral if kind == "int" else Real, lo, hi, closed=closed)]
+    return out + ([None] if p.allow_None else [])
+
+
+#: the estimator's parameters in signature order, with their defaults: the BernoulliRBM ones,
+#: then every algorithm knob (its declared default), then the model's
+_LEADING = (("n_components", 256), ("algorithm", "pcd"), ("learning_rate", KNOBS["learning_rate"].default),
+            ("batch_size", 10), ("n_iter", 10))
+_TRAILING = (("init_scale", 0.01), ("init_visible_bias", "zeros"), ("dtype", "float64"),
+             ("random_state", None), ("verbose", 0))
+PARAMETERS = dict((*_LEADING, *((n, p.default) for n, p in KNOBS.items() if n != "learning_rate"),
+                   *_TRAILING))
+
+
+def _make_init():
+    """``__init__(self, n_components=256, *, algorithm="pcd", ..., verbose=0)`` storing every
+    parameter unchanged (scikit-learn's rule), generated from :data:`PARAMETERS` so that the
+    signature lists every knob with its declared default."""
+    names = list(PARAMETERS)
+    args = ", ".join([f"{names[0]}=_d[{names[0]!r}]", "*"]
+                     + [f"{n}=_d[{n!r}]" for n in names[1:]])
+    body = "\n".join(f"    self.{n} = {n}" for n in names)
+    ns = {"_d": PARAMETERS}
+    exec(f"def __init__(self, {args}):\n{body}\n", ns)   # noqa: S102 - names are identifiers
+    init = ns["__init__"]
+    init.__doc__ = "Store the parameters (see the class docstring)."
+    return init
+
+
+def _knob_docs() -> str:
+    lines = []
+    for n, p in KNOBS.items():
+        if n == "learning_rate":
+            continue
+        kind = {"int": "int", "float": "float", "bool": "bool", "choice": "str"}[_knobs.knob_kind(p)]
+        lines.append(f"    {n} : {kind}{' or None' if p.allow_None else ''}, default={p.default!r}")
+        lines.append(f"        {(p.doc or '').strip()}")
+    return "\n".join(lines)
 
 
 class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -109,6 +161,11 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     Parameter layout as everywhere in rbmviz: ``rbm_.W`` has shape
     (n_features, n_components); scikit-learn's ``components_`` is its transpose.
 
+    The algorithm knobs (``k`` ... ``inference`` below) are one parameter per knob of every
+    algorithm, with the default, bounds and meaning of its one declaration
+    (``rbmviz.algorithms.get(name).Knobs``); a knob the chosen algorithm does not take must
+    stay at its default.
+
     Parameters
     ----------
     n_components : int, default=256
@@ -118,18 +175,13 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         maximum likelihood of ``BernoulliRBM``; ``"cd"`` is CD-k).
     learning_rate : float, default=0.1
         Step size (> 0).  Unlike ``BernoulliRBM`` the gradient is a *mean* over the
-        mini-batch for every algorithm.
+        mini-batch for every algorithm.  (TAP's own default is 0.005: set it.)
     batch_size : int, default=10
         Rows per parameter update (clipped to the number of rows in ``fit``).  Also the
-        number of persistent chains of ``"pcd"``.
+        number of persistent chains of ``"pcd"`` unless ``n_chains`` is set.
     n_iter : int, default=10
         Epochs (full passes over the training data) of ``fit``.
-    k : int, default=1
-        Gibbs steps per update (CD-k, PCD-k).
-    momentum : float, default=0.0
-        Heavy-ball momentum in [0, 1).
-    weight_decay : float, default=0.0
-        L2 penalty on the weights (>= 0).
+{KNOB_DOCS}
     init_scale : float, default=0.01
         Standard deviation of the normal initial weights (>= 0).
     init_visible_bias : {"zeros", "base_rate"}, default="zeros"
@@ -175,10 +227,9 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     Notes
     -----
-    ``fit``, ``partial_fit``, ``score_samples`` and ``gibbs`` require binary (0/1) ``X``
-    (a ``ValueError`` otherwise); ``transform`` accepts probabilities in [0, 1], as a
-    mean-field input.  ``BernoulliRBM`` accepts [0, 1] probabilities everywhere; binarise
-    grey-level data first (e.g. ``sklearn.preprocessing.Binarizer(threshold=0.5)``).
+    ``fit``, ``partial_fit``, ``transform``, ``score_samples`` and ``gibbs`` accept 0/1
+    states or probabilities in [0, 1], as ``BernoulliRBM`` (a ``ValueError`` for values
+    outside); probabilities enter the data term as they are.
 
     ``score_samples`` is the deterministic pseudo-log-likelihood over all sites;
     ``BernoulliRBM.score_samples`` flips one random site per row and scales by
@@ -208,14 +259,11 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     """
 
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Interval(Integral, 1, UNITS_MAX, closed="both")],
         "algorithm": [StrOptions(_AlgorithmNames())],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "n_iter": [Interval(Integral, 0, None, closed="left")],
-        "k": [Interval(Integral, 1, None, closed="left")],
-        "momentum": [Interval(Real, 0, 1, closed="left")],
-        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "n_iter": [Interval(Integral, 0, EPOCHS_MAX, closed="both")],
+        **{name: _constraint(p) for name, p in KNOBS.items()},
         "init_scale": [Interval(Real, 0, None, closed="left")],
         "init_visible_bias": [StrOptions({"zeros", "base_rate"})],
         "dtype": [StrOptions({"float64", "float32"})],
@@ -223,32 +271,18 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         "verbose": ["verbose"],
     }
 
-    def __init__(self, n_components=256, *, algorithm="pcd", learning_rate=0.1, batch_size=10,
-                 n_iter=10, k=1, momentum=0.0, weight_decay=0.0, init_scale=0.01,
-                 init_visible_bias="zeros", dtype="float64", random_state=None, verbose=0):
-        self.n_components = n_components
-        self.algorithm = algorithm
-        self.learning_rate = learning_rate
-        self.batch_size = batch_size
-        self.n_iter = n_iter
-        self.k = k
-        self.momentum = momentum
-        self.weight_decay = weight_decay
-        self.init_scale = init_scale
-        self.init_visible_bias = init_visible_bias
-        self.dtype = dtype
-        self.random_state = random_state
-        self.verbose = verbose
+    # ``__init__`` is generated below (:func:`_make_init`): scikit-learn reads the parameters
+    # from its signature, which holds every algorithm knob.
 
     # ------------------------------------------------------------------ training
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Train a new RBM on the binary rows of ``X`` for ``n_iter`` epochs.
+        """Train a new RBM on the rows of ``X`` for ``n_iter`` epochs.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data, every entry 0 or 1.
+            Training data, every entry a state (0/1) or a probability in [0, 1].
         y : None
             Ignored.
 
@@ -260,20 +294,20 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         Raises
         ------
         ValueError
-            If ``X`` is not binary (or empty, or holds NaN/inf).
+            If ``X`` has entries outside [0, 1] (or is empty, or holds NaN/inf).
         rbmviz.RunDiverged
             If training diverges (try a smaller ``learning_rate``).  A failed ``fit``
             leaves the estimator unfitted.
         """
         try:
-            X = self._check_values(validate_data(self, X, dtype=np.float64))
+            X = self._check_values(self._validate(X))
             self._initialise(X)
             n = X.shape[0]
             algo = self._make_algorithm(n_chains=min(self.batch_size, n))  # pins the chain count
             run = Run(self.rbm_, X, algo, epochs=self.n_iter,
                       batch_size=min(self.batch_size, n), seed=self._run_seed,
                       eval_every=max(self.n_iter, 1) if not self.verbose else 1,
-                      metrics=list(_METRICS), pl_rows=_EVAL_ROWS)
+                      **_run_options(X))
             for rec in run:
                 self._report(rec)
         except BaseException:
@@ -288,20 +322,21 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
-        """One epoch over the binary rows of ``X`` (in mini-batches), continuing training.
+        """One epoch over the rows of ``X`` (in mini-batches), continuing training.
 
         The first call (on an unfitted estimator) initialises the model as :meth:`fit`;
         later calls, and calls after :meth:`fit`, continue with the same algorithm state:
         persistent chains, momentum velocities and the position in the Gibbs stream carry
         over, so a sequence of calls is one run over a stream of data.  Each call appends
-        one record to ``records_``.  ``learning_rate``, ``k``, ``momentum`` and
-        ``weight_decay`` changed with ``set_params`` between calls take effect at the next
-        call (the other parameters are fixed by the first call or by :meth:`fit`).
+        one record to ``records_``.  The algorithm's live knobs (``LIVE_KNOBS``, e.g.
+        ``learning_rate``, ``k``, ``momentum``, ``weight_decay``) changed with
+        ``set_params`` between calls take effect at the next call; the other parameters are
+        fixed by the first call or by :meth:`fit`.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training rows, every entry 0 or 1.
+            Training rows, every entry in [0, 1].
         y : None
             Ignored.
 
@@ -313,27 +348,27 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         Raises
         ------
         ValueError
-            If ``X`` is not binary or has another number of features than before.
+            If ``X`` has entries outside [0, 1] or another number of features than before.
         rbmviz.RunDiverged
             If training diverges; the estimator is then left as it was before the call
             (unfitted on a first call).
         """
         if not hasattr(self, "rbm_"):
             try:
-                X = self._check_values(validate_data(self, X, dtype=np.float64))
+                X = self._check_values(self._validate(X))
                 self._initialise(X)
                 algo = self._make_algorithm(n_chains=self.batch_size)  # fixed for all calls
                 self._records, self._epochs_done, self._wall_time = [], 0, 0.0
                 run = Run(self.rbm_, X, algo, epochs=1,
                           batch_size=min(self.batch_size, X.shape[0]), seed=self._run_seed,
-                          eval_every=1, metrics=list(_METRICS), pl_rows=_EVAL_ROWS)
+                          eval_every=1, **_run_options(X))
                 records = list(run)            # the epoch-0 record, then the epoch-1 record
             except BaseException:
                 self._forget()
                 raise
             self._add_record(records[0], epoch_offset=0, time_offset=0.0)
         else:
-            X = self._check_values(validate_data(self, X, dtype=np.float64, reset=False))
+            X = self._check_values(self._validate(X, reset=False))
             algo = self.run_.algorithm
             saved = _algorithm_state(algo)
             self._sync_settings(algo)
@@ -344,8 +379,7 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
                 # a ready algorithm resumes: chains, velocities and stream position carry over
                 run = Run(self.rbm_, X, algo, epochs=1,
                           batch_size=min(self.batch_size, X.shape[0]), seed=seed,
-                          eval_every=1, metrics=list(_METRICS), pl_rows=_EVAL_ROWS,
-                          record_initial=False)
+                          eval_every=1, record_initial=False, **_run_options(X))
                 records = list(run)
             except BaseException:
                 # a diverged (or interrupted) call leaves the model as it was before it
@@ -375,15 +409,16 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             ``σ(c + X W)``, the latent representation.
         """
         check_is_fitted(self)
-        X = self._check_values(validate_data(self, X, dtype=np.float64, reset=False),
-                               binary=False)
+        X = self._check_values(self._validate(X, reset=False))
         return self.rbm_.hidden_probabilities(X)
 
     def score_samples(self, X):
         """Pseudo-log-likelihood over all sites of every row of ``X`` (nats).
 
         ``PL(v) = Σ_i log p(v_i | v_{−i})``, computed exactly from free-energy differences;
-        the same quantity as :func:`rbmviz.evaluate.pseudo_log_likelihood`, per row.
+        for 0/1 rows the same quantity as :func:`rbmviz.evaluate.pseudo_log_likelihood`, per
+        row; for probabilities its cross-entropy form
+        ``Σ_i [x_i log p_i + (1 − x_i) log(1 − p_i)]`` (:func:`pseudo_log_likelihood_expected`).
         Deterministic, unlike ``BernoulliRBM.score_samples``, which flips one random site
         per row and multiplies by ``n_features`` (scikit-learn issue 23179); the two agree
         only in expectation.  Cost O(n_samples · n_features · n_components).
@@ -391,15 +426,15 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Binary rows.
+            Rows in [0, 1].
 
         Returns
         -------
         pseudo_log_likelihood : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = self._check_values(validate_data(self, X, dtype=np.float64, reset=False))
-        return pseudo_log_likelihood_rows(self.rbm_, X)
+        X = self._check_values(self._validate(X, reset=False))
+        return pseudo_log_likelihood_expected(self.rbm_, X)
 
     def score(self, X, y=None):
         """Mean pseudo-log-likelihood of the rows of ``X`` (higher is better), so that
@@ -408,7 +443,7 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Binary rows.
+            Rows in [0, 1].
         y : None
             Ignored.
 
@@ -428,7 +463,7 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         Parameters
         ----------
         v : array-like of shape (n_samples, n_features)
-            Binary visible states to start from.
+            Binary (0/1) visible states to start from (not probabilities).
 
         Returns
         -------
@@ -437,25 +472,40 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             returns booleans).
         """
         check_is_fitted(self)
-        v = self._check_values(validate_data(self, v, dtype=np.float64, reset=False), name="v")
+        v = self._check_values(self._validate(v, reset=False, name="v"), name="v")
+        if not _is_binary(v):
+            r, col = np.argwhere((v != 0) & (v != 1))[0]
+            raise ValueError(f"v must be binary (0/1) states: a Gibbs step starts from visible "
+                             f"states, not probabilities; found {v[r, col]!r} at row {r}, "
+                             f"column {col}")
         out = self.rbm_.gibbs(v, 1, seed=self._sample_seed, counter=self._sample_counter)
         self._sample_counter += 2
         return out
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.positive_only = True      # Bernoulli units: X in {0, 1} (see Notes)
+        tags.input_tags.positive_only = True      # Bernoulli units: X in [0, 1] (see Notes)
         tags.input_tags.sparse = False
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
 
     # ------------------------------------------------------------------ internals
-    def _check_values(self, X, *, name="X", binary=True):
+    def _check_values(self, X, *, name="X"):
         """The one place where validated input meets the Bernoulli units: ``X`` unchanged if
-        it is binary (``binary=True``) or in [0, 1] (``binary=False``), else ``ValueError``.
-        A subclass may map other data to {0, 1} here (the tests do, to run scikit-learn's
-        common checks, which feed continuous data)."""
-        return _check_binary(X, name) if binary else _check_unit_interval(X, name)
+        every entry is in [0, 1] (states or probabilities), else ``ValueError`` naming
+        ``name``.  A subclass may map other data into [0, 1] here (the tests do, to run
+        scikit-learn's common checks, which feed values above 1)."""
+        return _check_unit_interval(X, name)
+
+    def _validate(self, X, *, reset=True, name="X"):
+        """scikit-learn's ``validate_data`` (features, NaN/inf, float64), with a message that
+        names ``name`` when the values are not numbers."""
+        try:
+            return validate_data(self, X, dtype=np.float64, reset=reset)
+        except (ValueError, TypeError) as exc:
+            if "convert" in str(exc) or "dtype" in str(exc):
+                raise type(exc)(f"{name} must hold numbers in [0, 1]: {exc}") from None
+            raise
 
     def _forget(self):
         """Back to unfitted: drop every fitted attribute (a failed ``fit``)."""
@@ -476,37 +526,51 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
                         dtype=self.dtype)
         self._n_features_out = self.n_components
 
+    def _knob_values(self) -> dict:
+        """The algorithm knobs the chosen rule takes, from this estimator's parameters; a knob
+        it does not take is a ``ValueError`` unless it is at its declared default."""
+        name = self.algorithm
+        accepted = _algorithms.accepted_settings(name)
+        values = {}
+        for key, p in KNOBS.items():
+            value = getattr(self, key)
+            if key in accepted:
+                values[key] = value
+            elif value != p.default:
+                raise ValueError(f"algorithm {name!r} does not take the setting {key!r} "
+                                 f"(got {key}={value!r}); leave it at its default "
+                                 f"{p.default!r} or choose another algorithm")
+        return values
+
     def _make_algorithm(self, n_chains):
         """The training rule with this estimator's settings (those the rule takes).
 
-        ``n_chains`` (for rules with persistent chains) is fixed explicitly, so that the
-        chains keep their shape across :meth:`partial_fit` calls with fewer rows than
-        ``batch_size``."""
-        name = self.algorithm
-        accepted = _algorithms.accepted_settings(name)
-        given = {"k": self.k, "momentum": self.momentum, "weight_decay": self.weight_decay}
-        settings = {}
-        for key, value in given.items():
-            if key in accepted:
-                settings[key] = value
-            elif value != _SETTING_DEFAULTS[key]:
-                raise ValueError(f"algorithm {name!r} does not take the setting {key!r} "
-                                 f"(got {key}={value!r}); leave it at its default "
-                                 f"{_SETTING_DEFAULTS[key]!r} or choose another algorithm")
-        if n_chains is not None and "n_chains" in accepted:
-            settings["n_chains"] = n_chains
-        return _algorithms.create(name, learning_rate=self.learning_rate,
-                                  seed=self._run_seed, **settings)
+        ``n_chains`` (for rules with persistent chains, when the ``n_chains`` parameter is
+        None) is fixed explicitly, so that the chains keep their shape across
+        :meth:`partial_fit` calls with fewer rows than ``batch_size``."""
+        values = self._knob_values()
+        if "n_chains" in values and values["n_chains"] is None:
+            values["n_chains"] = n_chains
+        self._algorithm_knobs = dict(values)
+        return _algorithms.create(self.algorithm, seed=self._run_seed, **values)
 
     def _sync_settings(self, algo):
-        """Hand hyper-parameters changed with ``set_params`` since the algorithm was made
-        (e.g. a learning-rate schedule between :meth:`partial_fit` calls) to it."""
-        current = algo.settings()
-        changed = {key: getattr(self, key) for key in ("learning_rate", *_SETTING_DEFAULTS)
-                   if key in current and current[key] != getattr(self, key)}
+        """Hand the live knobs changed with ``set_params`` since the algorithm was made (e.g.
+        a learning-rate schedule between :meth:`partial_fit` calls) to it; changing another
+        knob after the first call is a ``ValueError`` naming it."""
+        values = self._knob_values()
+        before = self._algorithm_knobs
+        changed = {key: val for key, val in values.items()
+                   if key in before and val != before[key]
+                   and not (key == "n_chains" and val is None)}
+        fixed = sorted(set(changed) - set(algo.LIVE_KNOBS))
+        if fixed:
+            raise ValueError(f"{', '.join(fixed)} cannot change between partial_fit calls "
+                             f"(fixed by the first call); use fit to start again")
         if changed:
             self._validate_params()
             algo.set_settings(**changed)
+            before.update(changed)
         return changed
 
     def _add_record(self, rec, *, epoch_offset, time_offset):
@@ -530,6 +594,48 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         self.intercept_hidden_ = c.copy()
         self.intercept_visible_ = b.copy()
         self.records_ = pd.DataFrame.from_records(self._records)
+
+
+RBMEstimator.__init__ = _make_init()
+RBMEstimator.__doc__ = RBMEstimator.__doc__.replace("{KNOB_DOCS}", _knob_docs())
+
+
+def _is_binary(X) -> bool:
+    return bool(np.all((X == 0) | (X == 1)))
+
+
+def _run_options(X) -> dict:
+    """Metrics and data options of the run for the training rows ``X`` (in [0, 1])."""
+    if _is_binary(X):
+        return {"metrics": list(_METRICS), "pl_rows": _EVAL_ROWS}
+    # probabilities: the pseudo-likelihood is defined for 0/1 rows only
+    return {"metrics": ["recon_error", "weight_norm"], "pl_rows": _EVAL_ROWS,
+            "data_probabilities": True}
+
+
+def pseudo_log_likelihood_expected(rbm, X) -> np.ndarray:
+    """Pseudo-log-likelihood over all sites of rows ``X`` with entries in [0, 1] (nats),
+    shape (n_samples,):
+
+    ``Σ_i [x_i log p_i + (1 − x_i) log(1 − p_i)]``, ``p_i = p(v_i = 1 | v_{−i} = x_{−i})``,
+
+    the cross-entropy of each site's probability under the model's conditional (Besag's
+    pseudo-likelihood with the data term as a mean-field value).  For 0/1 rows it is exactly
+    the pseudo-log-likelihood ``Σ_i log p(v_i | v_{−i})`` of
+    :func:`rbmviz.evaluate.pseudo_log_likelihood_rows`.  The logit of ``p_i`` is
+    ``F(x with x_i = 0) − F(x with x_i = 1) = b_i + Σ_j [softplus(c_j + x_{−i}W_{·j} + W_ij)
+    − softplus(c_j + x_{−i}W_{·j})]`` (free energy ``F(v) = −bᵀv − Σ_j softplus(c_j + vᵀW_{·j})``).
+    Cost O(n_samples · n_features · n_components).
+    """
+    W, b, c = (np.asarray(a, dtype=np.float64) for a in rbm.params)
+    X = np.asarray(X, dtype=np.float64)
+    pre = X @ W + c
+    out = np.zeros(X.shape[0])
+    for i in range(X.shape[1]):
+        pre0 = pre - X[:, i:i + 1] * W[i]
+        logit = b[i] + (_softplus(pre0 + W[i]) - _softplus(pre0)).sum(axis=1)
+        out -= X[:, i] * _softplus(-logit) + (1.0 - X[:, i]) * _softplus(logit)
+    return out
 
 
 def _algorithm_state(algo):

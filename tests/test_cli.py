@@ -12,6 +12,7 @@ import pytest
 
 import rbmviz
 from rbmviz import cli
+from rbmviz.bounds import K_MAX
 from rbmviz.settings import SETTINGS_CLASSES, from_dict, knobs, to_dict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +50,8 @@ def test_train_help_lists_every_knob(capsys):
         for name, p in knobs(cls).items():
             assert "--" + name.replace("_", "-") in out
     flat = " ".join(out.split())                       # independent of the terminal width
-    assert "(0, 10]; default: 0.1)" in flat            # bounds and default from the param
+    assert "> 0; default: 0.1)" in flat                 # bounds and default from the param
+    assert f"[1, {K_MAX}]; default: 1)" in flat
     assert "examples:" in out and "--out runs/bs_pcd" in out
     assert "Test set:" in out                          # the description paragraph
 
@@ -141,7 +143,7 @@ def test_empty_out_dir_is_used(tmp_path):
     (["--algorithm", "nope"], "--algorithm", "invalid choice"),
     (["--k", "three"], "--k", "expected an integer"),
     (["--momentum", "1"], "--momentum", "less than 1"),
-    (["--n-hidden", "5000"], "--n-hidden", "at most 4096"),
+    (["--n-hidden", "20000"], "--n-hidden", "at most 16384"),
     (["--n-chains", "5"], "--n-chains", "not used by algorithm 'cd'"),
     (["--N", "5"], "--N", "not used by data set 'bars_and_stripes'"),
     (["--batch-size", "100"], "--batch-size", "larger than the data"),
@@ -317,7 +319,7 @@ def test_bench_runs_the_source_checkout_scripts(monkeypatch):
 
 
 def test_bench_without_a_source_checkout(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(cli, "_bench_dir", lambda: tmp_path / "bench")
+    monkeypatch.setattr(cli.bench, "_bench_dir", lambda: tmp_path / "bench")
     assert cli.main(["bench", "--quick"]) == 2
     err = capsys.readouterr().err
     assert "need a source checkout" in err and str(tmp_path / "bench" / "run_all.py") in err

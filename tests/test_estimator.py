@@ -17,7 +17,8 @@ from threadpoolctl import threadpool_limits
 import rbmviz
 from rbmviz import algorithms, evaluate
 from rbmviz.algorithms.cd import CD
-from rbmviz.estimator import RBMEstimator
+from rbmviz.algorithms.knobs import AlgorithmKnobs
+from rbmviz.estimator import PARAMETERS, RBMEstimator
 from rbmviz.evaluate import pseudo_log_likelihood_rows
 from rbmviz.model import base_rate_bias
 
@@ -113,10 +114,12 @@ def test_get_params_set_params_and_clone_round_trip(fitted):
                   k=3, momentum=0.5, weight_decay=1e-4, init_scale=0.02,
                   init_visible_bias="base_rate", dtype="float32", random_state=5, verbose=0)
     est = RBMEstimator(**params)
-    assert est.get_params() == params
-    assert set(RBMEstimator().get_params()) == set(params)
+    assert est.get_params() == {**PARAMETERS, **params}
+    # every algorithm knob is a parameter (the derived signature), seed is random_state
+    assert set(RBMEstimator().get_params()) == set(PARAMETERS)
+    assert set(PARAMETERS) >= set(params) | {"n_chains", "nu_mu", "damping", "momentum_form"}
     other = RBMEstimator().set_params(**params)
-    assert other.get_params() == params
+    assert other.get_params() == {**PARAMETERS, **params}
     cloned = clone(fitted)
     assert cloned.get_params() == fitted.get_params()
     assert not hasattr(cloned, "components_") and not hasattr(cloned, "run_")
@@ -291,7 +294,23 @@ def test_score_samples_is_the_exact_pseudo_likelihood(fitted, X):
                                rtol=1e-12)
     np.testing.assert_array_equal(pl, fitted.score_samples(V))       # deterministic
     assert fitted.score(V) == pytest.approx(pl.mean(), rel=1e-12)
-    np.testing.assert_array_equal(pseudo_log_likelihood_rows(fitted.rbm_, V), pl)
+    np.testing.assert_allclose(pseudo_log_likelihood_rows(fitted.rbm_, V), pl, rtol=1e-12)
+
+
+def test_score_samples_of_probabilities_is_the_expected_site_cross_entropy(fitted):
+    """For x in [0, 1]: Σ_i [x_i log p_i + (1 − x_i) log(1 − p_i)] with p_i = p(v_i = 1 | x_−i)
+    from the free energies of x with x_i set to 1 and to 0 (brute force)."""
+    rng = np.random.default_rng(0)
+    P = rng.uniform(size=(7, 64))
+    W, b, c = fitted.rbm_.params
+    F = lambda V: -(V @ b) - np.logaddexp(0, V @ W + c).sum(axis=1)     # free energy  # noqa: E731
+    want = np.zeros(7)
+    for i in range(64):
+        one, zero = P.copy(), P.copy()
+        one[:, i], zero[:, i] = 1.0, 0.0
+        logit = F(zero) - F(one)
+        want += P[:, i] * -np.logaddexp(0, -logit) + (1 - P[:, i]) * -np.logaddexp(0, logit)
+    np.testing.assert_allclose(fitted.score_samples(P), want, rtol=1e-10, atol=1e-10)
 
 
 def test_gibbs_samples_are_binary_and_reproducible(X):
@@ -306,20 +325,56 @@ def test_gibbs_samples_are_binary_and_reproducible(X):
 
 
 # ---------------------------------------------------------------------------- bad input
-def test_non_binary_data_is_refused_with_a_hint(fitted, digits):
-    grey = rbmviz.datasets.digits(binarize=None)[:50]
-    with pytest.raises(ValueError, match=r"X must be binary \(0/1\).*Binari"):
-        RBMEstimator(n_components=4, n_iter=1).fit(grey)
-    with pytest.raises(ValueError, match="binary"):
-        RBMEstimator(n_components=4).partial_fit(grey)
-    with pytest.raises(ValueError, match="binary"):
-        fitted.score_samples(grey)
-    with pytest.raises(ValueError, match="v must be binary"):
-        fitted.gibbs(grey)
+def test_values_outside_the_unit_interval_are_refused_naming_the_argument(fitted, digits):
+    grey = rbmviz.datasets.digits(binarize=None)[:50]          # in [0, 1]: accepted
+    with pytest.raises(ValueError, match=r"X must hold visible-unit states or probabilities in \[0, 1\]"):
+        RBMEstimator(n_components=4, n_iter=1).fit(grey * 16)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        RBMEstimator(n_components=4).partial_fit(grey * 2)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        fitted.score_samples(grey * 2)
+    with pytest.raises(ValueError, match=r"v must hold"):
+        fitted.gibbs(grey * 2)
     with pytest.raises(ValueError, match="Negative values in data"):
         RBMEstimator(n_components=4, n_iter=1).fit(digits[0][:20] - 1)
     with pytest.raises(ValueError, match="NaN"):
         RBMEstimator(n_components=4, n_iter=1).fit(np.full((3, 4), np.nan))
+    with pytest.raises(ValueError, match="X must hold numbers"):
+        RBMEstimator(n_components=4, n_iter=1).fit([["a", "b"]])
+
+
+def test_probabilities_train_like_bernoulli_rbm(digits):
+    """Grey levels in [0, 1] train (the data term uses them as they are): the model learns
+    (reconstruction error falls) and its hidden features separate the digits."""
+    grey = rbmviz.datasets.digits(binarize=None)
+    est = RBMEstimator(n_components=32, n_iter=5, learning_rate=0.05, batch_size=20,
+                       random_state=0).fit(grey[:600])
+    rec = est.records_
+    assert "pseudo_ll" not in rec                       # defined for 0/1 rows only
+    assert rec.recon_error.iloc[-1] < 0.8 * rec.recon_error.iloc[0]
+    with pytest.raises(ValueError, match=r"v must be binary \(0/1\) states"):
+        est.gibbs(grey[:5])                              # a Gibbs step starts from states
+    pl = est.score_samples(grey[:20])
+    assert np.all(np.isfinite(pl)) and np.all(pl < 0)
+
+
+def test_scikit_learns_rbm_example_pipeline_works(digits):
+    """scikit-learn's "Restricted Boltzmann Machine features for digit classification":
+    MinMaxScaler -> RBM -> LogisticRegression on the 8x8 digits, with RBMEstimator in place
+    of BernoulliRBM (the example's hyper-parameters, fewer iterations)."""
+    from sklearn import datasets
+    from sklearn.preprocessing import MinMaxScaler
+    from sklearn.pipeline import Pipeline
+    X, y = datasets.load_digits(return_X_y=True)
+    X = np.asarray(X, "float32")
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.2, random_state=0)
+    rbm = RBMEstimator(n_components=100, learning_rate=0.06, n_iter=10, random_state=0)
+    logistic = LogisticRegression(max_iter=1000, C=6000)
+    model = Pipeline(steps=[("scaler", MinMaxScaler()), ("rbm", rbm), ("logistic", logistic)])
+    with threadpool_limits(1):
+        accuracy = model.fit(X_train, y_train).score(X_test, y_test)
+    # scikit-learn's example reports ~0.95 with BernoulliRBM (n_iter=10); raw pixels ~0.78
+    assert accuracy > 0.9, accuracy
 
 
 @pytest.mark.parametrize("param, value", [
@@ -339,10 +394,12 @@ class _NoKRule(CD):
     """A registered rule that takes no ``k`` setting (stands for e.g. TAP training)."""
 
     name = "test-no-k"
+    Knobs = AlgorithmKnobs
+    LIVE_KNOBS = ("learning_rate",)
 
-    def __init__(self, *, learning_rate=0.1, momentum=0.0, weight_decay=0.0, seed=0):
-        super().__init__(k=1, learning_rate=learning_rate, momentum=momentum,
-                         weight_decay=weight_decay, seed=seed)
+    def _set_knobs(self, values):
+        super()._set_knobs(values)
+        self.k = 1
 
 
 def test_algorithm_registered_later_is_accepted_and_settings_are_checked(X, monkeypatch):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import param
 
+from .._blas import matmul, single_threaded_blas
 from ..kernels.gibbs import (cd_updates_serial_, pcd_first_layer_, sample_rows_,
                              sample_rows_scaled_, sigmoid_rows_scaled_, use_pattern_table)
 from .base import Algorithm, stream_seed
@@ -73,7 +74,8 @@ class CD(Algorithm):
 
     def train_epochs(self, rbm, data, order, bounds, max_weight=np.inf):
         if not self._serial:
-            return super().train_epochs(rbm, data, order, bounds, max_weight)
+            with single_threaded_blas():      # once per call, not per update
+                return super().train_epochs(rbm, data, order, bounds, max_weight)
         W, b, c = rbm.params
         X = data if data.dtype == W.dtype else data.astype(W.dtype)
         rows = int(np.diff(bounds).min()) if not self.persistent else self.n_chains
@@ -115,7 +117,15 @@ class CD(Algorithm):
         ``S = [V; X_B]``, so PCD's first half-step and positive phase share one GEMM, and
         the whole weight step is one GEMM ``Sᵀ [−η/n Pᵏ; η/|B| P⁰]`` (the factors folded into
         the kernels that write the probabilities).  6 GEMMs of size |B|·n_v·n_h per PCD-1
-        update, 5 per CD-1."""
+        update, 5 per CD-1.
+
+        Every product goes through :func:`rbmviz._blas.matmul` (fixed row blocks, each one
+        single-threaded BLAS call, spread over threads), so an update is bit-identical for
+        any BLAS or Numba thread count."""
+        with single_threaded_blas():
+            self._update(rbm, batch)
+
+    def _update(self, rbm, batch):
         W, b, c = rbm.params
         dt = W.dtype
         nb = batch.shape[0]
@@ -132,19 +142,19 @@ class CD(Algorithm):
         seed, ctr, k = self.gibbs_seed, self.counter, self.k
         if self.persistent:
             V[...] = self.chains
-            np.matmul(S[:rows], W, out=Pre[:rows])
+            matmul(S[:rows], W, Pre[:rows])
             pcd_first_layer_(Pre[:rows], c, n, Y[n:rows], s_pos, H, seed, ctr, F, B)
         else:
             V[...] = Xb
-            np.matmul(Xb, W, out=Pre[:nb])
+            matmul(Xb, W, Pre[:nb])
             sample_rows_scaled_(Pre[:nb], c, Y[n:rows], s_pos, H, seed, ctr, F, B)
         for t in range(k):
             if t > 0:
-                np.matmul(V, W, out=Pre[:n])
+                matmul(V, W, Pre[:n])
                 sample_rows_(Pre[:n], c, H[:n], seed, ctr + 2 * t, F, B)
-            np.matmul(H[:n], W.T, out=PreV[:n])
+            matmul(H[:n], W.T, PreV[:n])
             sample_rows_(PreV[:n], b, V, seed, ctr + 2 * t + 1, F, B)
-        np.matmul(V, W, out=Pre[:n])
+        matmul(V, W, Pre[:n])
         sigmoid_rows_scaled_(Pre[:n], c, Y[:n], s_neg, F, B)
         self.counter = ctr + 2 * k
         if self.persistent:
@@ -153,7 +163,7 @@ class CD(Algorithm):
         w[:n] = s_neg
         w[n:] = s_pos
         G, gb, gc = buf["G"], buf["gb"], buf["gc"]
-        np.matmul(S[:rows].T, Y[:rows], out=G)          # η(X_Bᵀ P⁰/|B| − Vᵀ Pᵏ/n)
+        matmul(S[:rows].T, Y[:rows], G)                 # η(X_Bᵀ P⁰/|B| − Vᵀ Pᵏ/n)
         np.dot(w, S[:rows], out=gb)
         Y[:rows].sum(axis=0, out=gc)
         if plain:
@@ -199,5 +209,9 @@ class PCD(CD):
         self.n_chains = self.n_chains_setting or batch_size
         rng = np.random.default_rng(stream_seed(self.seed, "chains"))
         rows = rng.integers(0, data.shape[0], size=self.n_chains)
-        self.chains = np.ascontiguousarray(data[rows], dtype=rbm.dtype)
+        start = np.asarray(data[rows], dtype=np.float64)
+        # chains are binary states: rows given as probabilities in [0, 1] start at a draw
+        # from them (the same states for binary rows: u < 1 and never u < 0)
+        start = (rng.random(start.shape) < start).astype(np.float64)
+        self.chains = np.ascontiguousarray(start, dtype=rbm.dtype)
         self._serial = self._use_serial(rbm, batch_size)

@@ -322,12 +322,7 @@ class SDCP(InnerLoop):
                 r"\Big)\ \ d\ \text{times per batch}")
 
     class Knobs(GibbsKnobs):
-        k = param.Integer(
-            None, allow_None=True,
-            doc=f"Gibbs budget per update k = d·K′ (1 to {K_MAX}; equal compute with CD-k). "
-                f"sdcp/csdcp: none = d·K′ from d and K′ (default d = {DEFAULT_D}, "
-                f"K′ = {DEFAULT_K_INNER}); given alone it is split with K′ = {DEFAULT_K_INNER} "
-                f"when {DEFAULT_K_INNER} divides k.")
+        k = param.Integer(None, allow_None=True)    # the budget d·K′ (see GibbsKnobs.k)
         d = param.Integer(
             None, allow_None=True, bounds=(1, K_MAX), softbounds=(1, 12), label="Inner steps d",
             doc="sdcp/csdcp only: parameter steps per mini-batch, each after K′ Gibbs steps "

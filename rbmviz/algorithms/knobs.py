@@ -63,8 +63,10 @@ class GibbsKnobs(AlgorithmKnobs):
 
     k = param.Integer(
         1, bounds=(1, K_MAX), softbounds=(1, 50), label="Gibbs steps k",
-        doc=f"Block-Gibbs steps per parameter update (1 to {K_MAX}: one update of a 784x500 "
-            f"model on 100 rows costs ~2.5 ms per step).")
+        doc=f"Block-Gibbs steps per parameter update, 1 to {K_MAX} (one step of a 784x500 model "
+            f"on 100 rows costs ~2.5 ms).  sdcp/csdcp: the Gibbs budget k = d·K′ (equal compute "
+            f"with CD-k); none = d·K′ from d and K′ (default d = 3, K′ = 4), given alone it is "
+            f"split with K′ = 4 when 4 divides k.")
 
 
 def knob_params(knobs) -> dict[str, param.Parameter]:

@@ -40,8 +40,11 @@ from __future__ import annotations
 import numpy as np
 import param
 
+from .. import tap, units
 from .._validation import check_int
 from ..bounds import EPOCHS_MAX
+from ..kernels.priors import moments_rows
+from ..tap import adatap
 from .base import Algorithm, params_healthy
 from .knobs import AlgorithmKnobs
 
@@ -61,7 +64,6 @@ def _priors(rbm):
     """``(visible_prior, hidden_prior)`` of a model (Bernoulli priors for a plain binary RBM)."""
     vp, hp = getattr(rbm, "visible_prior", None), getattr(rbm, "hidden_prior", None)
     if vp is None or hp is None:
-        from .. import units
         vp = vp if vp is not None else units.Bernoulli(rbm.n_visible)
         hp = hp if hp is not None else units.Bernoulli(rbm.n_hidden)
     return vp, hp
@@ -87,8 +89,6 @@ def grad_log_z_rows(prior, U, B, A) -> dict:
     ``B = A = 0``.  Other priors use ``prior.grad_log_z``."""
     if getattr(prior, "name", "") not in ("truncated_gaussian", "truncated_gauss_bernoulli"):
         return prior.grad_log_z(U, B, A)
-    from ..kernels.priors import moments_rows
-
     args = prior.kernel_args(np.asarray(U, dtype=np.float64))
     B = np.ascontiguousarray(B, dtype=np.float64)
     A = np.ascontiguousarray(np.broadcast_to(A, B.shape), dtype=np.float64)
@@ -222,8 +222,7 @@ class TAP(Algorithm):
                 r" - \big\langle a^v a^{h\top} + W\circ c^v c^{h\top}\big\rangle_{\text{TAP}}")
 
     class Knobs(AlgorithmKnobs):
-        learning_rate = param.Number(
-            0.005, doc="Step size γ of Alg. 2 (Table 1: 0.005 for binary MNIST and CBCL).")
+        learning_rate = param.Number(0.005)   # γ of Alg. 2 (Table 1: binary MNIST and CBCL)
         n_solutions = param.Integer(
             None, allow_None=True, bounds=(1, None), softbounds=(1, 1000), label="TAP solutions K",
             doc="tap only: TAP runs per update, started from the first K rows of each mini-batch "
@@ -354,13 +353,10 @@ class TAP(Algorithm):
     def solutions(self, rbm, batch):
         """Run Alg. 1 from the first K rows of ``batch``; returns ``(sol, rows)`` — the
         solution and the rows averaged over (converged runs, or unique solutions)."""
-        from .. import tap
-
         K = self.n_solutions or batch.shape[0]
         if K > batch.shape[0]:
             raise ValueError(f"n_solutions (K={K}) is larger than the batch ({batch.shape[0]} rows)")
         if self.inference == "adatap":
-            from ..tap import adatap
             sol = adatap.solve(rbm, batch[:K], damping=self.damping, tol=self.tol,
                                max_iter=self.max_iter)
         else:

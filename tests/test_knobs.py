@@ -1,0 +1,287 @@
+"""One declaration per knob (issue 10 item 4): every knob of every algorithm is declared once in
+``cls.Knobs`` and the constructors, the run settings, the CLI flags, the estimator's
+parameters and the explorer's settings classes agree with that declaration.  No browser: the
+widgets are built by ``pn.Param`` from the settings' param objects, which are checked here."""
+import argparse
+import math
+
+import numpy as np
+import param
+import pytest
+from sklearn.utils._param_validation import InvalidParameterError
+
+import rbmviz
+from rbmviz import algorithms, bounds, cli, settings
+from rbmviz.algorithms import knobs
+from rbmviz.estimator import KNOBS as ESTIMATOR_KNOBS
+from rbmviz.estimator import PARAMETERS, RBMEstimator
+
+ALL = [(name, knob) for name in algorithms.names()
+       for knob in knobs.knob_params(algorithms.get(name))]
+
+
+def _decl(name, knob):
+    return knobs.knob_params(algorithms.get(name))[knob]
+
+
+def _same(a: param.Parameter, b: param.Parameter):
+    assert type(a) is type(b)
+    for slot in ("bounds", "inclusive_bounds", "softbounds", "objects", "doc", "label"):
+        if hasattr(a, slot) or hasattr(b, slot):
+            assert getattr(a, slot, None) == getattr(b, slot, None), slot
+
+
+def _outside(p):
+    """Values just outside the declared hard bounds (empty when unbounded)."""
+    if knobs.knob_kind(p) not in ("int", "float"):
+        return []
+    lo, hi = p.bounds
+    inc_lo, inc_hi = p.inclusive_bounds
+    is_int = knobs.knob_kind(p) == "int"
+    out = []
+    if lo is not None:
+        out.append(lo - 1 if is_int else (lo if not inc_lo else lo - abs(lo) * 0.5 - 0.5))
+    if hi is not None and hi < bounds.SEED_MAX:
+        out.append(hi + 1 if is_int else (hi if not inc_hi else hi * 1.5 + 0.5))
+    return out
+
+
+def _train_parser():
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices["train"]
+
+
+# ---------------------------------------------------------------------------- declarations
+
+def test_every_algorithm_declares_its_knobs_and_the_signature_is_derived():
+    import inspect
+    for name in algorithms.names():
+        cls = algorithms.get(name)
+        params = knobs.knob_params(cls)
+        assert issubclass(cls.Knobs, param.Parameterized) and params
+        sig = inspect.signature(cls)
+        assert list(sig.parameters) == list(params)
+        assert all(sig.parameters[n].default == p.default for n, p in params.items())
+        assert set(cls.LIVE_KNOBS) <= set(params) and "seed" not in cls.LIVE_KNOBS
+        for n, p in params.items():
+            assert p.doc and p.doc.strip(), f"{name}.{n} has no doc"
+
+
+def test_shared_knobs_are_declared_once_and_inherited():
+    # one parameter object per declaration: inherited knobs are the base's object
+    base = knobs.AlgorithmKnobs.param
+    for name in algorithms.names():
+        own = algorithms.get(name).Knobs.param
+        for n in ("momentum", "weight_decay", "seed"):
+            _same(own[n], base[n])
+    for name in ("cd", "pcd", "cg", "ssd"):
+        _same(algorithms.get(name).Knobs.param["k"], knobs.GibbsKnobs.param["k"])
+
+
+def test_union_refuses_two_declarations_of_one_knob():
+    class A(param.Parameterized):
+        k = param.Integer(1, bounds=(1, 10))
+
+    class B(param.Parameterized):
+        k = param.Integer(1, bounds=(1, 20))
+
+    with pytest.raises(TypeError, match="'k' is declared differently"):
+        knobs.union_params([A, B])
+
+
+@pytest.mark.parametrize("name,knob", ALL)
+def test_constructor_validates_through_the_declaration(name, knob):
+    cls = algorithms.get(name)
+    p = _decl(name, knob)
+    alg = cls()                                        # every default is valid
+    if knob not in ("k", "d", "k_inner", "n_chains"):  # resolved / derived values
+        assert alg.settings()[knob] == p.default
+    for bad in _outside(p):
+        with pytest.raises(ValueError, match=rf"^{knob} must be"):
+            cls(**{knob: bad})
+    if knobs.knob_kind(p) == "choice":
+        with pytest.raises(ValueError, match=knob):
+            cls(**{knob: "no-such-choice"})
+    if knobs.knob_kind(p) in ("int", "float"):
+        with pytest.raises(TypeError, match=rf"^{knob} must be"):
+            cls(**{knob: "3"})
+
+
+# ---------------------------------------------------------------------------- front ends
+
+@pytest.mark.parametrize("name,knob", ALL)
+def test_run_settings_cli_and_estimator_agree_with_the_declaration(name, knob):
+    p = _decl(name, knob)
+    if knob in settings.ALGORITHM_KNOBS_EXCLUDED:
+        assert knob not in settings.knobs(settings.TrainSettings)
+    else:
+        # run settings: the same declaration (bounds, softbounds -> widget sliders, doc, label)
+        s = settings.TrainSettings.param[knob]
+        assert type(s) is type(p) and s.bounds == p.bounds if hasattr(p, "bounds") else True
+        assert (s.doc, s.label, getattr(s, "softbounds", None), getattr(s, "objects", None)) == \
+               (p.doc, p.label, getattr(p, "softbounds", None), getattr(p, "objects", None))
+        assert s.allow_None or not p.allow_None
+        # ... and the algorithm's own default when that algorithm is chosen
+        t = settings.TrainSettings(algorithm=name)
+        if knob != "seed":
+            assert getattr(t, knob) == p.default
+        assert settings.algorithm_kwargs(t)[knob] == p.default
+        for bad in _outside(p):
+            with pytest.raises(ValueError, match=knob):
+                setattr(t, knob, bad)
+        # CLI: one option per knob, its range and doc in the help, parsed like the settings
+        option = "--" + knob.replace("_", "-")
+        action = next(a for a in _train_parser()._actions if option in a.option_strings)
+        assert action.default is argparse.SUPPRESS
+        flat = " ".join(action.help.split())
+        assert " ".join(p.doc.split()).replace("%", "%%") in flat
+        if knobs.knob_kind(p) in ("int", "float"):
+            assert cli._core._range_text(s) in flat
+            for bad in _outside(p):
+                assert cli.main(["train", "--out", "unused", "--algorithm", name,
+                                 option, str(bad), "--quiet"]) == 2
+        elif knobs.knob_kind(p) == "choice":
+            assert [str(o) for o in p.objects] == action.choices
+    # estimator: a parameter with the declared default and the declared bounds
+    if knob == "seed":
+        assert "seed" not in PARAMETERS and "random_state" in PARAMETERS
+        return
+    e = RBMEstimator(n_components=2)
+    assert e.get_params()[knob] == ESTIMATOR_KNOBS[knob].default
+    if name == algorithms.names()[0] or knob not in knobs.knob_params(algorithms.get("cd")):
+        pass
+    for bad in _outside(p):
+        with pytest.raises(InvalidParameterError, match=knob):
+            RBMEstimator(**{knob: bad})._validate_params()
+    RBMEstimator(**{knob: ESTIMATOR_KNOBS[knob].default})._validate_params()
+
+
+def test_tap_tab_settings_are_the_tap_declarations():
+    """The TAP landscape tab's settings (rbmviz.live.tap.TapSettings) share TAP's knobs:
+    same type, bounds, softbounds and doc (their defaults may be the tab's own)."""
+    from rbmviz.live.tap import TapSettings
+    tap = knobs.knob_params(algorithms.get("tap"))
+    shared = [n for n in settings.knobs(TapSettings) if n in tap and n != "seed"]
+    assert {"learning_rate", "momentum", "momentum_form", "weight_decay", "n_solutions", "order",
+            "damping"} <= set(shared)
+    for n in shared:
+        p, s = tap[n], TapSettings.param[n]
+        assert type(s) is type(p), n
+        assert getattr(s, "bounds", None) == getattr(p, "bounds", None), n
+        assert getattr(s, "objects", None) == getattr(p, "objects", None), n
+        assert s.doc == p.doc, n
+        knobs.check_knob(p, s.default, n)               # the tab's default is valid for TAP
+
+
+def test_other_tab_settings_stay_inside_the_declared_bounds():
+    """Tabs may narrow a knob's range (e.g. the exact CD-bias tab's k), never widen it."""
+    from rbmviz.live.bias import BiasSettings
+    union = knobs.union_params([algorithms.get(n) for n in algorithms.names()])
+    for n, s in settings.knobs(BiasSettings).items():
+        if n not in union or n == "seed":
+            continue
+        p = union[n]
+        assert type(s) is type(p), n
+        (lo, hi), (plo, phi) = s.bounds, p.bounds
+        assert plo is None or (lo is not None and lo >= plo), n
+        assert phi is None or (hi is not None and hi <= phi), n
+
+
+# ---------------------------------------------------------------------------- live knobs
+
+@pytest.mark.parametrize("name", algorithms.names())
+def test_live_knobs_change_between_updates_and_the_others_do_not(name):
+    X = rbmviz.datasets.bars_and_stripes(2)
+    rbm = rbmviz.RBM(4, 3, seed=0)
+    run = rbmviz.Run(rbm, X, name, epochs=2, batch_size=2, learning_rate=0.05)
+    next(run)
+    alg = run.algorithm
+    assert settings.live_knobs(name) == alg.LIVE_KNOBS
+    alg.set_settings(learning_rate=0.02)
+    assert alg.learning_rate == 0.02
+    if "k" in alg.LIVE_KNOBS:
+        alg.set_settings(k=2)
+        assert alg.k == 2 and alg.gibbs_steps_per_update == 2
+    with pytest.raises(ValueError, match="seed"):
+        alg.set_settings(seed=alg.seed + 1)
+    with pytest.raises(TypeError, match="does not take"):
+        alg.set_settings(no_such_knob=1)
+    fixed = [n for n in knobs.knob_params(alg) if n not in alg.LIVE_KNOBS and n != "seed"]
+    for n in fixed:   # e.g. PCD's chain count: the chains' shape is fixed
+        p = knobs.knob_params(alg)[n]
+        other = (p.default or 0) + 1 if knobs.knob_kind(p) == "int" else None
+        if other is not None:
+            with pytest.raises(ValueError, match="cannot change"):
+                alg.set_settings(**{n: other})
+    for rec in run:
+        assert math.isfinite(rec["weight_norm"])
+
+
+def test_a_live_change_is_validated_like_the_constructor():
+    alg = algorithms.create("cd", k=1)
+    with pytest.raises(ValueError, match=rf"k must be <= {bounds.K_MAX}"):
+        alg.set_settings(k=bounds.K_MAX + 1)
+    assert alg.k == 1
+
+
+# ---------------------------------------------------------------------------- hang bounds
+
+def test_k_is_bounded_in_every_front_end(tmp_path, capsys):
+    X = rbmviz.datasets.bars_and_stripes(2)
+    with pytest.raises(ValueError, match=rf"k must be <= {bounds.K_MAX}"):
+        rbmviz.train(rbmviz.RBM(4, 2), X, "cd", epochs=1, k=10**9)
+    with pytest.raises(ValueError, match=r"k must be <= 1000"):
+        algorithms.create("sdcp", d=100, k_inner=20)
+    with pytest.raises(ValueError, match="k"):
+        settings.TrainSettings(k=bounds.K_MAX + 1)
+    with pytest.raises(InvalidParameterError, match="'k'"):
+        RBMEstimator(k=bounds.K_MAX + 1).fit(X)
+    assert cli.main(["train", "--k", str(bounds.K_MAX + 1), "--out", str(tmp_path / "o")]) == 2
+    assert "--k" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_epochs_and_model_size_are_bounded(capsys, tmp_path):
+    with pytest.raises(ValueError, match="epochs"):
+        settings.TrainSettings(epochs=bounds.EPOCHS_MAX + 1)
+    with pytest.raises(ValueError, match="n_hidden"):
+        settings.ModelSettings(n_hidden=bounds.UNITS_MAX + 1)
+    with pytest.raises(InvalidParameterError, match="n_components"):
+        RBMEstimator(n_components=bounds.UNITS_MAX + 1)._validate_params()
+    with pytest.raises(InvalidParameterError, match="n_iter"):
+        RBMEstimator(n_iter=bounds.EPOCHS_MAX + 1)._validate_params()
+    with pytest.raises(ValueError, match="n_hidden=20000 is too large"):
+        bounds.check_model_size(784, 20000)
+    with pytest.raises(ValueError, match="weights is too large"):
+        bounds.check_model_size(10000, 10000)
+    assert cli.main(["train", "--epochs", str(bounds.EPOCHS_MAX + 1), "--out", str(tmp_path)]) == 2
+    assert "--epochs" in capsys.readouterr().err
+
+
+def test_derive_knobs_keeps_the_declaration_and_checks_front_end_defaults():
+    tap = algorithms.get("tap")
+    K = knobs.derive_knobs("K", [tap], include=["learning_rate", "damping"],
+                           defaults={"learning_rate": 0.1}, labels={"damping": "δ"})
+    assert K().learning_rate == 0.1 and K.param.damping.label == "δ"
+    assert K.param.damping.bounds == tap.Knobs.param.damping.bounds
+    assert tap.Knobs.param.learning_rate.default == 0.005      # the declaration is untouched
+    with pytest.raises(ValueError, match="damping must be <= 1"):
+        knobs.derive_knobs("K", [tap], defaults={"damping": 2.0})
+    with pytest.raises(ValueError, match="include"):
+        knobs.derive_knobs("K", [tap], include=["nope"])
+    with pytest.raises(ValueError):
+        K(damping=0.0)                                          # (0, 1]: param checks it too
+
+
+def test_switching_algorithm_moves_defaults_but_keeps_explicit_values():
+    t = settings.TrainSettings()
+    t.algorithm = "tap"
+    assert t.learning_rate == algorithms.get("tap").Knobs.param.learning_rate.default
+    t.learning_rate = 0.3
+    t.algorithm = "cd"
+    assert t.learning_rate == 0.3                               # set by hand: kept
+    t = settings.TrainSettings(algorithm="sdcp")
+    alg = algorithms.create("sdcp", **settings.algorithm_kwargs(t))
+    assert (alg.d, alg.k_inner) == (3, 4)                       # S-DCP's own default budget
+    assert np.isclose(settings.TrainSettings(algorithm="tap", learning_rate=0.2).learning_rate, 0.2)
