@@ -129,6 +129,161 @@ def test_refuses_to_overwrite(tmp_path, capsys):
     assert [int(r["epoch"]) for r in _read_csv(out / "records.csv")] == [0, 1, 2, 3]
 
 
+def _files(out):
+    return {p.name: p.read_bytes() for p in out.iterdir()}
+
+
+def test_overwrite_replaces_only_after_the_new_run_finished(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "run"
+    assert cli.main(["train", *TINY, "--out", str(out)]) == 0
+    old = _files(out)
+    assert set(old) == {"records.csv", "model.npz", "settings.json"}
+
+    # an interrupted overwrite (Ctrl-C after the first record) keeps the old files
+    real_next = rbmviz.runs.Run.__next__
+    calls = []
+
+    def interrupted_next(run):
+        calls.append(1)
+        if len(calls) > 1:
+            raise KeyboardInterrupt
+        return real_next(run)
+
+    monkeypatch.setattr(rbmviz.runs.Run, "__next__", interrupted_next)
+    args = ["train", *TINY, "--seed", "2", "--overwrite", "--out", str(out)]
+    assert cli.main(args) == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and "previous" in err and "kept" in err
+    now = _files(out)
+    assert {k: now[k] for k in old} == old                          # old model, records, settings
+    assert [int(r["epoch"]) for r in _read_csv(out / "records.new.csv")] == [0]
+    assert json.loads(now["settings.new.json"])["seed"] == 2
+
+    # the same overwrite, finished: the new files replace the old ones, no staging left behind
+    monkeypatch.setattr(rbmviz.runs.Run, "__next__", real_next)
+    assert cli.main(args) == 0
+    now = _files(out)
+    assert set(now) == {"records.csv", "model.npz", "settings.json"}
+    assert now["model.npz"] != old["model.npz"]
+    assert json.loads(now["settings.json"])["seed"] == 2
+    assert [int(r["epoch"]) for r in _read_csv(out / "records.csv")] == [0, 5, 10, 15, 20]
+
+
+def test_diverged_overwrite_keeps_the_old_model(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert cli.main(["train", *TINY, "--out", str(out)]) == 0
+    old = _files(out)
+    assert cli.main(["train", "--learning-rate", "10", "--dtype", "float32", "--max-weight", "1",
+                     "--epochs", "50", "--quiet", "--overwrite", "--out", str(out)]) == 3
+    assert "previous" in capsys.readouterr().err
+    assert {k: v for k, v in _files(out).items() if k in old} == old
+
+
+@pytest.mark.parametrize("command", ["train", "sweep"])
+def test_unwritable_out_is_refused_before_any_work(tmp_path, capsys, monkeypatch, command):
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("not a directory")
+    monkeypatch.setattr(rbmviz.runs.Run, "__init__", lambda *a, **k: pytest.fail("trained"))
+    if command == "train":
+        args = ["train", "--epochs", "1", "--quiet", "--out", str(blocker / "run")]
+    else:
+        args = ["sweep", "--algorithms", "cd", "--epochs", "1", "--quiet", "--workers", "0",
+                "--out", str(blocker / "sweep.csv")]
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert "argument --out:" in err and "not a directory" in err and "Traceback" not in err
+
+
+def test_out_directory_check_probes_without_leaving_files(tmp_path):
+    assert cli.writable_dir_problem(tmp_path / "new" / "deeper") is None
+    assert not (tmp_path / "new").exists() and list(tmp_path.iterdir()) == []
+    (tmp_path / "f").write_text("x")
+    assert "exists and is not a directory" in cli.writable_dir_problem(tmp_path / "f")
+    assert "is a directory" in cli.writable_file_problem(tmp_path)
+    assert cli.writable_file_problem(tmp_path / "a" / "b.csv") is None
+
+
+def test_unexpected_errors_are_one_line_without_traceback(tmp_path, capsys, monkeypatch):
+    def boom(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(rbmviz.settings, "make_run", boom)
+    assert cli.main(["train", "--epochs", "1", "--quiet", "--out", str(tmp_path / "r")]) == 1
+    err = capsys.readouterr().err
+    assert "RuntimeError: boom" in err and "RBMVIZ_DEBUG" in err and "Traceback" not in err
+    monkeypatch.setenv("RBMVIZ_DEBUG", "1")
+    assert cli.main(["train", "--epochs", "1", "--quiet", "--out", str(tmp_path / "r2")]) == 1
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_presets_size_the_defaults_to_the_data(tmp_path):
+    from rbmviz import presets
+    out = tmp_path / "digits"
+    assert cli.main(["train", "--dataset", "digits", "--epochs", "1", "--eval-every", "1",
+                     "--quiet", "--out", str(out)]) == 0
+    saved = json.loads((out / "settings.json").read_text())
+    want = presets.for_dataset("digits")
+    for key in ("n_hidden", "batch_size", "learning_rate", "k", "algorithm", "dtype"):
+        assert saved[key] == want[key], key
+    assert rbmviz.RBM.load(out / "model.npz").n_hidden == want["n_hidden"]
+    plain = tmp_path / "plain"
+    assert cli.main(["train", "--dataset", "digits", "--preset", "none", "--epochs", "1",
+                     "--quiet", "--out", str(plain)]) == 0
+    assert json.loads((plain / "settings.json").read_text())["n_hidden"] == 4
+    # an option given wins over the preset; a data-size option reaches the preset
+    assert cli.main(["train", "--dataset", "bars_and_stripes", "--D", "4", "--n-hidden", "7",
+                     "--epochs", "1", "--quiet", "--out", str(tmp_path / "bs")]) == 0
+    saved = json.loads((tmp_path / "bs" / "settings.json").read_text())
+    assert (saved["D"], saved["n_hidden"]) == (4, 7)
+
+
+def test_explore_hands_its_arguments_to_the_app_server(monkeypatch):
+    import rbmviz.app.serve as serve
+    seen = []
+    monkeypatch.setattr(serve, "main", lambda argv: seen.append(argv) or 7)
+    argv = ["--port", "0", "--show", "--num-procs", "2", "--max-k", "50"]
+    assert cli.main(["explore", *argv]) == 7
+    assert seen == [argv]
+
+
+def test_commands_other_than_explore_do_not_load_panel():
+    code = ("import sys, rbmviz.cli; rbmviz.cli.main(['train', '--help']); "
+            "print('PANEL', 'panel' in sys.modules, 'bokeh' in sys.modules)")
+    e = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e,
+                         timeout=120)
+    assert "PANEL False False" in res.stdout, res.stderr
+
+
+def test_ctrl_c_stops_a_long_run_quickly_and_keeps_the_records(tmp_path):
+    """SIGINT to `rbmviz train` during a run that would take hours: exit 130 soon after, the
+    finished records in records.csv, one line on stderr."""
+    import signal
+    import time
+    out = tmp_path / "long"
+    e = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "rbmviz", "train", "--k", "1000",
+                             "--epochs", "10000000", "--eval-every", "1000000", "--quiet",
+                             "--out", str(out)], stderr=subprocess.PIPE, text=True, env=e)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "records.csv").exists() or len(_read_csv(out / "records.csv")) < 1:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+            time.sleep(0.2)
+        time.sleep(1.0)                                   # inside the long block now
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        code = proc.wait(timeout=30)
+        waited = time.monotonic() - sent
+    finally:
+        proc.kill()
+    err = proc.stderr.read()
+    assert code == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert len(_read_csv(out / "records.csv")) >= 1
+    assert waited < 10, waited        # ~1 s on an idle machine; generous for a busy one
+
+
 def test_empty_out_dir_is_used(tmp_path):
     out = tmp_path / "empty"
     out.mkdir()
