@@ -63,12 +63,12 @@ QUICK = {
     "adatap": dict(hidden=16, samples=500, epochs=2, learning_rate=0.05, batch_size=20,
                    damping=0.5, iterations=(3, 10, 100), pl_rows=500, eval_every=5, init_scale=0.01,
                    timing_hidden=100, timing_batches=(1, 10, 100), timing_iters=(10, 2)),
-    "dbm": dict(models=((784, 50, 25), (784, 50, 25, 25)), samples=1000, test_samples=300,
-                pretrain_epochs=3, pretrain_lr=0.02, epochs=4, learning_rate=0.01,
-                batch_size=50, eval_every=1, eval_samples=300),
+    "dbm": dict(models=((784, 50, 25), (784, 50, 25, 25)), samples=1000, test_samples=200,
+                pretrain_epochs=3, pretrain_lr=0.05, epochs=3, learning_rate=0.02,
+                batch_size=20, eval_every=1, eval_samples=200, init_scale=0.01),
     "fig12": dict(hidden=100, samples=2000, epochs=4, learning_rate=0.05, batch_size=20,
                   weight_decay=0.001, momentum=0.5, eval_samples=300, ais_chains=20,
-                  ais_thin=10, spl_sites=100),
+                  ais_thin=10, spl_sites=100, init_scale=0.01),
 }
 NOTES = {
     "adatap": ["Iteration counts are fixed (no convergence test), as in Fig. 10; K = M TAP runs "
@@ -255,8 +255,8 @@ def _rng_from(state, seed):
 
 # ---------------------------------------------------------------------------- Fig. 11
 def study_dbm(*, models, samples, test_samples, pretrain_epochs, pretrain_lr, epochs,
-              learning_rate, batch_size, eval_every, eval_samples, seed=0, state=None,
-              data=None, progress=False):
+              learning_rate, batch_size, eval_every, eval_samples, init_scale=0.001, seed=0,
+              state=None, data=None, progress=False):
     """Fig. 11 (module docstring).  ``state``: directory keeping each model, its trainer and
     its curve after every evaluation; running again continues from there.  Returns
     ``(tables, summary)`` with table ``curves`` (model, epoch, train_ll_per_unit,
@@ -285,7 +285,7 @@ def study_dbm(*, models, samples, test_samples, pretrain_epochs, pretrain_lr, ep
             mrows = st["rows"]
             _progress(progress, f"DBM {name}: resumed at joint epoch {tr.epochs}")
         else:
-            dbm = DBM(layers, seed=seed + k, scale=0.001)
+            dbm = DBM(layers, seed=seed + k, scale=init_scale)
             dbm.biases[0][:] = _base_rate(X)
             pretrain(dbm, X, epochs=pretrain_epochs, learning_rate=pretrain_lr,
                      batch_size=batch_size, seed=seed + k,
@@ -331,8 +331,8 @@ def study_dbm(*, models, samples, test_samples, pretrain_epochs, pretrain_lr, ep
 
 # ---------------------------------------------------------------------------- Fig. 12
 def study_fig12(*, hidden, samples, epochs, learning_rate, batch_size, weight_decay, momentum,
-                eval_samples, ais_chains, ais_thin, spl_sites, seed=0, state=None, data=None,
-                progress=False):
+                eval_samples, ais_chains, ais_thin, spl_sites, init_scale=0.001, seed=0, state=None,
+                data=None, progress=False):
     """Fig. 12 (module docstring).  Returns ``(tables, summary)`` with table ``curves``
     (epoch, tap_ll, ais_ll, ais_ll_low, ais_ll_high, spl, seconds)."""
     import pandas as pd
@@ -346,7 +346,7 @@ def study_fig12(*, hidden, samples, epochs, learning_rate, batch_size, weight_de
     subset = spl_subset(Xe.shape[0], X.shape[1], rows=Xe.shape[0], sites=spl_sites, seed=seed)
     sdir = Path(state) if state else None
     st = _load_state(sdir / "state.json") if sdir else None
-    rbm = RBM(X.shape[1], hidden, seed=seed, scale=0.001)
+    rbm = RBM(X.shape[1], hidden, seed=seed, scale=init_scale)
     rbm.b[:] = _base_rate(X)
     alg = TAP(learning_rate=learning_rate, momentum=momentum, weight_decay=weight_decay,
               momentum_form="heavy_ball", damping=0.5, tol=1e-8, max_iter=1000)
