@@ -63,13 +63,17 @@ from ._validation import check_choice, check_data, check_float, check_int, check
 from .errors import Interrupted, RunDiverged
 from .evaluate.metrics import AIS_OPTIONS, METRICS, MetricContext
 from .model import RBM
-from .presets import default_dtype
+from .presets import LARGE_MODEL, default_dtype
 
 __all__ = ["Run", "RunDiverged", "Interrupted", "train", "batch_bounds", "METRICS", "RECORD_KEYS"]
 
 RECORD_KEYS = ("algorithm", "epoch", "updates", "gibbs_steps", "wall_time")
 #: a parameter at or above this fraction of ``max_weight`` counts as pinned (diverged)
 PINNED_FRACTION = 0.9
+#: a first evaluation slower than this (s) and than 20 updates may include one-off costs (Numba
+#: cache loads, thread start-up): under eval_every="auto" the second record then follows after
+#: one update/epoch, and the schedule uses the smaller of the two costs from then on
+FIRST_EVAL_SUSPECT = 0.05
 #: rules whose float32 working copy ``dtype="auto"`` may choose (Gibbs-sampling rules)
 _FLOAT32_RULES = ("cd", "pcd", "cg", "sdcp", "csdcp", "ssd")
 
@@ -133,8 +137,10 @@ class Run:
     max_ll_drop : float, optional
         Nats a log-likelihood metric may fall below its best and the uniform model's value
         before the run counts as diverged (default ``n_visible · log 2``).
-    pl_rows : int
-        Rows (the first ones) used for ``pseudo_ll``, ``recon_error`` and ``tap_ll``.
+    pl_rows : int, optional
+        Rows (the first ones) used for ``pseudo_ll``, ``recon_error`` and ``tap_ll``;
+        default 1000, or ``spl_rows`` for large models (``n_visible · n_hidden`` ≥
+        :data:`rbmviz.presets.LARGE_MODEL`).
     spl_rows, spl_sites : int
         Size of the fixed random subset of the ``spl`` metric (rows, visible sites).
     exact_max_bits : int
@@ -159,10 +165,10 @@ class Run:
 
     def __init__(self, rbm, data, algorithm="cd", *, epochs=None, batch_size=None,
                  learning_rate=0.1, seed=0, test_data=None, eval_every="auto", metrics="auto",
-                 max_weight=1e3, pl_rows=1000, exact_max_bits=20, record_initial=True,
+                 max_weight=1e3, pl_rows=None, exact_max_bits=20, record_initial=True,
                  keep_records=True, metric_options=None, record_every_updates=None,
                  eval_budget=0.1, max_seconds=None, max_ll_drop=None, spl_rows=100,
-                 spl_sites=32, dtype="auto", chunk_seconds=0.25, **settings):
+                 spl_sites=16, dtype="auto", chunk_seconds=0.25, **settings):
         if not isinstance(rbm, RBM):
             raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
         self.rbm = rbm
@@ -202,6 +208,9 @@ class Run:
         self.max_weight = check_float(max_weight, "max_weight", low=0.0, low_open=True)
         self.max_ll_drop = (rbm.n_visible * math.log(2.0) if max_ll_drop is None else
                             check_float(max_ll_drop, "max_ll_drop", low=0.0, low_open=True))
+        if pl_rows is None:      # large models: the cheap default rows (as many as spl uses)
+            large = rbm.n_visible * rbm.n_hidden >= LARGE_MODEL
+            pl_rows = spl_rows if large else 1000
         self.pl_rows = check_int(pl_rows, "pl_rows", low=1)
         opts = {} if metric_options is None else metric_options
         if not isinstance(opts, dict):
@@ -237,7 +246,8 @@ class Run:
         self._last_good = 0
         self._best: dict[str, float] = {}
         self._t_update = None          # measured seconds per update (latest chunk)
-        self._t_eval = 0.0             # cost of the latest evaluation
+        self._eval_times: list[float] = []   # cost of each evaluation (the schedule uses the
+        #                                    # smaller of the last two: robust to warm-up)
         self._u_record = 0             # run updates at the latest record
         self._interrupt = False        # set by train()'s SIGINT handler
 
@@ -354,9 +364,12 @@ class Run:
             span = self.eval_every * nb
             target = (last // span + 1) * span
         else:
-            t_upd = self._t_update or 1e-3
+            t_upd = self._t_update or self._prior_update_seconds()
             beta = self.eval_budget
-            n = max(1, math.ceil((1.0 - beta) / beta * self._t_eval / t_upd))
+            t_eval = min(self._eval_times[-2:]) if self._eval_times else 0.0
+            n = max(1, math.ceil((1.0 - beta) / beta * t_eval / t_upd))
+            if len(self._eval_times) == 1 and t_eval > max(FIRST_EVAL_SUSPECT, 20 * t_upd):
+                n = 1     # the first evaluation may include one-off costs: measure again soon
             target = self._u_record + n
             if nb == 1 or n >= nb:                     # whole epochs: records at epoch ends
                 target = -(-target // nb) * nb
@@ -519,7 +532,7 @@ class Run:
             self.wall_time += dt
             self.eval_time += dt
         self._sync()
-        self._t_eval = time.perf_counter() - t0
+        self._eval_times = self._eval_times[-1:] + [time.perf_counter() - t0]
         rec["wall_time"] = self.wall_time
         self._last_good = rec["epoch"]
         self._u_record = self._u

@@ -111,7 +111,7 @@ class MetricContext:
         The training rule (``tap_ll`` uses its ``order``).
     """
 
-    def __init__(self, data, test_data=None, *, pl_rows=1000, spl_rows=100, spl_sites=32,
+    def __init__(self, data, test_data=None, *, pl_rows=1000, spl_rows=100, spl_sites=16,
                  seed=0, metric_options=None, algorithm=None):
         self.data = data
         self.test_data = test_data

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._numerics import softplus as _softplus
+from .._blas import matmul, single_threaded_blas
+from .._numerics import sigmoid as _sigmoid
 from .._seeds import stream_seed
 from .._validation import check_data, check_int, check_seed
+from ..kernels import pseudo as _kp
 from .exact import _check_rbm
 
 __all__ = ["pseudo_log_likelihood_rows", "pseudo_log_likelihood", "stochastic_pseudo_log_likelihood",
@@ -36,9 +38,8 @@ def pseudo_log_likelihood_rows(rbm, V) -> np.ndarray:
     """
     _check_rbm(rbm)
     V = check_data(V, "V", n_visible=rbm.n_visible)
-    W, b, c = (x.astype(np.float64) for x in rbm.params)
-    V = np.asarray(V, dtype=np.float64)
-    return _site_log_conditionals(W, b, V, V @ W + c, np.arange(rbm.n_visible)).sum(axis=1)
+    V, pre = _pre_activations(rbm, V)
+    return _site_log_conditionals(rbm.W, rbm.b, V, pre, np.arange(rbm.n_visible)).sum(axis=1)
 
 
 def pseudo_log_likelihood(rbm, V) -> float:
@@ -48,18 +49,52 @@ def pseudo_log_likelihood(rbm, V) -> float:
 
 def _site_log_conditionals(W, b, V, pre, sites):
     """``log p(v_i | v_{−i})`` for the rows of ``V`` and the sites ``sites``, shape
-    (n_rows, len(sites)); ``pre = V W + c``."""
-    base = _softplus(pre).sum(axis=1)                        # (N,)
-    s = 1.0 - 2.0 * V[:, sites]                              # (N, S): +1 when a flip turns a 0 on
-    out = np.empty(s.shape)
-    for j, i in enumerate(sites):                            # S passes over (N, nh)
-        flipped = _softplus(pre + s[:, j:j + 1] * W[i]).sum(axis=1)
-        dF = -b[i] * s[:, j] - (flipped - base)              # F(flip_i v) − F(v)
-        out[:, j] = -_softplus(-dF)
+    (n_rows, len(sites)); ``pre = V W + c``.  One Numba pass, float64 sums (the inputs may
+    be float32)."""
+    out = np.empty((V.shape[0], len(sites)))
+    _kp.site_log_conditionals_(np.ascontiguousarray(pre), np.ascontiguousarray(V),
+                               np.ascontiguousarray(W), np.ascontiguousarray(b, dtype=np.float64),
+                               np.ascontiguousarray(sites, dtype=np.int64), out)
     return out
 
 
-def spl_subset(n_rows, n_visible, *, rows=100, sites=32, seed=0):
+def _softplus_sum(x):
+    """``Σ_j softplus(x_j)`` over the last axis: vectorised in x's dtype (numpy's SIMD
+    ``exp``/``log``), summed in float64."""
+    e = np.exp(-np.abs(x))
+    e += 1
+    np.log(e, out=e)
+    e += np.maximum(x, 0)
+    return e.sum(axis=-1, dtype=np.float64)
+
+
+def _site_log_conditionals_vectorised(rbm, V, pre, sites, block=8):
+    """As :func:`_site_log_conditionals`, as whole-array numpy operations in the model's
+    dtype over blocks of ``block`` sites (float32 models: per-term rounding ~1e-7)."""
+    W, b = rbm.W, rbm.b.astype(np.float64)
+    base = _softplus_sum(pre)                                   # (N,)
+    out = np.empty((V.shape[0], len(sites)))
+    for q in range(0, len(sites), block):
+        idx = sites[q:q + block]
+        s = 1 - 2 * V[:, idx]                                   # (N, S)
+        flipped = _softplus_sum(pre[:, None, :] + s[:, :, None] * W[idx][None, :, :])
+        d_f = -b[idx] * s - (flipped - base[:, None])
+        out[:, q:q + block] = -np.logaddexp(0.0, -d_f)
+    return out
+
+
+def _pre_activations(rbm, V):
+    """``V W + c`` in the model's dtype with thread-count-independent products."""
+    W, c = rbm.W, rbm.c
+    V = np.ascontiguousarray(V, dtype=W.dtype)
+    pre = np.empty((V.shape[0], W.shape[1]), dtype=W.dtype)
+    with single_threaded_blas():
+        matmul(V, W, pre)
+    pre += c
+    return V, pre
+
+
+def spl_subset(n_rows, n_visible, *, rows=100, sites=16, seed=0):
     """The fixed random subset of a stochastic pseudo-likelihood: ``(row_index, site_index)``,
     sorted int64 arrays of ``min(rows, n_rows)`` distinct rows and ``min(sites, n_visible)``
     distinct sites drawn with ``seed`` (its ``"spl"`` stream)."""
@@ -73,7 +108,7 @@ def spl_subset(n_rows, n_visible, *, rows=100, sites=32, seed=0):
     return r, s
 
 
-def stochastic_pseudo_log_likelihood(rbm, V, *, rows=100, sites=32, seed=0, subset=None) -> float:
+def stochastic_pseudo_log_likelihood(rbm, V, *, rows=100, sites=16, seed=0, subset=None) -> float:
     """Stochastic pseudo-log-likelihood over a fixed random subset of sites and rows (nats):
 
     ``SPL = (1/|R|) Σ_{n∈R} (n_visible/|S|) Σ_{i∈S} log p(v_i⁽ⁿ⁾ | v_{−i}⁽ⁿ⁾)``,
@@ -82,7 +117,8 @@ def stochastic_pseudo_log_likelihood(rbm, V, *, rows=100, sites=32, seed=0, subs
     :func:`pseudo_log_likelihood` of the rows ``R``; with all rows and all sites it *is* that
     value.  Cost O(|R| · (n_visible + |S|) · n_hidden) instead of O(N · n_visible · n_hidden).
     Unlike scikit-learn's ``score_samples`` (one new random site per call) the subset is fixed
-    by ``seed``, so successive evaluations along a run are comparable.
+    by ``seed``, so successive evaluations along a run are comparable.  Computed with
+    whole-array operations in the model's dtype (float32 models: rounding ~1e-6 nats).
 
     Parameters
     ----------
@@ -103,18 +139,21 @@ def stochastic_pseudo_log_likelihood(rbm, V, *, rows=100, sites=32, seed=0, subs
     r, s = (np.asarray(x, dtype=np.int64) for x in subset)
     if r.size == 0 or s.size == 0 or r.max() >= V.shape[0] or s.max() >= rbm.n_visible or min(r.min(), s.min()) < 0:
         raise ValueError("subset must hold row indices of V and site indices of the visible units")
-    W, b, c = (x.astype(np.float64) for x in rbm.params)
-    Vr = np.asarray(V[r], dtype=np.float64)
-    lp = _site_log_conditionals(W, b, Vr, Vr @ W + c, s)
+    Vr, pre = _pre_activations(rbm, V[r])
+    lp = _site_log_conditionals_vectorised(rbm, Vr, pre, s)
     return float(lp.sum(axis=1).mean() * (rbm.n_visible / s.size))
 
 
 def reconstruction_error(rbm, V) -> float:
     """Mean squared error per pixel of the deterministic reconstruction
-    ``v̂ = σ(b + W σ(c + Wᵀv))`` (probabilities, no sampling), averaged over rows."""
+    ``v̂ = σ(b + W σ(c + Wᵀv))`` (probabilities, no sampling), averaged over rows.  Products
+    in the model's dtype, independent of the thread count."""
     _check_rbm(rbm)
     V = check_data(V, "V", n_visible=rbm.n_visible)
-    R = rbm.visible_probabilities(rbm.hidden_probabilities(V))
-    return float(np.mean((V - R) ** 2))
-
-
+    V, pre = _pre_activations(rbm, V)
+    H = _sigmoid(pre)
+    R = np.empty_like(V)
+    with single_threaded_blas():
+        matmul(H, rbm.W.T, R)
+    R = _sigmoid(R + rbm.b)
+    return float(np.mean((V.astype(np.float64) - R) ** 2))
