@@ -208,3 +208,33 @@ def test_row_blocks_of_truncated_moments_equal_one_call():
         layer._rows_per_call = 3
         parts = layer.moments(B, A)
         assert all(np.array_equal(x, y) for x, y in zip(parts, whole))
+
+
+def test_clustering_in_row_ranges_equals_one_call(monkeypatch):
+    import numpy as np
+
+    from rbmviz.kernels import tap as kt
+    from rbmviz.tap import inference
+    rng = np.random.default_rng(0)
+    protos = rng.random((30, 12))
+    X = protos[rng.integers(0, 30, 2000)] + rng.normal(0, 1e-6, (2000, 12))
+    s = X.sum(axis=1)
+    order = np.argsort(s, kind="stable")
+    X, s = X[order], s[order]
+    whole = kt.cluster_sorted(X, s, 7, 12 * 1e-4, 1e-4, 1e-4)
+    assert whole.max() == 29                                   # 30 clusters found
+    monkeypatch.setattr(inference, "CALL_SECONDS", 1e-12)      # one row per call
+    assert np.array_equal(inference._cluster_sorted(X, s, 7, 12 * 1e-4, 1e-4, 1e-4), whole)
+
+
+def test_counting_many_tap_solutions_stops():
+    """Clustering 20,000 solutions with one free-energy value (every pair compared: ~15 s in
+    one kernel call) runs in ranges of rows."""
+    latency, _ = _interrupt("""
+        from rbmviz.tap import inference
+        rng = np.random.default_rng(0)
+        inference._cluster_sorted(rng.random((50, 30)), np.zeros(50), 20, 1.0, 1e-4, 1e-4)
+        X = rng.random((20_000, 1000))
+        interruptible(lambda: inference._cluster_sorted(X, np.zeros(20_000), 600, 1.0, 1e-4, 1e-4))
+    """)
+    assert latency < LATENCY

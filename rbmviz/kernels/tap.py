@@ -127,19 +127,13 @@ def _find(parent, i):
 
 
 @njit(cache=True)
-def cluster_sorted(X, s, n_first, window, tol_first, tol_second):
-    """Connected components (single linkage) of rows that agree within a tolerance.
-
-    Two rows ``i, j`` of ``X`` (R, n) are linked when ``max_k<n_first |X_ik − X_jk| <
-    tol_first`` and ``max_k≥n_first |X_ik − X_jk| < tol_second``.  The rows must be sorted
-    by the key ``s`` (R,), with ``|s_i − s_j| ≤ window`` for every linked pair (e.g. ``s`` =
-    row sums and ``window = n_first·tol_first + (n − n_first)·tol_second``), so only pairs
-    inside the window are compared.  Returns the component id of every row, numbered by
-    first occurrence in row order (0, 1, …), so the labels depend only on the sorted rows.
-    """
+def link_sorted_(X, s, n_first, window, tol_first, tol_second, parent, i0, i1):
+    """The part of :func:`cluster_sorted` for rows ``i0 … i1 − 1``: links each to the later
+    rows inside the window, updating the union–find array ``parent`` (start it at
+    ``arange(R)``).  Consecutive ranges followed by :func:`labels_from_parent` give exactly
+    :func:`cluster_sorted` (the caller can return to Python between ranges: Ctrl-C)."""
     R, n = X.shape
-    parent = np.arange(R)
-    for i in range(R):
+    for i in range(i0, i1):
         for j in range(i + 1, R):
             if s[j] - s[i] > window:
                 break
@@ -158,6 +152,12 @@ def cluster_sorted(X, s, n_first, window, tol_first, tol_second):
                     parent[rj] = ri
                 else:
                     parent[ri] = rj
+
+
+@njit(cache=True)
+def labels_from_parent(parent):
+    """Component id of every row from a union–find array, numbered by first occurrence."""
+    R = parent.shape[0]
     labels = np.empty(R, dtype=np.int64)
     ids = np.full(R, -1, dtype=np.int64)
     nxt = 0
@@ -168,3 +168,20 @@ def cluster_sorted(X, s, n_first, window, tol_first, tol_second):
             nxt += 1
         labels[i] = ids[root]
     return labels
+
+
+@njit(cache=True)
+def cluster_sorted(X, s, n_first, window, tol_first, tol_second):
+    """Connected components (single linkage) of rows that agree within a tolerance.
+
+    Two rows ``i, j`` of ``X`` (R, n) are linked when ``max_k<n_first |X_ik − X_jk| <
+    tol_first`` and ``max_k≥n_first |X_ik − X_jk| < tol_second``.  The rows must be sorted
+    by the key ``s`` (R,), with ``|s_i − s_j| ≤ window`` for every linked pair (e.g. ``s`` =
+    row sums and ``window = n_first·tol_first + (n − n_first)·tol_second``), so only pairs
+    inside the window are compared.  Returns the component id of every row, numbered by
+    first occurrence in row order (0, 1, …), so the labels depend only on the sorted rows.
+    (In one call; :func:`link_sorted_` does it in ranges of rows.)
+    """
+    parent = np.arange(X.shape[0])
+    link_sorted_(X, s, n_first, window, tol_first, tol_second, parent, 0, X.shape[0])
+    return labels_from_parent(parent)

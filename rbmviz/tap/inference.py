@@ -598,6 +598,24 @@ def _canonical_order(X, s):
     return order
 
 
+def _cluster_sorted(X, s, n_first, window, tol_first, tol_second):
+    """:func:`rbmviz.kernels.tap.cluster_sorted` in ranges of rows of about
+    :data:`CALL_SECONDS` each (the same labels; Ctrl-C works on tens of thousands of
+    solutions, which take seconds to tens of seconds)."""
+    X, s = np.ascontiguousarray(X), np.ascontiguousarray(s)
+    R = X.shape[0]
+    parent = np.arange(R)
+    lo, size = 0, 256
+    while lo < R:
+        hi = min(R, lo + size)
+        t0 = time.perf_counter()
+        _k.link_sorted_(X, s, n_first, window, tol_first, tol_second, parent, lo, hi)
+        per_row = (time.perf_counter() - t0) / (hi - lo)
+        size = int(min(4 * (hi - lo), max(1, CALL_SECONDS / max(per_row, 1e-9))))
+        lo = hi
+    return _k.labels_from_parent(parent)
+
+
 def unique_solutions(sol, tol=1e-4) -> UniqueSolutions:
     """De-duplicate the converged solutions of ``sol`` (tap-experiments.md §3).
 
@@ -637,7 +655,7 @@ def unique_solutions(sol, tol=1e-4) -> UniqueSolutions:
     s = X.sum(axis=1)
     order = _canonical_order(X, s)
     window = tol * X.shape[1] * (1.0 + 1e-9) + 1e-12 * (np.abs(s).max() + 1.0)
-    lab_sorted = _k.cluster_sorted(X[order], s[order], nv, window, tol, tol)
+    lab_sorted = _cluster_sorted(X[order], s[order], nv, window, tol, tol)
     labels[conv[order]] = lab_sorted
     n_unique = int(lab_sorted.max()) + 1
     first = np.full(n_unique, -1, dtype=np.int64)
