@@ -2,7 +2,7 @@
 (reference/dc-programming.md §5–7, reference/reference-numbers.md §2).
 
 * names and labels of the compared algorithms and data sets, the paper's numbers;
-* :func:`time_to_fraction` — the paper's speed measure, "the epoch at which the model
+* :func:`time_to_fraction` (from :mod:`rbmviz.sweep`) — the paper's speed measure, "the epoch at which the model
   achieves 90 % of the maximum ATLL" (Sec. 4.2.1, the vertical lines of Figs. 2 and 3);
 * :func:`summarize` — final ATLL per group and algorithm with its spread over trials,
   time to 90 %, distance to the theoretical bound, trials stuck at the Shifting Bar local
@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..sweep import curve_means, time_to_fraction
 from . import _io
 from ._io import finite_or_none as _f
 
@@ -54,66 +55,6 @@ def parse_list(text, kind, name):
     naming the option ``name`` otherwise.  Lists and tuples pass through (converted)."""
     return _io.parse_list(text, kind, name)
 
-def time_to_fraction(x, values, fraction=0.9, *, of="max"):
-    """The paper's speed measure: the first ``x`` (epoch) at which a learning curve has
-    covered ``fraction`` of its way from its start to its maximum (``of="max"``, the
-    paper's "90 % of the maximum ATLL") or to its final value (``of="final"``).
-
-    Log-likelihoods are negative, so "90 % of the ATLL" is read as 90 % of the *gain*:
-    the threshold is ``values[0] + fraction · (target − values[0])``.
-
-    Parameters
-    ----------
-    x : (n,) increasing evaluation points (epochs, updates or Gibbs steps).
-    values : (n,) the curve, e.g. the mean ATLL over trials.  NaN entries are ignored.
-    fraction : float in (0, 1].
-    of : ``"max"`` or ``"final"``.
-
-    Returns
-    -------
-    float or None
-        The first ``x`` at which ``values >= threshold``; ``None`` if the curve never gains
-        (target ≤ start) or has no finite values.
-
-    >>> time_to_fraction([0, 10, 20, 30], [-6.0, -4.0, -3.0, -2.9])
-    20.0
-    """
-    x = np.asarray(x, dtype=np.float64)
-    v = np.asarray(values, dtype=np.float64)
-    if x.shape != v.shape or x.ndim != 1:
-        raise ValueError(f"x and values must be 1-D of the same length, got shapes {x.shape} "
-                         f"and {v.shape}")
-    if not 0.0 < float(fraction) <= 1.0:
-        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
-    if of not in ("max", "final"):
-        raise ValueError(f"of must be 'max' or 'final', got {of!r}")
-    ok = np.isfinite(v)
-    x, v = x[ok], v[ok]
-    if v.size == 0:
-        return None
-    target = v.max() if of == "max" else v[-1]
-    gain = target - v[0]
-    if not gain > 0:
-        return None
-    hit = np.nonzero(v >= v[0] + fraction * gain - 1e-12 * abs(gain))[0]
-    return float(x[hit[0]])
-
-
-def curve_means(records, metric, *, by=("algorithm",), x="epoch"):
-    """Mean, standard error and 10/90 % quantiles of ``metric`` over the trials at each
-    evaluation point.
-
-    Returns
-    -------
-    pandas.DataFrame with columns ``*by, x, mean, sem, lo, hi, n``.
-    """
-    keys = [*by, x]
-    g = records.groupby(keys, sort=True)[metric]
-    out = g.agg(["mean", "std", "count"]).rename(columns={"count": "n"})
-    out["sem"] = out["std"] / np.sqrt(out["n"].clip(lower=1))
-    out["lo"] = g.quantile(0.1)
-    out["hi"] = g.quantile(0.9)
-    return out.drop(columns="std").reset_index()
 
 
 def summarize(records, metric, *, by=("dataset", "learning_rate"), x="epoch", fraction=0.9,

@@ -343,7 +343,8 @@ def format_summary(summary) -> str:
 def figure(records, *, study="main", k=24, band=True):
     """The figure of a study (:func:`rbmviz.viz.dc.large_figure`)."""
     from ..viz.dc import large_figure
-    return large_figure(records, study=study, k=k, band=band)
+    return large_figure(records, study=study, k=k, band=band, labels=_dc.ALGORITHM_LABELS,
+                        dataset_labels=_dc.DATASET_LABELS)
 
 
 def save(records, summary, out, *, overwrite=False, html=True):

@@ -327,7 +327,9 @@ def format_summary(summary) -> str:
 def figure(records, *, band=True):
     """The figure of the reproduction (:func:`rbmviz.viz.dc.small_figure`)."""
     from ..viz.dc import small_figure
-    return small_figure(records, band=band)
+    return small_figure(records, band=band, labels=_dc.ALGORITHM_LABELS,
+                        dataset_labels=_dc.DATASET_LABELS, bounds=_dc.BOUNDS,
+                        local_optima={"shifting_bar": _dc.LOCAL_OPTIMUM})
 
 
 def save(records, summary, out, *, overwrite=False, html=True):

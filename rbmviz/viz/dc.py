@@ -9,11 +9,15 @@ paper's Figs. 1–7 do.  The theoretical bound (−ln 14, −ln 9) is a dashed b
 Shifting Bar local optimum (−3.15) a dotted grey one, and the epoch at which each mean
 curve reaches 90 % of its maximum gain a dotted vertical line in the algorithm's colour.
 
-Imports HoloViews only (never Panel).
+Figures take plain data: the legend texts (``labels``, ``dataset_labels``), the bounds and
+local optima are arguments (:mod:`rbmviz.reproduce.dc_small` passes the paper's); the
+curve statistics come from :mod:`rbmviz.sweep`.  Imports HoloViews only (never Panel).
 """
 from __future__ import annotations
 
 import numpy as np
+
+from ..sweep import curve_means, time_to_fraction
 
 __all__ = ["ALGORITHM_COLORS", "atll_curves", "small_figure", "sensitivity_curves",
            "large_figure", "metric_column"]
@@ -33,11 +37,6 @@ def _hv():
     if not hv.Store.renderers:            # options need a plotting backend
         hv.extension("bokeh", logo=False)
     return hv
-
-
-def _labels():
-    from ..reproduce import _dc
-    return _dc
 
 
 def metric_column(records):
@@ -82,14 +81,14 @@ def atll_curves(records, metric=None, *, x="epoch", by="algorithm", band=True, b
     bound : horizontal dashed line (e.g. −ln 9); ``local_optimum``: dotted grey line.
     mark_fraction : draw a vertical line where each mean curve first covers this fraction
         of its gain from the start to its maximum (None: no lines).
-    colors, labels : dicts value of ``by`` → colour / legend text.
+    colors, labels : dicts value of ``by`` → colour / legend text (default: the value, or
+        ``by=value`` for a grid column).
 
     Returns
     -------
     holoviews.Overlay
     """
     hv = _hv()
-    _dc = _labels()
     metric = metric or metric_column(records)
     for col in (metric, x, by):
         if col not in records.columns:
@@ -97,20 +96,20 @@ def atll_curves(records, metric=None, *, x="epoch", by="algorithm", band=True, b
     df = records.dropna(subset=[metric])
     if df.empty:
         raise ValueError(f"no finite {metric!r} values to plot")
-    stats = _dc.curve_means(df, metric, by=(by,), x=x)
+    stats = curve_means(df, metric, by=(by,), x=x)
     parts, vlines = [], []
     values = list(dict.fromkeys(df[by]))
     for i, val in enumerate(values):
         st = stats[stats[by] == val]
         color = (colors or {}).get(val) or ALGORITHM_COLORS.get(val) or PALETTE[i % len(PALETTE)]
-        name = (labels or {}).get(val) or _dc.ALGORITHM_LABELS.get(val, f"{by}={val}" if by != "algorithm" else str(val))
+        name = (labels or {}).get(val) or (f"{by}={val}" if by != "algorithm" else str(val))
         if band and st["n"].max() > 1:
             parts.append(hv.Area(st, x, ["lo", "hi"], label=name).opts(color=color, alpha=0.15,
                                                                         line_alpha=0))
         parts.append(hv.Curve(st, x, ("mean", Y_LABELS.get(metric, metric)), label=name).opts(
             color=color, line_width=2, tools=["hover"]))
         if mark_fraction:
-            t = _dc.time_to_fraction(st[x].to_numpy(), st["mean"].to_numpy(), mark_fraction)
+            t = time_to_fraction(st[x].to_numpy(), st["mean"].to_numpy(), mark_fraction)
             if t is not None:
                 vlines.append(hv.VLine(t).opts(color=color, line_dash="dotted", line_width=1.5))
     if bound is not None:
@@ -125,17 +124,22 @@ def atll_curves(records, metric=None, *, x="epoch", by="algorithm", band=True, b
         hv.opts.Overlay(title=title or "", legend_position="bottom_right", logx=logx))
 
 
-def small_figure(records, *, metric=None, x="epoch", band=True, logx=False):
+def small_figure(records, *, metric=None, x="epoch", band=True, logx=False, labels=None,
+                 dataset_labels=None, bounds=None, local_optima=None):
     """Figs. 1–2 of the paper: one panel per data set × learning rate with the mean ATLL of
-    every algorithm, the bound (−ln 14, −ln 9), the Shifting Bar local optimum −3.15 and the
-    90 % marks.
+    every algorithm, the 90 % marks, and per data set its bound (``bounds``, e.g. −ln 14,
+    −ln 9) and local optimum (``local_optima``, e.g. Shifting Bar −3.15).
+
+    Parameters
+    ----------
+    labels : dict algorithm → legend text.   dataset_labels : dict data set → panel title.
+    bounds, local_optima : dicts data set → ATLL level drawn dashed / dotted.
 
     Returns
     -------
     holoviews.Layout
     """
     hv = _hv()
-    _dc = _labels()
     panels = []
     datasets = list(dict.fromkeys(records["dataset"])) if "dataset" in records else [None]
     for ds in datasets:
@@ -143,11 +147,11 @@ def small_figure(records, *, metric=None, x="epoch", band=True, logx=False):
         etas = sorted(sub["learning_rate"].unique()) if "learning_rate" in sub else [None]
         for eta in etas:
             part = sub if eta is None else _select(sub, learning_rate=float(eta))
-            name = _dc.DATASET_LABELS.get(ds, ds or "")
+            name = (dataset_labels or {}).get(ds, ds or "")
             title = f"{name}, η = {eta:g}" if eta is not None else name
             panels.append(atll_curves(
-                part, metric, x=x, band=band, bound=_dc.BOUNDS.get(ds),
-                local_optimum=_dc.LOCAL_OPTIMUM if ds == "shifting_bar" else None,
+                part, metric, x=x, band=band, bound=(bounds or {}).get(ds),
+                local_optimum=(local_optima or {}).get(ds), labels=labels,
                 title=title, logx=logx))
     return hv.Layout(panels).cols(2).opts(shared_axes=False)
 
@@ -166,17 +170,18 @@ def _value_label(column, value, k=None):
 
 
 def sensitivity_curves(records, column, *, metric=None, x="epoch", algorithms=None, k=None,
-                       title=None, band=False, width=440, height=280):
+                       title=None, band=False, width=440, height=280, algorithm_labels=None):
     """Figs. 6–7: mean ATLL for each value of a sensitivity knob ``column``
     (``learning_rate``, ``k_inner`` — with d = k / K′ —, ``batch_size``,
     ``initialisation``), one panel per algorithm, one colour per value.
+
+    ``algorithm_labels``: dict algorithm → panel title text.
 
     Returns
     -------
     holoviews.Layout (one panel per algorithm).
     """
     hv = _hv()
-    _dc = _labels()
     if column not in records.columns:
         raise ValueError(f"records have no column {column!r}; columns: {list(records.columns)}")
     algorithms = algorithms or list(dict.fromkeys(records["algorithm"]))
@@ -188,17 +193,18 @@ def sensitivity_curves(records, column, *, metric=None, x="epoch", algorithms=No
         sub = _select(records, algorithm=alg)
         panels.append(atll_curves(sub, metric, x=x, by=column, band=band, colors=colors,
                                   labels=labels, width=width, height=height,
-                                  title=title or f"{_dc.ALGORITHM_LABELS.get(alg, alg)}: "
+                                  title=title or f"{(algorithm_labels or {}).get(alg, alg)}: "
                                                  f"{column.replace('_', ' ')}"))
     return hv.Layout(panels).cols(2).opts(shared_axes=False)
 
 
-def large_figure(records, *, study="main", metric=None, x="epoch", k=None, band=True):
+def large_figure(records, *, study="main", metric=None, x="epoch", k=None, band=True,
+                 labels=None, dataset_labels=None):
     """The figure of a ``dc-mnist`` study: ``"main"`` (Figs. 3–4: one panel per data set ×
     learning rate, every algorithm), or a sensitivity study ``"eta"`` (Fig. 6a), ``"budget"``
-    (Fig. 6b, d·K′ fixed), ``"batch"`` (Fig. 7a), ``"init"`` (Fig. 7b)."""
+    (Fig. 6b, d·K′ fixed), ``"batch"`` (Fig. 7a), ``"init"`` (Fig. 7b).  ``labels``: dict
+    algorithm → legend text; ``dataset_labels``: dict data set → panel title."""
     hv = _hv()
-    _dc = _labels()
     column = {"eta": "learning_rate", "budget": "k_inner", "batch": "batch_size",
               "init": "initialisation"}.get(study)
     if study == "main":
@@ -208,10 +214,11 @@ def large_figure(records, *, study="main", metric=None, x="epoch", k=None, band=
             etas = sorted(sub["learning_rate"].unique()) if "learning_rate" in sub else [None]
             for eta in etas:
                 part = sub if eta is None else _select(sub, learning_rate=float(eta))
-                name = _dc.DATASET_LABELS.get(ds, ds or "")
-                panels.append(atll_curves(part, metric, x=x, band=band,
+                name = (dataset_labels or {}).get(ds, ds or "")
+                panels.append(atll_curves(part, metric, x=x, band=band, labels=labels,
                                           title=f"{name}, η = {eta:g}" if eta is not None else name))
         return hv.Layout(panels).cols(2).opts(shared_axes=False)
     if column is None:
         raise ValueError(f"unknown study {study!r}; expected 'main', 'eta', 'budget', 'batch' or 'init'")
-    return sensitivity_curves(records, column, metric=metric, x=x, k=k)
+    return sensitivity_curves(records, column, metric=metric, x=x, k=k,
+                              algorithm_labels=labels)
