@@ -153,6 +153,11 @@ class Run:
     chunk_seconds : float
         Training runs in chunks of about this many seconds (responsiveness to Ctrl-C and
         ``max_seconds``); results do not depend on it.
+    data_probabilities : bool
+        Accept rows of probabilities in [0, 1] for Bernoulli visibles (default False: 0/1
+        rows only).  The data term of the update uses them as they are (mean-field values,
+        as scikit-learn's ``BernoulliRBM``); the Gibbs chains are binary states.  Only
+        ``recon_error`` and ``weight_norm`` are defined on such rows.
     keep_records : bool
         Keep every record in ``run.records`` (default); ``False`` keeps only the latest.
     record_initial : bool
@@ -168,7 +173,8 @@ class Run:
                  max_weight=1e3, pl_rows=None, exact_max_bits=20, record_initial=True,
                  keep_records=True, metric_options=None, record_every_updates=None,
                  eval_budget=0.1, max_seconds=None, max_ll_drop=None, spl_rows=100,
-                 spl_sites=16, dtype="auto", chunk_seconds=0.25, **settings):
+                 spl_sites=16, dtype="auto", chunk_seconds=0.25, data_probabilities=False,
+                 **settings):
         if not isinstance(rbm, RBM):
             raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
         self.rbm = rbm
@@ -184,11 +190,14 @@ class Run:
         self.metrics = self._choose_metrics(metrics, test_data is not None, exact_max_bits)
         self._work = self._working_model(dtype)
         binary = rbm.visible_prior.name == "bernoulli"
+        states = binary and not data_probabilities
         self.data = check_data(data, "data", n_visible=rbm.n_visible, dtype=self._work.dtype,
-                               binary=binary)
+                               binary=states)
         self.test_data = (None if test_data is None else
                           check_data(test_data, "test_data", n_visible=rbm.n_visible,
-                                     binary=binary))
+                                     binary=states))
+        if binary and data_probabilities:
+            self._check_probabilities()
         if not binary:   # real-valued visibles: the data must lie in the prior's support
             rbm.visible_prior.check_data(self.data, "data")
             if self.test_data is not None:
@@ -278,6 +287,24 @@ class Run:
             if METRICS[m].needs_test and not has_test:
                 raise ValueError(f"metric {m!r} needs test_data")
         return chosen
+
+    def _check_probabilities(self):
+        """``data_probabilities=True``: rows in [0, 1] (the data term uses them as they are);
+        metrics defined on 0/1 rows are refused when a row is not binary."""
+        for name, X in (("data", self.data), ("test_data", self.test_data)):
+            if X is None:
+                continue
+            bad = (X < 0) | (X > 1)
+            if bad.any():
+                r, col = np.argwhere(bad)[0]
+                raise ValueError(f"{name} must hold probabilities in [0, 1] "
+                                 f"(data_probabilities=True); found {float(X[r, col])!r} at row "
+                                 f"{r}, column {col}")
+            if not np.all((X == 0) | (X == 1)):
+                need = [m for m in self.metrics if m not in ("recon_error", "weight_norm")]
+                if need:
+                    raise ValueError(f"metric(s) {need} need binary (0/1) {name}; with "
+                                     f"probabilities use metrics=['recon_error', 'weight_norm']")
 
     def _working_model(self, dtype):
         rbm = self.rbm

@@ -146,10 +146,11 @@ def stochastic_pseudo_log_likelihood(rbm, V, *, rows=100, sites=16, seed=0, subs
 
 def reconstruction_error(rbm, V) -> float:
     """Mean squared error per pixel of the deterministic reconstruction
-    ``v̂ = σ(b + W σ(c + Wᵀv))`` (probabilities, no sampling), averaged over rows.  Products
+    ``v̂ = σ(b + W σ(c + Wᵀv))`` (probabilities, no sampling), averaged over rows.  ``V`` may
+    hold probabilities in [0, 1] as well as 0/1 states.  Products
     in the model's dtype, independent of the thread count."""
     _check_rbm(rbm)
-    V = check_data(V, "V", n_visible=rbm.n_visible)
+    V = check_data(V, "V", n_visible=rbm.n_visible, binary=False)   # probabilities too
     V, pre = _pre_activations(rbm, V)
     H = _sigmoid(pre)
     R = np.empty_like(V)
