@@ -18,7 +18,7 @@ def _data(n=60, nv=16, seed=0):
 
 ADA = dict(hidden=4, samples=60, epochs=10, learning_rate=0.5, batch_size=20, damping=0.5,
            iterations=(3, 100), pl_rows=60, eval_every=3, timing_hidden=8,
-           timing_batches=(1, 4), timing_iters=(3, 2))
+           timing_batches=(1, 4), timing_iters=(3, 2), timing_direct=True)
 
 
 def test_study_adatap_tables_and_agreement():
@@ -38,8 +38,9 @@ def test_study_adatap_tables_and_agreement():
     assert pl[("adatap", 3)][-1] == min(v[-1] for v in pl.values())
     assert s["claims"]["adatap_3_worst"]
     t = tables["timing"]
-    assert len(t) == 4 and (t["seconds_per_iteration"] >= 0).all()   # tiny: may time as 0
-    assert set(s["time_ratio_adatap_over_tap"]) == {1, 4}
+    assert len(t) == 6 and (t["seconds_per_iteration"] >= 0).all()   # tiny: may time as 0
+    assert set(t["method"]) == {"tap", "adatap", "adatap_direct"}
+    assert set(s["time_ratio_adatap_over_tap"]) == set(s["time_ratio_adatap_full_inverse_over_tap"]) == {1, 4}
     # seeded: a second run repeats the curves exactly
     again, _ = tb.study_adatap(**ADA, data=X)
     np.testing.assert_array_equal(again["curves"]["pl"].to_numpy(), c["pl"].to_numpy())

@@ -51,7 +51,8 @@ STUDIES = ("adatap", "dbm", "fig12")
 FULL = {
     "adatap": dict(hidden=500, samples=5000, epochs=10, learning_rate=0.001, batch_size=100,
                    damping=0.5, iterations=(3, 10, 100), pl_rows=1000, eval_every=10,
-                   timing_hidden=500, timing_batches=(1, 10, 100), timing_iters=(20, 2)),
+                   timing_hidden=500, timing_batches=(1, 10, 100), timing_iters=(20, 2),
+                   timing_direct=True),
     "dbm": dict(models=((784, 500, 1000), (784, 500, 500, 1000)), samples=60_000,
                 test_samples=10_000, pretrain_epochs=50, pretrain_lr=0.001, epochs=3000,
                 learning_rate=0.001, batch_size=100, eval_every=10, eval_samples=1000),
@@ -151,13 +152,15 @@ def _time_per_iteration(fn, n_iter, repeats):
     return best
 
 
-def time_inference(X, *, hidden=500, batches=(1, 10, 100), iters=(20, 2), seed=0,
+def time_inference(X, *, hidden=500, batches=(1, 10, 100), iters=(20, 2), direct=False, seed=0,
                    progress=False):
     """CPU seconds of one TAP (Alg. 1) and one adaTAP (Alg. 3) iteration for batches of
     data-anchored runs from the rows of ``X`` on an ``n_visible × hidden`` RBM (weights
     N(0, 0.01²), base-rate visible biases), one BLAS and one Numba thread (Fig. 10 right).
-    ``iters``: iterations timed for TAP and adaTAP.  Returns a DataFrame (method,
-    batch_size, seconds_per_iteration)."""
+    ``iters``: iterations timed for TAP and adaTAP.  ``direct=True`` also times adaTAP with
+    the full ``n × n`` inverse per run (``method="direct"``, the cost the paper reports) as
+    method ``"adatap_direct"``.  Returns a DataFrame (method, batch_size,
+    seconds_per_iteration)."""
     import pandas as pd
 
 
@@ -173,13 +176,20 @@ def time_inference(X, *, hidden=500, batches=(1, 10, 100), iters=(20, 2), seed=0
             ta = _time_per_iteration(lambda n: adatap.solve(rbm, Y, tol=0.0, max_iter=n), n_ada, 1)
             rows += [dict(method="tap", batch_size=B, seconds_per_iteration=tt),
                      dict(method="adatap", batch_size=B, seconds_per_iteration=ta)]
+            if direct:
+                td = _time_per_iteration(
+                    lambda n: adatap.solve(rbm, Y, tol=0.0, max_iter=n, method="direct"), n_ada, 1)
+                rows.append(dict(method="adatap_direct", batch_size=B, seconds_per_iteration=td))
+                _progress(progress, f"  timing batch {B}: adaTAP (full inverse) {td:.2e} s, "
+                                    f"ratio {td / max(tt, 1e-12):.0f}")
             _progress(progress, f"  timing batch {B}: TAP {tt:.2e} s, adaTAP {ta:.2e} s, "
                                 f"ratio {ta / max(tt, 1e-12):.0f}")
     return pd.DataFrame(rows)
 
 
 def study_adatap(*, hidden, samples, epochs, learning_rate, batch_size, damping, iterations,
-                 pl_rows, eval_every, timing_hidden, timing_batches, timing_iters, init_scale=0.001,
+                 pl_rows, eval_every, timing_hidden, timing_batches, timing_iters,
+                 timing_direct=False, init_scale=0.001,
                  seed=0, data=None, progress=False):
     """Fig. 10 (module docstring).  Returns ``(tables, summary)`` with tables ``curves``
     (method, iterations, updates, epoch, pl, seconds) and ``timing`` (method, batch_size,
@@ -219,15 +229,18 @@ def study_adatap(*, hidden, samples, epochs, learning_rate, batch_size, damping,
     Xt = X if X.shape[0] >= max(timing_batches) else (_mnist(max(timing_batches)) if data is None else
                                                        np.resize(X, (max(timing_batches), X.shape[1])))
     timing = time_inference(Xt, hidden=timing_hidden, batches=timing_batches,
-                            iters=timing_iters, seed=seed, progress=progress)
+                            iters=timing_iters, direct=timing_direct, seed=seed, progress=progress)
     piv = timing.pivot(index="batch_size", columns="method", values="seconds_per_iteration")
     ratio = {int(b): float(piv.loc[b, "adatap"] / max(piv.loc[b, "tap"], 1e-12)) for b in piv.index}
+    ratio_direct = ({int(b): float(piv.loc[b, "adatap_direct"] / max(piv.loc[b, "tap"], 1e-12))
+                     for b in piv.index} if "adatap_direct" in piv else None)
     last = curves.groupby(["method", "iterations"])["pl"].last()
     final = {f"{m}_{it}": float(v) for (m, it), v in last.items()}
     tap_best = max(v for k, v in final.items() if k.startswith("tap_"))
     summary = {
         "final_pl": final,
         "time_ratio_adatap_over_tap": ratio,
+        "time_ratio_adatap_full_inverse_over_tap": ratio_direct,
         "timing_model": f"{X.shape[1]}x{timing_hidden}",
         "claims": {
             "adatap_3_worst": bool(final[f"adatap_{min(iterations)}"] == min(final.values())),

@@ -31,7 +31,8 @@ def fig10(tables, *, width=420, height=320):
     t = tables["timing"]
     right = []
     for method, g in t.groupby("method", sort=True):
-        label = "TAP" if method == "tap" else "adaTAP (VAMP)"
+        label = {"tap": "TAP", "adatap": "adaTAP (VAMP, Schur)",
+                 "adatap_direct": "adaTAP (VAMP, full inverse)"}.get(method, method)
         c = hv.Curve(g, "batch_size", ("seconds_per_iteration", "seconds per iteration"), label=label)
         right += [c.opts(logx=True, logy=True, tools=["hover"]), hv.Scatter(c).opts(size=6)]
     rp = hv.Overlay(right).opts(title="Fig. 10 right: time per iteration", logx=True, logy=True,
