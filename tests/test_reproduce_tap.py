@@ -247,11 +247,11 @@ def test_cli_reproduce_tap_bad_options(capsys):
 
 @pytest.mark.slow
 def test_short_mnist_run_shows_the_papers_trends():
-    """A laptop-size run (2,000 rows, 5 epochs, N_h = 25 and 100, M = K = 20, γ = 0.05; about
-    90 s with one BLAS thread): the TAP log-likelihood rises, the solution count starts at 1
-    and grows, the mean TAP free energy rises then falls, and TAP denoising beats the OPE at
-    p = 0.1–0.3.  Not asserted: the paper's "fewer than 10 % unique solutions" — this short,
-    large-step run on few images reached 23–27 % (measured)."""
+    """The quick form of the command line (2,000 rows, 5 epochs, N_h = 25 and 100, M = K = 20,
+    γ = 0.05; about 3 min of CPU with one BLAS thread): the TAP log-likelihood rises, the
+    solution count starts at 1 and grows (to 57 of 1,000 for N_h = 100, measured: below the
+    paper's 10 %), the mean TAP free energy rises then falls, and TAP denoising beats the
+    OPE at p = 0.1–0.3."""
     _mnist_or_skip()
     tables, summary = rt.run(epochs=5, samples=2000, eval_samples=1000, test_samples=200,
                              hidden=(25, 100), batch_size=20, n_solutions=20,
@@ -263,9 +263,9 @@ def test_short_mnist_run_shows_the_papers_trends():
                   "the number of unique solutions grows with training",
                   "TAP free energy first increases, then slowly decreases",
                   "exact recovery at p = 0",
-                  "TAP denoising beats the OPE at moderate noise (N_h <= 100)"):
+                  "TAP denoising beats the OPE at moderate noise (N_h <= 100)",
+                  "no explosion of solutions"):
         assert claims[claim]["holds"], claims[claim]
-    assert claims["no explosion of solutions"]["holds"] in (True, False)
 
 
 def test_bench_numpy_peer_is_the_same_update():

@@ -206,7 +206,7 @@ def reproduction_figure(tables, parts=PARTS, *, cols=3):
     by_part["isomap"] = [
         hv.Scatter(g, "x", ["y", "fe_scaled", "free_energy", "count", "solution"]).opts(
             color="fe_scaled", cmap="viridis", size=6, colorbar=True, tools=["hover"],
-            width=300, height=260, title=f"solutions, epoch {ep}: {len(g)} (Fig. 6)")
+            width=320, height=270, title=f"Fig. 6: {len(g)} solutions, epoch {ep}")
         for ep, g in iso.groupby("epoch")] if len(iso) else []
     dm = tables["data_map"]
     by_part["data_map"] = []
@@ -216,7 +216,7 @@ def reproduction_figure(tables, parts=PARTS, *, cols=3):
         sol = hv.Scatter(g, "sol_x", ["sol_y", "free_energy"], label="TAP solutions").opts(
             color="black", marker="x", size=8)
         by_part["data_map"].append((data * sol).opts(hv.opts.Overlay(
-            title=f"data map (3, 6, 7), epoch {ep} (Fig. 7)", width=300, height=260,
+            title=f"Fig. 7: digits 3, 6, 7, epoch {ep}", width=320, height=270,
             show_legend=False)))
     den = tables["denoising"]
     by_part["denoising"] = []
