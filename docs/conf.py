@@ -47,6 +47,16 @@ for _paper, _title in _PAPERS.items():
             _lines += [f"![{_cap}]({_paper}/{_fig.name})", "", f"*{_cap}*", ""]
 if not _lines:
     _lines = ["No rendered figures under `results/` yet."]
+# each paper page includes results/<paper>/_page.md: the README of the full-scale results, or
+# a plain statement that they are not in the repository
+for _paper in _PAPERS:
+    _dir = _RES_OUT / _paper
+    _dir.mkdir(exist_ok=True)
+    _readme = ROOT / "results" / _paper / "README.md"
+    (_dir / "_page.md").write_text(
+        _readme.read_text(encoding="utf-8") if _readme.is_file() else
+        "The full-scale results of this paper are not in the repository yet; the quick forms of "
+        "the commands above reproduce the paper's claims at a smaller scale.\n", encoding="utf-8")
 (_RES_OUT / "_gallery.md").write_text("\n".join(_lines) + "\n", encoding="utf-8")
 
 import rbmviz  # noqa: E402
