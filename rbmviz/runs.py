@@ -33,10 +33,12 @@ smaller layer has more than ``exact_max_bits`` units and ``n_visible · n_hidden
 from it at every record and when the run ends, stops or fails.  Pass ``dtype=None`` to train
 in the model's own dtype.
 
-**Interruption.**  Training runs in chunks of at most ~``chunk_seconds`` (0.25 s), so Ctrl-C
-takes effect between chunks (a single update is never split); :func:`train` then raises
-:class:`rbmviz.errors.Interrupted` (a ``KeyboardInterrupt``) whose ``records`` are the
-records finished so far and whose ``run`` holds the model as trained.  With
+**Interruption.**  Training runs in chunks of at most ~``chunk_seconds`` (0.25 s): Ctrl-C
+takes effect after the current Numba call (≤ one chunk; the fused kernels of small models) or
+at once between the products of the BLAS path (large models, any ``k``); :func:`train` then
+raises :class:`rbmviz.errors.Interrupted` (a ``KeyboardInterrupt``) whose ``records`` are the
+records finished so far and whose ``run`` holds the model as trained (an interrupted run is
+not meant to be continued).  With
 ``max_seconds``, each ``next(run)`` returns within about that time (a record made early,
 within the epoch) — for live front ends.
 
@@ -50,8 +52,6 @@ model) below both its best value so far and the uniform model's value.
 from __future__ import annotations
 
 import math
-import signal
-import threading
 import time
 
 import numpy as np
@@ -258,7 +258,6 @@ class Run:
         self._eval_times: list[float] = []   # cost of each evaluation (the schedule uses the
         #                                    # smaller of the last two: robust to warm-up)
         self._u_record = 0             # run updates at the latest record
-        self._interrupt = False        # set by train()'s SIGINT handler
 
     # ------------------------------------------------------------------ set-up helpers
     def _choose_metrics(self, metrics, has_test, exact_max_bits):
@@ -414,9 +413,6 @@ class Run:
             goal = target()
             if self._u >= goal:
                 return
-            if self._interrupt:
-                self._interrupt = False
-                raise KeyboardInterrupt
             if not first and deadline is not None and time.perf_counter() >= deadline:
                 return
             first = False
@@ -608,7 +604,6 @@ def train(rbm, data, algorithm="cd", *, epochs, batch_size=None, learning_rate=0
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=run.epochs, unit="epoch", desc=run.algorithm.label or run.algorithm.name)
-    handler = _install_sigint(run)
     try:
         for rec in run:
             if bar is not None:
@@ -621,27 +616,7 @@ def train(rbm, data, algorithm="cd", *, epochs, batch_size=None, learning_rate=0
                           f"(epoch {run._epoch_value()}); {len(run.records)} records kept in "
                           f"exc.records", records=run.records, run=run) from exc
     finally:
-        if handler is not None:
-            signal.signal(signal.SIGINT, handler)
         if bar is not None:
             bar.close()
     return run.to_frame()
 
-
-def _install_sigint(run):
-    """In the main thread, make Ctrl-C set a flag the run checks between chunks (so an
-    update is never cut in half); a second Ctrl-C interrupts at once.  Returns the handler
-    to restore, or None when no handler was installed."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    previous = signal.getsignal(signal.SIGINT)
-    if previous is not signal.default_int_handler:
-        return None                       # someone else handles SIGINT: leave it alone
-
-    def handler(signum, frame):
-        if run._interrupt:                # second Ctrl-C: interrupt now
-            raise KeyboardInterrupt
-        run._interrupt = True
-
-    signal.signal(signal.SIGINT, handler)
-    return previous
