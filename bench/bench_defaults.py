@@ -1,0 +1,214 @@
+"""The front door at its defaults: ``rbmviz.train`` with no extra knobs against its peers.
+
+Printed side by side (ONE process, interleaved rounds, median over rounds):
+
+1. **Large** — ``rbmviz.train(RBM(784, 500), X, "pcd", epochs=1, batch_size=100,
+   learning_rate=0.01, k=1)`` on float64 rows (its defaults: ``eval_every="auto"``, metrics
+   ``spl``/``recon_error``/``weight_norm``, float32 working copy) against scikit-learn's
+   ``BernoulliRBM(n_components=500, batch_size=100, learning_rate=0.01, n_iter=1).fit`` of the
+   same epoch.  Target ≥ 3×; the records must still show learning (reconstruction error falls).
+2. **PCD variant** — the bare PCD-1 update (6 products: the chains' hidden step is recomputed
+   with the current weights) against a variant that reuses the last negative-phase hidden
+   sample as the next chain state, as scikit-learn does (5 products), float32, ms/update.
+3. **Small** — ``rbmviz.train(RBM(9, 4), bars_and_stripes(3), "cd", epochs=E,
+   learning_rate=0.3, k=12)`` (full batch, defaults: exact log-likelihood recorded on the
+   time budget) against the plain numpy CD-12 loop of bench/numpy_reference.py without any
+   evaluation.  Target ≥ 20×.
+4. **Streaming** — a ``Run`` with the MNIST preset (784×500, batch 100, float32) and
+   ``max_seconds=0.5`` as the explorer drives it: records per second and the change of the
+   reconstruction error.  Target ≥ 2 records/s.
+
+Data: MNIST from the data directory when present (threshold-binarised), else random rows
+with MNIST's mean (0.13) — said in the output.
+
+Run: ``python bench/bench_defaults.py [--quick]``.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+if __package__ in (None, ""):   # run as a script: make the project root importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench._common import OtherLoad, interleaved, table  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import rbmviz  # noqa: E402
+from bench.numpy_reference import cd_epoch  # noqa: E402
+from rbmviz._blas import matmul, single_threaded_blas  # noqa: E402
+from rbmviz.algorithms.cd import PCD  # noqa: E402
+from rbmviz.kernels.gibbs import sample_rows_, sigmoid_rows_scaled_  # noqa: E402
+
+TARGETS = {"large": 3.0, "small": 20.0, "stream": 2.0}
+
+
+def mnist_rows(n):
+    try:
+        X = rbmviz.datasets.mnist(limit=n)
+        return X.astype(np.float64), "MNIST (threshold-binarised)"
+    except Exception:                    # no data directory: same size and density
+        rng = np.random.default_rng(0)
+        return (rng.random((n, 784)) < 0.13).astype(np.float64), "random rows, density 0.13"
+
+
+class PCDReuseHidden(PCD):
+    """PCD-1 as scikit-learn runs it: the chains' state is the hidden sample of the previous
+    negative phase (drawn with the previous weights), so an update needs 5 products."""
+
+    def _update(self, rbm, batch):
+        W, b, c = rbm.params
+        dt = W.dtype
+        nb, n = batch.shape[0], self.n_chains
+        rows = n + nb
+        buf = self._buffers(rbm, rows)
+        S, Pre, Y, H, PreV, F, B = (buf[x] for x in ("S", "Pre", "Y", "H", "PreV", "F", "B"))
+        seed, ctr = self.gibbs_seed, self.counter
+        if not hasattr(self, "hchain"):
+            self.hchain = np.empty((n, rbm.n_hidden), dtype=dt)
+            matmul(np.ascontiguousarray(self.chains), W, Pre[:n])
+            sample_rows_(Pre[:n], c, self.hchain, seed, ctr, F, B)
+            ctr += 1
+        V = S[:n]
+        S[n:rows] = batch
+        matmul(self.hchain, W.T, PreV[:n])                    # 1: visible step from h
+        sample_rows_(PreV[:n], b, V, seed, ctr, F, B)
+        matmul(S[:rows], W, Pre[:rows])                       # 2-3: negative + positive
+        eta = self.learning_rate
+        sigmoid_rows_scaled_(Pre[:n], c, Y[:n], dt.type(-eta / n), F, B)
+        sigmoid_rows_scaled_(Pre[n:rows], c, Y[n:rows], dt.type(eta / nb), F, B)
+        sample_rows_(Pre[:n], c, self.hchain, seed, ctr + 1, F, B)   # next chain state
+        self.counter = ctr + 2
+        G = buf["G"]
+        matmul(S[:rows].T, Y[:rows], G)                       # 4-5: the weight step
+        W += G
+        b += (-eta / n) * V.sum(axis=0) + (eta / nb) * S[n:rows].sum(axis=0)
+        c += Y[:rows].sum(axis=0)
+        self.updates += 1
+        self.gibbs_steps += 1
+
+
+def large(X, rounds):
+    from sklearn.neural_network import BernoulliRBM
+
+    def ours():
+        return rbmviz.train(rbmviz.RBM(784, 500, seed=0), X, "pcd", epochs=1, batch_size=100,
+                            learning_rate=0.01, k=1)
+
+    def theirs():
+        BernoulliRBM(n_components=500, batch_size=100, learning_rate=0.01, n_iter=1,
+                     random_state=0).fit(X)
+
+    df = ours()
+    res = interleaved({"rbmviz.train (defaults)": ours, "sklearn BernoulliRBM.fit": theirs},
+                      rounds=rounds, reps=1, warmup=1)
+    return res, df
+
+
+def pcd_variant(X, rounds, reps):
+    out = {}
+    for name, cls in (("PCD-1, 6 products (rbmviz)", PCD), ("PCD-1, reuse hidden (5)", PCDReuseHidden)):
+        rbm = rbmviz.RBM(784, 500, seed=0, dtype="float32")
+        alg = cls(k=1, learning_rate=0.01, seed=0)
+        Xf = X.astype(np.float32)
+        alg.setup(rbm, Xf, 100)
+        it = iter(range(10**9))
+
+        def step(alg=alg, rbm=rbm, Xf=Xf, it=it):
+            i = next(it) % (Xf.shape[0] // 100)
+            with single_threaded_blas():
+                alg._update(rbm, Xf[i * 100:(i + 1) * 100])
+        out[name] = step
+    return interleaved(out, rounds=rounds, reps=reps)
+
+
+def small(epochs, rounds):
+    X = rbmviz.datasets.bars_and_stripes(3)
+
+    def ours():
+        return rbmviz.train(rbmviz.RBM(9, 4, seed=0), X, "cd", epochs=epochs, learning_rate=0.3, k=12)
+
+    def numpy_loop():
+        rbm = rbmviz.RBM(9, 4, seed=0)
+        W, b, c = rbm.params
+        rng = np.random.default_rng(0)
+        for _ in range(epochs // 10):        # a tenth of the epochs (numpy is slow), scaled below
+            cd_epoch(W, b, c, X, 12, 0.3, rng)
+
+    df = ours()
+    res = interleaved({"rbmviz.train (defaults)": ours, "numpy CD-12 loop (1/10 epochs)": numpy_loop},
+                      rounds=rounds, reps=1, warmup=1)
+    res["numpy CD-12 loop (1/10 epochs)"] = {k: (v * 10 if k != "rounds" else v)
+                                             for k, v in res["numpy CD-12 loop (1/10 epochs)"].items()}
+    return res, df
+
+
+def stream(X, seconds):
+    p = rbmviz.presets.for_dataset("mnist")
+    rbm = rbmviz.RBM(784, p["n_hidden"], seed=0, dtype=p["dtype"])
+    run = rbmviz.Run(rbm, X, p["algorithm"], epochs=None, batch_size=p["batch_size"],
+                     learning_rate=p["learning_rate"], k=p["k"], metrics=p["metrics"],
+                     max_seconds=0.5)
+    recs, gaps = [next(run)], []
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        t = time.perf_counter()
+        recs.append(next(run))
+        gaps.append(time.perf_counter() - t)
+    return len(recs) - 1, time.perf_counter() - t0, max(gaps), recs
+
+
+def run(quick=False):
+    warnings.simplefilter("ignore")
+    rounds = 3 if quick else 5
+    X, source = mnist_rows(2000 if quick else 5000)
+    mon = OtherLoad()
+    print(f"data: {source}, {X.shape[0]} rows; float64 input")
+    res, df = large(X, rounds)
+    a, b = res["rbmviz.train (defaults)"]["median"], res["sklearn BernoulliRBM.fit"]["median"]
+    print("\n1. 784x500 PCD-1, one epoch, batch 100 (s per epoch, median of rounds)")
+    print(table([(k, f"{v['median']:.3f}", f"{v['min']:.3f}") for k, v in res.items()],
+                ["contender", "median s", "best s"]))
+    first, last = df.iloc[0], df.iloc[-1]
+    print(f"ratio sklearn / rbmviz.train: {b / a:.2f}x (target >= {TARGETS['large']}x); records "
+          f"{len(df)}: recon_error {first.recon_error:.4f} -> {last.recon_error:.4f}, spl "
+          f"{first.spl:.1f} -> {last.spl:.1f}")
+
+    v = pcd_variant(X, rounds, 5 if quick else 10)
+    names = list(v)
+    print("\n2. PCD-1 update, float32 (ms per update)")
+    print(table([(k, f"{d['median'] * 1e3:.2f}", f"{d['min'] * 1e3:.2f}") for k, d in v.items()],
+                ["variant", "median ms", "best ms"]))
+    print(f"reusing the last hidden sample: {v[names[0]]['median'] / v[names[1]]['median']:.2f}x "
+          "faster per update")
+
+    epochs = 3000
+    res_s, df_s = small(epochs, rounds)
+    a, b = res_s["rbmviz.train (defaults)"]["median"], res_s["numpy CD-12 loop (1/10 epochs)"]["median"]
+    print(f"\n3. bars & stripes 9x4, full-batch CD-12, {epochs} epochs (s)")
+    print(table([(k, f"{d['median']:.3f}") for k, d in res_s.items()], ["contender", "median s"]))
+    print(f"ratio numpy / rbmviz.train: {b / a:.1f}x (target >= {TARGETS['small']}x); epochs/s "
+          f"{epochs / a:,.0f} vs {epochs / b:,.0f}; {len(df_s)} records of the exact log-likelihood, "
+          f"{df_s.train_ll.iloc[0]:.3f} -> {df_s.train_ll.iloc[-1]:.3f}")
+
+    n, secs, worst, recs = stream(X, 6 if quick else 15)
+    print(f"\n4. explorer-style Run, MNIST preset, max_seconds=0.5: {n / secs:.1f} records/s "
+          f"(target >= {TARGETS['stream']}), slowest next() {worst:.2f} s, recon_error "
+          f"{recs[0]['recon_error']:.4f} -> {recs[-1]['recon_error']:.4f} after {recs[-1]['updates']} updates")
+    oc = mon.cores()
+    if oc is not None:
+        print(f"\n(other processes used {oc:.2f} of the cores meanwhile; ratios are in-process, "
+              "absolute times inflate on a busy machine)")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer rounds and rows")
+    run(quick=ap.parse_args(argv).quick)
+
+
+if __name__ == "__main__":
+    main()
