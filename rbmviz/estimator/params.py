@@ -1,0 +1,127 @@
+"""The estimator's parameters, derived from the algorithms' knob declarations
+(:mod:`rbmviz.algorithms.knobs`), their scikit-learn constraints and the generated
+``__init__``; and the pseudo-likelihood of rows of probabilities."""
+from __future__ import annotations
+
+import collections.abc
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .. import algorithms as _algorithms
+from .._numerics import softplus as _softplus
+from ..algorithms import knobs as _knobs
+
+__all__ = ["KNOBS", "PARAMETERS", "pseudo_log_likelihood_expected"]
+
+#: every algorithm knob, copied from its one declaration (``seed`` is ``random_state`` here);
+#: a knob the chosen algorithm does not take is an error only when it differs from the
+#: declared default
+KNOBS = _knobs.union_params([_algorithms.get(n) for n in _algorithms.names()], exclude=("seed",))
+
+
+class _AlgorithmNames(collections.abc.Set):
+    """The live set of registered algorithm names (an algorithm registered after import is
+    accepted too), usable as the options of a ``StrOptions`` constraint."""
+
+    def __contains__(self, name):
+        return name in _algorithms.names()
+
+    def __iter__(self):
+        return iter(_algorithms.names())
+
+    def __len__(self):
+        return len(_algorithms.names())
+
+    @classmethod
+    def _from_iterable(cls, it):
+        return frozenset(it)
+
+
+def _check_unit_interval(X, name="X"):
+    """Raise a ``ValueError`` naming ``name`` unless every entry of ``X`` is in [0, 1]."""
+    bad = (X < 0) | (X > 1)
+    if bad.any():
+        r, col = np.argwhere(bad)[0]
+        neg = "Negative values in data: " if (X < 0).any() else ""
+        raise ValueError(f"{neg}{name} must hold visible-unit states or probabilities in "
+                         f"[0, 1]; found {X[r, col]!r} at row {r}, column {col}")
+    return X
+
+
+def _constraint(p) -> list:
+    """The scikit-learn constraint of a knob declaration (bounds, choices, None allowed)."""
+    kind = _knobs.knob_kind(p)
+    if kind == "choice":
+        out = [StrOptions({str(o) for o in p.objects})]
+    elif kind == "bool":
+        out = ["boolean"]
+    else:
+        lo, hi = p.bounds
+        inc_lo, inc_hi = p.inclusive_bounds
+        closed = {(True, True): "both", (True, False): "left", (False, True): "right",
+                  (False, False): "neither"}[(lo is not None and inc_lo, hi is not None and inc_hi)]
+        out = [Interval(Integral if kind == "int" else Real, lo, hi, closed=closed)]
+    return out + ([None] if p.allow_None else [])
+
+
+#: the estimator's parameters in signature order, with their defaults: the BernoulliRBM ones,
+#: then every algorithm knob (its declared default), then the model's
+_LEADING = (("n_components", 256), ("algorithm", "pcd"), ("learning_rate", KNOBS["learning_rate"].default),
+            ("batch_size", 10), ("n_iter", 10))
+_TRAILING = (("init_scale", 0.01), ("init_visible_bias", "zeros"), ("dtype", "float64"),
+             ("random_state", None), ("verbose", 0))
+PARAMETERS = dict((*_LEADING, *((n, p.default) for n, p in KNOBS.items() if n != "learning_rate"),
+                   *_TRAILING))
+
+
+def _make_init():
+    """``__init__(self, n_components=256, *, algorithm="pcd", ..., verbose=0)`` storing every
+    parameter unchanged (scikit-learn's rule), generated from :data:`PARAMETERS` so that the
+    signature lists every knob with its declared default."""
+    names = list(PARAMETERS)
+    args = ", ".join([f"{names[0]}=_d[{names[0]!r}]", "*"]
+                     + [f"{n}=_d[{n!r}]" for n in names[1:]])
+    body = "\n".join(f"    self.{n} = {n}" for n in names)
+    ns = {"_d": PARAMETERS}
+    exec(f"def __init__(self, {args}):\n{body}\n", ns)   # noqa: S102 - names are identifiers
+    init = ns["__init__"]
+    init.__doc__ = "Store the parameters (see the class docstring)."
+    return init
+
+
+def _knob_docs() -> str:
+    lines = []
+    for n, p in KNOBS.items():
+        if n == "learning_rate":
+            continue
+        kind = {"int": "int", "float": "float", "bool": "bool", "choice": "str"}[_knobs.knob_kind(p)]
+        lines.append(f"    {n} : {kind}{' or None' if p.allow_None else ''}, default={p.default!r}")
+        lines.append(f"        {(p.doc or '').strip()}")
+    return "\n".join(lines)
+
+
+def pseudo_log_likelihood_expected(rbm, X) -> np.ndarray:
+    """Pseudo-log-likelihood over all sites of rows ``X`` with entries in [0, 1] (nats),
+    shape (n_samples,):
+
+    ``Σ_i [x_i log p_i + (1 − x_i) log(1 − p_i)]``, ``p_i = p(v_i = 1 | v_{−i} = x_{−i})``,
+
+    the cross-entropy of each site's probability under the model's conditional (Besag's
+    pseudo-likelihood with the data term as a mean-field value).  For 0/1 rows it is exactly
+    the pseudo-log-likelihood ``Σ_i log p(v_i | v_{−i})`` of
+    :func:`rbmviz.evaluate.pseudo_log_likelihood_rows`.  The logit of ``p_i`` is
+    ``F(x with x_i = 0) − F(x with x_i = 1) = b_i + Σ_j [softplus(c_j + x_{−i}W_{·j} + W_ij)
+    − softplus(c_j + x_{−i}W_{·j})]`` (free energy ``F(v) = −bᵀv − Σ_j softplus(c_j + vᵀW_{·j})``).
+    Cost O(n_samples · n_features · n_components).
+    """
+    W, b, c = (np.asarray(a, dtype=np.float64) for a in rbm.params)
+    X = np.asarray(X, dtype=np.float64)
+    pre = X @ W + c
+    out = np.zeros(X.shape[0])
+    for i in range(X.shape[1]):
+        pre0 = pre - X[:, i:i + 1] * W[i]
+        logit = b[i] + (_softplus(pre0 + W[i]) - _softplus(pre0)).sum(axis=1)
+        out -= X[:, i] * _softplus(-logit) + (1.0 - X[:, i]) * _softplus(logit)
+    return out
