@@ -72,6 +72,31 @@ def _in_timed_ranges(n, run, first=1):
         lo = hi
 
 
+def _stats_in_timed_calls(M, a, o, log_z, nblocks, per, acc):
+    """Every (block, chunk) unit of :func:`rbmviz.kernels.exact.expected_stats_part_`, each
+    block's chunks in increasing order, in calls of about :data:`CALL_SECONDS`: all blocks
+    for several chunks when a unit is cheap, a few blocks for one chunk when it is not
+    (one chunk of every block of a 30×30 model takes seconds)."""
+    unit = None                      # measured seconds per (block, chunk) unit
+    j = 0
+    while j < per:
+        target = 2 if unit is None else max(1, int(CALL_SECONDS / max(unit, 1e-12)))
+        sj = min(per - j, max(1, target // nblocks))
+        j1 = j + sj
+        b = 0
+        while b < nblocks:
+            sb = nblocks if target >= nblocks else min(nblocks, max(1, target))
+            b1 = min(nblocks, b + sb)
+            t0 = time.perf_counter()
+            _exact.expected_stats_part_(M, a, o, log_z, j, j1, b, b1, *acc)
+            new = (time.perf_counter() - t0) / ((j1 - j) * (b1 - b))
+            unit = new if unit is None else max(new, unit / 4)     # grow at most 4x per call
+            if sj == 1:
+                target = max(1, int(CALL_SECONDS / max(unit, 1e-12)))
+            b = b1
+        j = j1
+
+
 def _log_sum_states(M, a, o) -> float:
     """``log Z`` of the enumeration ``(M, a, o)``: one kernel call for small ones, else
     time-bounded ranges of chunks (same result to the bit)."""
@@ -142,8 +167,7 @@ def model_statistics(rbm, log_z=None):
     else:       # time-bounded calls (Ctrl-C), the same sums in the same order
         nblocks, per = _exact.n_blocks(nA)
         acc = (np.zeros((nblocks, nA, nO)), np.zeros((nblocks, nA)), np.zeros((nblocks, nO)))
-        _in_timed_ranges(per, lambda lo, hi: _exact.expected_stats_part_(M, a, o, float(log_z),
-                                                                          lo, hi, *acc))
+        _stats_in_timed_calls(M, a, o, float(log_z), nblocks, per, acc)
         E_sq, E_s, E_q = _exact.sum_blocks(*acc)
     if vis:
         return E_sq, E_s, E_q

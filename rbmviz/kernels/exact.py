@@ -177,17 +177,18 @@ def n_blocks(nA):
 
 
 @njit(parallel=True, cache=True)
-def expected_stats_part_(M, a, o, log_z, j0, j1, acc_sq, acc_s, acc_q):
-    """Chunks ``j0 … j1 − 1`` of every block of :func:`expected_stats` (blocks in parallel),
-    added to the per-block accumulators ``acc_sq`` (nblocks, nA, nO), ``acc_s`` (nblocks,
-    nA), ``acc_q`` (nblocks, nO) (start them at 0).  Consecutive ranges ``j0 … j1`` covering
-    ``0 … per`` followed by :func:`sum_blocks` give exactly :func:`expected_stats`."""
+def expected_stats_part_(M, a, o, log_z, j0, j1, b0, b1, acc_sq, acc_s, acc_q):
+    """Chunks ``j0 … j1 − 1`` of blocks ``b0 … b1 − 1`` of :func:`expected_stats` (blocks in
+    parallel), added to the per-block accumulators ``acc_sq`` (nblocks, nA, nO), ``acc_s``
+    (nblocks, nA), ``acc_q`` (nblocks, nO) (start them at 0).  Any sequence of calls that
+    gives every block its chunks ``0 … per − 1`` in increasing order, followed by
+    :func:`sum_blocks`, gives exactly :func:`expected_stats`."""
     nA, nO = M.shape
     total = np.int64(1) << nA
     csize = min(total, np.int64(1) << CHUNK_BITS)
     nblocks = acc_s.shape[0]
     per = (total // csize) // nblocks
-    for blk in prange(nblocks):
+    for blk in prange(b0, b1):
         s = np.empty(nA)
         pre = np.empty(nO)
         q = np.empty(nO)
