@@ -181,7 +181,7 @@ def train_expected_cd(rbms, data, *, k=1, learning_rate=0.1, iterations=1000,
         frame.insert(0, "run", np.repeat(np.arange(R), len(schedule)))
         return frame
 
-    start = 0
+    start = written = 0                       # written: iterations the models hold
     try:
         while True:
             stop = min(start + chunk, iterations)
@@ -190,6 +190,7 @@ def train_expected_cd(rbms, data, *, k=1, learning_rate=0.1, iterations=1000,
             if (status >= 0).any():
                 break
             write_back()
+            written = stop
             if step is not None:
                 step(stop - start)
             if stop == iterations:
@@ -201,9 +202,9 @@ def train_expected_cd(rbms, data, *, k=1, learning_rate=0.1, iterations=1000,
             start = stop
     except KeyboardInterrupt as exc:
         frame = records()
-        done = frame[(frame.iteration <= start) & frame.bias.notna()]
-        raise Interrupted(f"expected CD-{k} training interrupted after {start} of {iterations} "
-                          f"iterations; the models hold the parameters after iteration {start}",
+        done = frame[(frame.iteration <= written) & frame.bias.notna()]
+        raise Interrupted(f"expected CD-{k} training interrupted after {written} of {iterations} "
+                          f"iterations; the models hold the parameters after iteration {written}",
                           records=done.to_dict("records")) from exc
     finally:
         if bar is not None:
