@@ -1,10 +1,15 @@
 """Every knob of a training run, defined once: data set, model, training rule.
 
 The three classes below are ``param.Parameterized``: each knob declares its default, its
-bounds and its help text in one place, and
+bounds and its help text in one place — the algorithm knobs of :class:`TrainSettings`
+(``k``, ``learning_rate``, ``n_chains``, ``damping`` ...) are not even declared here but
+copied from each rule's one declaration (``rbmviz.algorithms.get(name).Knobs``, see
+:mod:`rbmviz.algorithms.knobs`), whose bounds keep a run from hanging
+(:mod:`rbmviz.bounds`) — and
 
 * the explorer app draws their widgets with ``pn.Param`` (labels, sliders from ``softbounds``);
 * the ``rbmviz train`` command builds one ``--kebab-case`` option per knob (:mod:`rbmviz.cli`);
+* :class:`rbmviz.estimator.RBMEstimator` takes the same algorithm knobs as parameters;
 * notebooks set them as keyword arguments, e.g. ``TrainSettings(algorithm="pcd", k=12)``.
 
 Assigning a value out of bounds raises a ``ValueError`` naming the knob (param checks it).
