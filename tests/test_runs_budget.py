@@ -187,13 +187,16 @@ _THREADS_CHILD = textwrap.dedent("""
     recs = list(run)
     assert not run.algorithm._serial
     h = hashlib.sha256(b"".join(p.tobytes() for p in rbm.params))
-    print(h.hexdigest(), repr(recs[-1]["spl"]), repr(recs[-1]["recon_error"]))
+    small = rbmviz.RBM(16, 200, seed=1, scale=0.3)
+    Z = rbmviz.evaluate.log_partition_exact(small)
+    A = rbmviz.evaluate.ais_log_partition(rbm, n_chains=60, n_betas=100, seed=0).log_z
+    print(h.hexdigest(), repr(recs[-1]["spl"]), repr(recs[-1]["recon_error"]), repr(Z), repr(A))
 """)
 
 
 def test_blas_path_is_bit_identical_for_any_thread_count():
-    """The README's claim: CD/PCD runs (both paths) and their spl/recon metrics are
-    bit-identical for OPENBLAS_NUM_THREADS / NUMBA_NUM_THREADS 1 and 2."""
+    """The README's claim: CD/PCD runs on the BLAS path, the spl/recon metrics, exact log Z
+    and AIS are bit-identical for OPENBLAS_NUM_THREADS / NUMBA_NUM_THREADS 1 and 2."""
     outs = []
     for n in ("1", "2"):
         env = {**os.environ, "PYTHONPATH": ROOT, "OPENBLAS_NUM_THREADS": n,

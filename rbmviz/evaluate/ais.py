@@ -26,7 +26,6 @@ every temperature with single-threaded BLAS and kernels.
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -36,6 +35,7 @@ import numba
 import numpy as np
 
 from .._validation import check_data, check_float, check_int, check_seed
+from .._blas import single_threaded_blas
 from .._seeds import stream_seed
 from ..kernels.ais import ais_base_sample_, ais_hidden_step_, ais_visible_step_
 from .._numerics import softplus as _softplus
@@ -251,7 +251,7 @@ def ais_log_partition(rbm, n_chains=100, n_betas=10000, seed=0, data=None, *, be
     stop = threading.Event()
     args = (W, b, c, b_base, db, betas, key, log_w, bar, stop)
     try:
-        with _single_threaded_blas():
+        with single_threaded_blas():
             if threads == 1 or n_blocks == 1:
                 for lo, hi in blocks:
                     _run_chains(*args, lo, hi)
@@ -270,14 +270,6 @@ def ais_log_partition(rbm, n_chains=100, n_betas=10000, seed=0, data=None, *, be
         if bar is not None:
             bar.close()
     return _summarise(log_w, log_z_base)
-
-
-def _single_threaded_blas():
-    try:
-        from threadpoolctl import threadpool_limits   # a scikit-learn dependency
-    except ImportError:                                # pragma: no cover
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _run_chains(W, b, c, b_base, db, betas, key, log_w, bar, stop, lo, hi, worker=False):
