@@ -22,6 +22,7 @@ import panel as pn
 from . import limits
 from .feed import DocumentFeed, SessionControls
 from .help import help_card
+from .widgets import widget_for
 from ..live.bias import BIAS_DATASETS, LIVE_BIAS_KNOBS, PACE_KNOBS, BiasRace, BiasSettings
 
 #: values are clipped to this range before they reach the log axis
@@ -80,18 +81,14 @@ class BiasSession(SessionControls, DocumentFeed):
         w["dataset"] = pn.widgets.Select.from_param(
             s.param.dataset, options={label: name for name, (label, _) in BIAS_DATASETS.items()},
             name="Dataset (bias)")
-        w["n_hidden"] = pn.widgets.IntSlider.from_param(s.param.n_hidden, name="Hidden units n")
-        w["k"] = pn.widgets.IntSlider.from_param(s.param.k, name="k (Gibbs steps of CD-k)")
-        w["learning_rate"] = pn.widgets.FloatSlider.from_param(
-            s.param.learning_rate, start=0.01, end=2.0, step=0.01, name="η (learning rate)")
-        w["weight_decay"] = pn.widgets.FloatSlider.from_param(
-            s.param.weight_decay, start=0.0, end=0.05, step=0.0005, name="λ (weight decay)")
-        w["iterations_per_point"] = pn.widgets.IntSlider.from_param(
-            s.param.iterations_per_point, start=1, end=500, name="Iterations per point")
-        w["points_per_second"] = pn.widgets.IntSlider.from_param(
-            s.param.points_per_second, start=1, end=60, name="Points per second (bias)")
-        w["init_scale"] = pn.widgets.FloatInput.from_param(s.param.init_scale, step=0.1)
-        w["seed"] = pn.widgets.IntInput.from_param(s.param.seed, name="Seed (bias)")
+        w["n_hidden"] = widget_for(s, "n_hidden", label="Hidden units n")
+        w["k"] = widget_for(s, "k", label="k (Gibbs steps of CD-k)")
+        w["learning_rate"] = widget_for(s, "learning_rate")
+        w["weight_decay"] = widget_for(s, "weight_decay")
+        w["iterations_per_point"] = widget_for(s, "iterations_per_point")
+        w["points_per_second"] = widget_for(s, "points_per_second", label="Points per second (bias)")
+        w["init_scale"] = widget_for(s, "init_scale", kind="input")
+        w["seed"] = widget_for(s, "seed", kind="input", label="Seed (bias)")
 
         self.start_button = pn.widgets.Button(label="▶ Start (bias)", color="primary", width=120)
         self.pause_button = pn.widgets.Button(label="❚❚ Pause (bias)", width=120)

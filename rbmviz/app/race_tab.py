@@ -86,6 +86,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
         self.race_id = 0
         self._images_due = 0.0
         self._quiet = False                 # True while a preset or the budget sets knobs
+        self._building = True               # no race before the URL's knobs are read
         self.apply_preset(reset=False)
         self._init_feed()
         self._build_widgets()
@@ -93,6 +94,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
         self.limits.apply([self.data, self.model, self.train, self.view], self.widgets)
         if sync_url and pn.state.location is not None:
             self._sync_url()
+        self._building = False
         self.reset()
         pn.state.on_session_destroyed(self._destroyed)
 
@@ -142,7 +144,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
         w["algorithms"] = widget_for(vs, "algorithms")
         w["k"] = widget_for(ts, "k", kind="slider")        # every racing rule needs a k
         w["d_budget"] = widget_for(self.budget, "d", kind="slider")
-        w["k_inner"] = widget_for(ts, "k_inner", kind="slider")
+        w["k_inner"] = widget_for(ts, "k_inner", label="K′ (empty: 4 if it divides k)")
         for name in ts.param:
             if name not in ("name", "algorithm", "k", "k_inner"):
                 w[name] = widget_for(ts, name)
@@ -285,7 +287,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
         if self._quiet:
             return
         if "dataset" in names:
-            self.apply_preset(reset=True)
+            self.apply_preset(reset=not self._building)
             return
         if "k_inner" in names:             # K′ moved: keep d, k = d·K′
             self._quiet = True

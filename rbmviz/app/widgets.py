@@ -73,7 +73,10 @@ def widget_for(obj: param.Parameterized, name: str, *, kind: str | None = None, 
     if isinstance(p, param.Number):
         is_int = isinstance(p, param.Integer)
         rng = slider_range(p)
-        if kind == "input" or rng is None or (p.allow_None and kind != "slider"):
+        # a slider cannot show "none": a knob that allows None gets a number input unless the
+        # tab asks for a slider, and then only while it has a value
+        if (kind == "input" or rng is None or (p.allow_None and kind != "slider")
+                or getattr(obj, name) is None):
             cls = pn.widgets.IntInput if is_int else pn.widgets.FloatInput
             return make(cls)
         lo, hi = rng

@@ -14,6 +14,17 @@ exact maximal bias over all parameters of the batch update, ``bound`` Fischer & 
 Theorem 4 (``distance · mixing``), ``bd_bound`` the Bengio–Delalleau-type stand-in of
 :func:`rbmviz.bias.bengio_delalleau_bound`.  No Panel import.
 
+**Why not** :class:`rbmviz.runs.Run`: the other engines drive the run loop; this one is its
+documented equivalent for the CD-bias experiment.  There is no sampling and no mini-batch:
+each iteration is the exact expected CD-k update over the full data set, done inside one
+fused Numba kernel (:func:`rbmviz.bias.train_expected_cd`) that also computes, at the
+iterations asked for, the exact quantities of the record (bias, bounds, log-likelihood, weight
+norm) — a metrics registry cannot reach inside it.  It honours the same contract as ``Run``
+in a live engine: records as dicts, time-bounded points (``chunk="auto"`` bounds each kernel
+call to ~0.25 s, so Pause acts within a second), divergence raised as
+:class:`rbmviz.errors.RunDiverged` naming the quantity and stopping this race only, and the
+same background loop (:class:`~rbmviz.live.loop.BackgroundLoop`).
+
 Controls: :meth:`start`, :meth:`pause`, :meth:`step`, :meth:`stop`; ``k``, ``learning_rate``
 and ``weight_decay`` change between points via :meth:`update_settings`; the dataset, the
 hidden units and the seed need a new race.
@@ -144,7 +155,7 @@ class BiasRace(BackgroundLoop):
             try:
                 frame = train_expected_cd(self.rbm, self.data, k=s.k, learning_rate=s.learning_rate,
                                           iterations=n, weight_decay=s.weight_decay,
-                                          record_at=[n], chunk=max(n, 1))
+                                          record_at=[n], chunk="auto" if n else 1)
             except RunDiverged as err:
                 self.failed = str(err)
                 self._running.clear()

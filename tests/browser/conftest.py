@@ -47,10 +47,18 @@ def _free_port():
 WARM_UP = """
 from rbmviz.live.race import Race
 from rbmviz.settings import DataSettings, ModelSettings, TrainSettings
+from rbmviz.live.tap import TapRace, TapSettings
 race = Race(DataSettings(), ModelSettings(n_hidden=4), TrainSettings(k=5, eval_every=2), ["cd", "pcd"])
 for _ in range(3):
     race.step()
 race.snapshot()
+for dtype in ("float64", "float32"):      # the large data sets' models train in float32
+    race = Race(DataSettings(dataset="digits"), ModelSettings(n_hidden=30, dtype=dtype),
+                TrainSettings(k=1, batch_size=20), ["cd", "pcd"])
+    race.step(); race.step(); race.snapshot()
+tap = TapRace(TapSettings(dataset="digits", limit=200, n_hidden=10, landscape_rows=20,
+                          updates_per_point=1))
+tap.step(); tap.step()
 """
 
 

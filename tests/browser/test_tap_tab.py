@@ -3,6 +3,7 @@ files): after Start, streamed TAP log-likelihood and unique-solution points arri
 plot's data sources, the landscape scatter gets its solutions, and moving the p slider changes
 the noisy image of the denoising panel."""
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -131,4 +132,27 @@ def test_tap_tab_streams_the_landscape_and_denoises(browser, explorer_url):
     page.screenshot(path=str(OUTPUT / "tap_tab.png"), full_page=True)
     page.get_by_text(re.compile(r"^Landscape at epoch")).scroll_into_view_if_needed()
     page.screenshot(path=str(OUTPUT / "tap_tab_landscape.png"))
+    page.close()
+
+
+@pytest.mark.skipif(not __import__("rbmviz").datasets.available("mnist"),
+                    reason="MNIST files missing in the data directory (set RBMVIZ_DATA)")
+def test_tap_tab_trains_binary_mnist_784x100_at_5_updates_a_second(browser, explorer_url):
+    """At the tab's defaults (binary MNIST, Nh = 100, M = K = 100) the TAP machine makes at
+    least 5 mini-batch updates a second, counted from the streamed records."""
+    page = open_explorer(browser, explorer_url)
+    page.get_by_text("TAP landscape", exact=True).click()
+    start = tap_button(page, "Start")
+    start.wait_for()
+    page.wait_for_function(f"() => ({TAP_JS})()['curve:tap_ll'] !== undefined")
+    start.click()
+    page.wait_for_function(f"() => ({TAP_JS})()['curve:tap_ll'].updates.length >= 2",
+                           timeout=60_000)
+    u0, t0 = tap_sources(page)["curve:tap_ll"]["updates"][-1], time.time()
+    time.sleep(15.0)
+    u1, t1 = tap_sources(page)["curve:tap_ll"]["updates"][-1], time.time()
+    tap_button(page, "Pause").click()
+    rate = (u1 - u0) / (t1 - t0)
+    print(f"TAP 784x100, M = 100: {rate:.1f} updates/s")
+    assert rate >= 5.0, rate
     page.close()
