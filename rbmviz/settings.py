@@ -205,9 +205,11 @@ class TrainSettings(_AlgorithmKnobs):
         100, bounds=(0, EPOCHS_MAX), softbounds=(0, 10_000),
         doc="Passes over the training set.")
     eval_every = param.Integer(
-        1, bounds=(1, EPOCHS_MAX), softbounds=(1, 1000),
+        1, allow_None=True, bounds=(1, EPOCHS_MAX), softbounds=(1, 1000),
         doc="Epochs between records (evaluations); records are also made at epoch 0 and at "
-            "the last epoch.")
+            "the last epoch.  none = auto: the run measures what evaluation costs and spaces "
+            "the records so that it takes at most ~10% of the time (rbmviz.runs.Run "
+            "eval_every='auto'; large models then also record within an epoch).")
     max_weight = param.Number(
         1000.0, bounds=(0.0, 1e9), inclusive_bounds=(False, True), softbounds=(1.0, 1e4),
         doc="The run stops as diverged when a parameter grows beyond this magnitude.")
@@ -385,7 +387,8 @@ def make_run(data_settings: DataSettings, model_settings: ModelSettings,
     train, test = load_data(data_settings)
     rbm = build_model(model_settings, train)
     t = train_settings
-    kwargs = dict(epochs=t.epochs, batch_size=t.batch_size, eval_every=t.eval_every,
+    kwargs = dict(epochs=t.epochs, batch_size=t.batch_size,
+                  eval_every="auto" if t.eval_every is None else t.eval_every,
                   max_weight=t.max_weight, test_data=test, **algorithm_kwargs(t))
     kwargs.update(run_overrides)
     return Run(rbm, train, t.algorithm, **kwargs)

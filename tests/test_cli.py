@@ -108,7 +108,7 @@ def test_train_progress_bar_and_summary(tmp_path, capsys):
 def test_python_m_rbmviz_train(tmp_path):
     out = tmp_path / "sub"
     res = _subprocess("train", "--dataset", "shifting_bar", "--N", "5", "--epochs", "3",
-                      "--quiet", "--out", str(out))
+                      "--eval-every", "1", "--quiet", "--out", str(out))
     assert res.returncode == 0, res.stderr
     assert [int(r["epoch"]) for r in _read_csv(out / "records.csv")] == [0, 1, 2, 3]
     assert rbmviz.RBM.load(out / "model.npz").n_visible == 5
@@ -125,7 +125,8 @@ def test_refuses_to_overwrite(tmp_path, capsys):
 
     assert cli.main(["train", "--epochs", "2", "--quiet", "--overwrite", "--out", str(out)]) == 0
     assert (out / "notes.txt").read_text() == "mine"
-    assert cli.main(["train", "--epochs", "3", "--quiet", "--overwrite", "--out", str(out)]) == 0
+    assert cli.main(["train", "--epochs", "3", "--eval-every", "1", "--quiet", "--overwrite",
+                     "--out", str(out)]) == 0
     assert [int(r["epoch"]) for r in _read_csv(out / "records.csv")] == [0, 1, 2, 3]
 
 
@@ -219,10 +220,11 @@ def test_unexpected_errors_are_one_line_without_traceback(tmp_path, capsys, monk
 def test_presets_size_the_defaults_to_the_data(tmp_path):
     from rbmviz import presets
     out = tmp_path / "digits"
-    assert cli.main(["train", "--dataset", "digits", "--epochs", "1", "--eval-every", "1",
-                     "--quiet", "--out", str(out)]) == 0
+    assert cli.main(["train", "--dataset", "digits", "--epochs", "1", "--quiet",
+                     "--out", str(out)]) == 0
     saved = json.loads((out / "settings.json").read_text())
     want = presets.for_dataset("digits")
+    assert saved["eval_every"] is None                      # auto: evaluation on a time budget
     for key in ("n_hidden", "batch_size", "learning_rate", "k", "algorithm", "dtype"):
         assert saved[key] == want[key], key
     assert rbmviz.RBM.load(out / "model.npz").n_hidden == want["n_hidden"]

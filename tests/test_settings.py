@@ -222,6 +222,13 @@ def test_from_dict_bad_values(values, match):
         from_dict(values)
 
 
+def test_eval_every_none_is_the_runs_time_budget():
+    data, model, _ = (cls() for cls in SETTINGS_CLASSES)
+    run = rbmviz.settings.make_run(data, model, TrainSettings(eval_every=None, epochs=5))
+    assert run.eval_every == "auto"
+    assert from_dict(to_dict(data, model, TrainSettings(eval_every=None)))[2].eval_every is None
+
+
 def test_parse_value():
     p = TrainSettings.param
     assert parse_value(p["k"], "1_000") == 1000

@@ -41,8 +41,10 @@ def _setup_train(parser):
 
     Defaults fit the data set (--preset auto): the model size, batch, learning rate, k,
     epochs, float type and row limit of rbmviz.presets.for_dataset(DATASET) — e.g. mnist:
-    784x500 PCD-1, batch 100, float32, 10,000 rows — then the settings of --settings FILE,
-    then the options given.  --preset none starts from the plain defaults listed below.
+    784x500 PCD-1, batch 100, float32, 10,000 rows — and --eval-every none (auto: records
+    spaced so that evaluation takes at most ~10% of the time), then the settings of
+    --settings FILE, then the options given.  --preset none starts from the plain defaults
+    listed below.
 
     A record is made at epoch 0, every --eval-every epochs and at the last epoch: exact
     log-likelihood of the training and test rows (train_ll, test_ll, nats per example) when
@@ -89,8 +91,8 @@ def preset_values(dataset: str, data_values: dict) -> dict:
     sizes = _presets.for_dataset(dataset).get("data", {})      # the knobs that size the data
     preset = _presets.for_dataset(dataset, **{k: v for k, v in data_values.items() if k in sizes})
     values = {k: preset[k] for k in PRESET_KNOBS if k in preset}
-    if not isinstance(values.get("eval_every"), int):
-        values.pop("eval_every", None)          # "auto": the run loop's own default
+    if values.get("eval_every") == "auto":
+        values["eval_every"] = None             # the settings' spelling of "auto"
     values.update(preset.get("data", {}))
     return values
 
