@@ -285,3 +285,34 @@ def test_switching_algorithm_moves_defaults_but_keeps_explicit_values():
     alg = algorithms.create("sdcp", **settings.algorithm_kwargs(t))
     assert (alg.d, alg.k_inner) == (3, 4)                       # S-DCP's own default budget
     assert np.isclose(settings.TrainSettings(algorithm="tap", learning_rate=0.2).learning_rate, 0.2)
+
+
+# ---------------------------------------------------------------------------- widgets
+
+@pytest.mark.parametrize("name,knob", [(n, k) for n, k in ALL if k != "seed"
+                                       and k not in settings.ALGORITHM_KNOBS_EXCLUDED])
+def test_explorer_widgets_are_built_from_the_declaration(name, knob):
+    """The explorer's widget of a knob (rbmviz.app.widgets.widget_for over TrainSettings, no
+    browser): label and tooltip from the declaration, slider range = its soft bounds (else
+    hard bounds), choices = its objects, and a value the widget sets reaches the settings
+    checked against the declared bounds."""
+    pytest.importorskip("panel")
+    from rbmviz.app.widgets import slider_range, widget_for
+    p = _decl(name, knob)
+    t = settings.TrainSettings(algorithm=name)
+    w = widget_for(t, knob)
+    assert w.name == (p.label or knob)
+    if getattr(w, "description", None) is not None:
+        assert w.description == p.doc.strip()
+    kind = knobs.knob_kind(p)
+    if kind == "choice":
+        assert list(w.options) == list(p.objects)
+    elif kind in ("int", "float") and hasattr(w, "start") and "Slider" in type(w).__name__:
+        assert (w.start, w.end) == pytest.approx(slider_range(p))
+        lo, hi = p.bounds
+        assert lo is None or w.start >= lo
+        assert hi is None or w.end <= hi
+    if kind in ("int", "float"):
+        for bad in _outside(p):
+            with pytest.raises(ValueError):
+                w.value = bad                  # the widget is bound to the checked knob
