@@ -61,7 +61,7 @@ from . import evaluate as _evaluate
 from ._seeds import stream_seed
 from ._validation import check_choice, check_data, check_float, check_int, check_seed
 from .errors import Interrupted, RunDiverged
-from .evaluate.metrics import AIS_OPTIONS, METRICS, MetricContext
+from .evaluate.metrics import AIS_OPTIONS, METRICS, MetricContext, choose_metrics
 from .model import RBM
 from .presets import LARGE_MODEL, default_dtype
 
@@ -187,7 +187,8 @@ class Run:
             self.algorithm = _algorithms.create(algorithm, learning_rate=learning_rate,
                                                 seed=self.seed, **settings)
         self.exact = rbm.is_binary and _evaluate.exact_feasible(rbm, exact_max_bits)
-        self.metrics = self._choose_metrics(metrics, test_data is not None, exact_max_bits)
+        self.metrics = choose_metrics(metrics, rbm, exact=self.exact, has_test=test_data is not None,
+                                      exact_max_bits=exact_max_bits)
         self._work = self._working_model(dtype)
         binary = rbm.visible_prior.name == "bernoulli"
         states = binary and not data_probabilities
@@ -260,33 +261,6 @@ class Run:
         self._u_record = 0             # run updates at the latest record
 
     # ------------------------------------------------------------------ set-up helpers
-    def _choose_metrics(self, metrics, has_test, exact_max_bits):
-        rbm = self.rbm
-        if isinstance(metrics, str):
-            if metrics != "auto":
-                raise ValueError(f"metrics must be 'auto' or a list of names from {list(METRICS)}, "
-                                 f"got {metrics!r}")
-            if not rbm.is_binary:
-                metrics = ["tap_ll", "weight_norm"]      # the binary-only measures do not apply
-            elif self.exact:
-                metrics = ["train_ll"] + (["test_ll"] if has_test else []) + [
-                    "pseudo_ll", "recon_error", "weight_norm"]
-            else:
-                metrics = ["spl", "recon_error", "weight_norm"]
-        chosen = [check_choice(m, "metric", METRICS) for m in metrics]
-        binary_only = [m for m in chosen if METRICS[m].binary_only]
-        if binary_only and not rbm.is_binary:
-            rbm.require_binary(f"metric(s) {binary_only}")
-        needs_exact = [m for m in chosen if METRICS[m].needs_exact]
-        if needs_exact and not self.exact:
-            raise ValueError(f"exact log-likelihood needs a layer of at most {exact_max_bits} units "
-                             f"(model is {rbm.n_visible}x{rbm.n_hidden}); drop {needs_exact} "
-                             f"from metrics or use 'spl' / AIS ('ais_test_ll')")
-        for m in chosen:
-            if METRICS[m].needs_test and not has_test:
-                raise ValueError(f"metric {m!r} needs test_data")
-        return chosen
-
     def _check_probabilities(self):
         """``data_probabilities=True``: rows in [0, 1] (the data term uses them as they are);
         metrics defined on 0/1 rows are refused when a row is not binary."""

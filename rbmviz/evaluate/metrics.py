@@ -34,13 +34,14 @@ from typing import Callable
 import numpy as np
 
 from .. import tap as _tap
-from .._validation import check_int
+from .._validation import check_choice, check_int
 from .ais import ais_log_likelihood, ais_log_partition
 from .exact import log_likelihood_exact, log_partition_exact
 from .pseudo import (pseudo_log_likelihood, reconstruction_error, spl_subset,
                      stochastic_pseudo_log_likelihood)
 
-__all__ = ["Metric", "MetricContext", "METRICS", "register", "get", "names", "AIS_OPTIONS"]
+__all__ = ["Metric", "MetricContext", "METRICS", "register", "get", "names", "AIS_OPTIONS",
+           "default_metrics", "choose_metrics"]
 
 #: options of the AIS metrics (passed to :func:`rbmviz.evaluate.ais_log_partition`)
 AIS_OPTIONS = ("n_chains", "n_betas", "seed", "betas", "dtype")
@@ -196,3 +197,38 @@ for _m in (
 ):
     register(_m)
 del _m
+
+
+def default_metrics(rbm, *, exact: bool, has_test: bool) -> list[str]:
+    """The metrics a run records by default: exact log-likelihoods where enumeration is cheap
+    (``exact``) plus the all-sites pseudo-likelihood, reconstruction error and weight norm;
+    ``spl``, reconstruction error and weight norm for larger binary models; the TAP
+    log-likelihood and weight norm for real-valued units."""
+    if not rbm.is_binary:
+        return ["tap_ll", "weight_norm"]          # the binary-only measures do not apply
+    if exact:
+        return ["train_ll"] + (["test_ll"] if has_test else []) + ["pseudo_ll", "recon_error",
+                                                                    "weight_norm"]
+    return ["spl", "recon_error", "weight_norm"]
+
+
+def choose_metrics(metrics, rbm, *, exact: bool, has_test: bool, exact_max_bits=20) -> list[str]:
+    """Validate ``metrics`` ("auto" → :func:`default_metrics`) against the model and the data:
+    a ValueError names the metric that cannot be computed and why."""
+    if isinstance(metrics, str):
+        if metrics != "auto":
+            raise ValueError(f"metrics must be 'auto' or a list of names from {names()}, got {metrics!r}")
+        metrics = default_metrics(rbm, exact=exact, has_test=has_test)
+    chosen = [check_choice(m, "metric", METRICS) for m in metrics]
+    binary_only = [m for m in chosen if METRICS[m].binary_only]
+    if binary_only and not rbm.is_binary:
+        rbm.require_binary(f"metric(s) {binary_only}")
+    needs_exact = [m for m in chosen if METRICS[m].needs_exact]
+    if needs_exact and not exact:
+        raise ValueError(f"exact log-likelihood needs a layer of at most {exact_max_bits} units "
+                         f"(model is {rbm.n_visible}x{rbm.n_hidden}); drop {needs_exact} "
+                         f"from metrics or use 'spl' / AIS ('ais_test_ll')")
+    for m in chosen:
+        if METRICS[m].needs_test and not has_test:
+            raise ValueError(f"metric {m!r} needs test_data")
+    return chosen
