@@ -42,7 +42,7 @@ median round is >15 % slower than its best round, or when other processes used m
 a quarter of a core during the timing (measured from /proc/stat: a steady competitor slows
 every round alike, which the spread of rounds cannot show).
 
-Run: ``cd /work/main && PYTHONPATH=. python bench/bench_large.py [--quick]``.
+Run from the project root: ``PYTHONPATH=. python bench/bench_large.py [--quick]``.
 """
 from __future__ import annotations
 

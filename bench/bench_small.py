@@ -34,7 +34,7 @@ Also measured, to show what would speed rbmviz up:
   ``Generator.permutation`` call per epoch; ``Generator.permuted(..., axis=1)`` does the
   same job in one call (a different stream, so not a drop-in for existing seeds).
 
-Run: ``cd /work/main && PYTHONPATH=. python bench/bench_small.py [--quick]``.
+Run from the project root: ``PYTHONPATH=. python bench/bench_small.py [--quick]``.
 """
 from __future__ import annotations
 
