@@ -20,6 +20,11 @@ rounds is reported, so load from other processes hits all contenders alike):
   reference.  "GEMM fraction" = GEMM-floor time ÷ update time (the share of the update
   that the matmuls alone would take).
 
+Since the thread-count fix, ``CD.update`` runs every product as fixed row blocks of
+single-threaded BLAS calls spread over a small thread pool (``rbmviz._blas``), so the
+"BLAS threads" of the thread sweep no longer change rbmviz (its pool does); scikit-learn uses
+OpenBLAS's own threads.  ``bench/bench_defaults.py`` times ``rbmviz.train`` at its defaults.
+
 Why the peers are fair: same data, batch size, learning rate, model size, one PCD-1 update
 per call, the same numpy/OpenBLAS library and thread count for the matmuls.  Work differs
 slightly: ``CD.update`` stacks ``S = [V; X_B]`` and does 6 GEMMs of 2·100·784·500 FLOPs per
@@ -65,6 +70,9 @@ import numpy as np  # noqa: E402
 import threadpoolctl  # noqa: E402
 
 import rbmviz  # noqa: E402
+from rbmviz import _blas  # noqa: E402
+
+_mm = _blas.matmul
 
 NV, NH, BATCH, LR = 784, 500, 100, 0.01
 GEMM_FLOPS = 2 * BATCH * NV * NH            # one (100×784)·(784×500)-sized matmul
@@ -250,6 +258,10 @@ class InstrumentedUpdate:
         return buf
 
     def __call__(self, rbm, batch, sec=None):
+        with _blas.single_threaded_blas():      # as CD.update: blocked, single-threaded products
+            self._call(rbm, batch, sec)
+
+    def _call(self, rbm, batch, sec=None):
         sec = sec or _NoSections()
         alg = self.alg
         sec.start()
@@ -270,28 +282,28 @@ class InstrumentedUpdate:
         if alg.persistent:
             V[...] = alg.chains
             sec.lap("python set-up + copy batch, chains into S")
-            np.matmul(S[:rows], W, out=Pre[:rows])
+            _mm(S[:rows], W, Pre[:rows])
             sec.lap("gemm  [V;Xb]@W (chains h + positive, stacked)")
             self.k_first_pcd(Pre[:rows], c, n, Y[n:rows], s_pos, H, seed, ctr, F, B)
             sec.lap("numba pcd_first_layer_ (sample h | eta/|B| P0)")
         else:
             V[...] = Xb
             sec.lap("python set-up + copy batch into S")
-            np.matmul(Xb, W, out=Pre[:nb])
+            _mm(Xb, W, Pre[:nb])
             sec.lap("gemm  Xb@W (positive = step-0 h)")
             self.k_sample_scaled(Pre[:nb], c, Y[n:rows], s_pos, H, seed, ctr, F, B)
             sec.lap("numba sample_rows_scaled_ (h, eta/|B| P0)")
         for t in range(k):
             if t > 0:
-                np.matmul(V, W, out=Pre[:n])
+                _mm(V, W, Pre[:n])
                 sec.lap("gemm  V@W (Gibbs h, t>0)")
                 self.k_sample(Pre[:n], c, H[:n], seed, ctr + 2 * t, F, B)
                 sec.lap("numba sample_rows_ h (t>0)")
-            np.matmul(H[:n], W.T, out=PreV[:n])
+            _mm(H[:n], W.T, PreV[:n])
             sec.lap("gemm  H@W.T (Gibbs v)")
             self.k_sample(PreV[:n], b, V, seed, ctr + 2 * t + 1, F, B)
             sec.lap("numba sample_rows_ v")
-        np.matmul(V, W, out=Pre[:n])
+        _mm(V, W, Pre[:n])
         sec.lap("gemm  V@W (negative)")
         self.k_sigmoid_scaled(Pre[:n], c, Y[:n], s_neg, F, B)
         sec.lap("numba sigmoid_rows_scaled_ (-eta/n Pk)")
@@ -303,7 +315,7 @@ class InstrumentedUpdate:
         w[n:] = s_pos
         sec.lap("numpy chains copy-back, row weights")
         G, gb, gc = buf["G"], buf["gb"], buf["gc"]
-        np.matmul(S[:rows].T, Y[:rows], out=G)
+        _mm(S[:rows].T, Y[:rows], G)
         sec.lap("gemm  S.T@Y (fused gradient)")
         np.dot(w, S[:rows], out=gb)
         Y[:rows].sum(axis=0, out=gc)
