@@ -49,7 +49,8 @@ def _setup_train(parser):
     A record is made at epoch 0, every --eval-every epochs and at the last epoch: exact
     log-likelihood of the training and test rows (train_ll, test_ll, nats per example) when
     the model has a layer of at most 20 units, pseudo-log-likelihood, reconstruction error
-    and weight norm.  Records stream to OUT/records.csv as they are made (a crash or Ctrl-C
+    and weight norm; larger models record a stochastic pseudo-likelihood over a fixed subset
+    of sites and rows (spl), the reconstruction error and the weight norm.  Records stream to OUT/records.csv as they are made (a crash or Ctrl-C
     keeps the rows so far); OUT/settings.json holds every setting (reload it with
     --settings) and OUT/model.npz the trained model (rbmviz.RBM.load).  A progress bar shows
     the latest log-likelihood.  --out is checked before any work starts.  With --overwrite
