@@ -121,7 +121,7 @@ def test_apply_bounds_values_and_widgets_of_one_session_only():
                  max_points_per_second=10, full_speed=False, max_rows=300)
     lim.apply(mine, widgets, n_visible=784)
     assert (mine.n_hidden, mine.k, mine.epochs, mine.points_per_second) == (20, 5, 500, 10)
-    assert mine.max_speed is False and mine.limit is None
+    assert mine.max_speed is False and mine.limit == 300
     assert mine.param["n_hidden"].bounds == (2, 20) and mine.param["n_hidden"].softbounds == (5, 20)
     assert mine.param["k"].bounds == (1, 5) and mine.param["limit"].bounds == (1, 300)
     assert widgets["n_hidden"].end == 20 and widgets["k"].end == 5 and widgets["epochs"].end == 500
@@ -135,6 +135,19 @@ def test_apply_bounds_values_and_widgets_of_one_session_only():
     other.k = 40
     with pytest.raises(TypeError, match="instances"):
         lim.apply(_Knobs)
+
+
+def test_clamp_lowers_a_preset_to_the_caps():
+    lim = Limits(max_hidden=100, max_weights=784 * 50, max_k=5, max_epochs=1000, max_rows=2000,
+                 max_points_per_second=10, full_speed=False)
+    pre = {"n_hidden": 500, "k": 1, "epochs": None, "limit": None, "points_per_second": 40,
+           "max_speed": True, "learning_rate": 0.05, "batch_size": None}
+    assert lim.clamp(pre, n_visible=784) is pre
+    assert pre == {"n_hidden": 50, "k": 1, "epochs": 1000, "limit": 2000, "points_per_second": 10,
+                   "max_speed": False, "learning_rate": 0.05, "batch_size": None}
+    assert lim.clamp({"n_hidden": 500}) == {"n_hidden": 100}       # no data set: max_hidden only
+    assert lim.clamp({"epochs": 0, "limit": 30}) == {"epochs": 1000, "limit": 30}
+    assert Limits().clamp({"n_hidden": 500, "epochs": None}) == {"n_hidden": 500, "epochs": None}
 
 
 def test_apply_without_caps_changes_nothing():
@@ -298,3 +311,10 @@ def test_a_tab_refuses_an_engine_beyond_the_caps(capped_page, monkeypatch):
     race.limits = Limits(max_weights=race.model.n_hidden)   # fewer weights than the model has
     race.reset()
     assert race.race is None and "RBMVIZ_MAX_WEIGHTS" in race.alert_text.object
+
+
+def test_a_data_set_preset_is_lowered_to_the_caps(capped_page):
+    race = capped_page.tab_sessions["Training race"]
+    race.data.dataset = "shifting_bar"          # its preset has more hidden units than the cap
+    assert race.model.n_hidden <= 3 and race.train.k <= 2 and 0 < race.train.epochs <= 300
+    assert race.race is not None                # the new race starts within the caps

@@ -301,7 +301,8 @@ class Limits:
     # ------------------------------------------------------------------ widgets
     def apply(self, settings, widgets: Mapping | None = None, *, n_visible: int | None = None):
         """Bound a tab's knobs by the caps: the parameters' upper bounds (per instance), their
-        current values (lowered to the cap; an endless ``epochs`` becomes the cap), and the
+        current values (lowered to the cap; an endless ``epochs`` and "all rows" ``limit``
+        become the cap), and the
         ``end`` of the matching widgets; "Full speed" is disabled when switched off.
 
         Parameters
@@ -336,7 +337,8 @@ class Limits:
                 if soft is not None and soft[1] is not None and soft[1] > cap:
                     p.softbounds = (soft[0], cap)
                 value = getattr(obj, knob)
-                if (knob == "epochs" and not value) or (value is not None and value > cap):
+                if ((knob in ("epochs", "limit") and value is None) or (knob == "epochs" and value == 0)
+                        or (value is not None and value > cap)):
                     setattr(obj, knob, cap)
         for knob, widget in widgets.items():
             cap = self.hidden_cap(n_visible) if knob == "n_hidden" else self.cap(knob)
@@ -345,6 +347,28 @@ class Limits:
             if widget.end is None or widget.end > cap:
                 start = getattr(widget, "start", None)
                 widget.end = cap if start is None else max(cap, start)
+
+    def clamp(self, values: dict, *, n_visible: int | None = None) -> dict:
+        """Lower the capped knobs in ``values`` (e.g. a data set's preset) to the caps, in
+        place: ``n_hidden`` (by ``max_hidden`` and, with ``n_visible``, ``max_weights``),
+        ``k``, ``epochs`` (an endless ``0``/``None`` becomes the cap), ``limit`` (``None`` =
+        all rows becomes ``max_rows``), ``points_per_second``; ``max_speed`` off when full
+        speed is.  Returns ``values``."""
+        for knob in list(values):
+            value = values[knob]
+            if knob == "max_speed":
+                if value and not self.full_speed:
+                    values[knob] = False
+                continue
+            cap = self.hidden_cap(n_visible) if knob == "n_hidden" else self.cap(knob)
+            if cap is None:
+                continue
+            if value is None:
+                if knob in ("epochs", "limit"):
+                    values[knob] = cap
+            elif (knob == "epochs" and value == 0) or value > cap:
+                values[knob] = cap
+        return values
 
     def check_engine(self, engine) -> None:
         """Refuse a live engine (:class:`rbmviz.live.Race`, ``BiasRace``, ``TapRace``, ...)

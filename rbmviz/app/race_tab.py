@@ -109,6 +109,8 @@ class ExplorerSession(SessionControls, DocumentFeed):
         """Set model size, batch, learning rate, k, epochs, row limit, dtype and x axis to the
         current data set's preset; with ``reset`` start a new race from them."""
         pre = self.preset()
+        caps = getattr(self, "limits", None) or limits.current()     # classroom caps (H4)
+        caps.clamp(pre, n_visible=pre.get("n_visible"))
         targets = {"model": self.model, "data": self.data, "train": self.train, "view": self.view}
         values = {obj: {} for obj in targets}
         for knob, obj in PRESET_KNOBS.items():
