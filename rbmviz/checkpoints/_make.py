@@ -43,7 +43,16 @@ def tap(state_dir, epochs, nh=100):
                  f"{settings['batch_size']}, learning rate {settings['learning_rate']:g})")
     out = []
     for e in epochs:
-        rbm = RBM.load(state_dir / f"nh{nh}" / f"model_epoch{e}.npz")
+        saved = state_dir / f"nh{nh}" / f"model_epoch{e}.npz"
+        if saved.exists():
+            rbm = RBM.load(saved)
+        else:                      # the latest epoch of a run still going: its training state
+            with np.load(state_dir / f"nh{nh}" / "state.npz", allow_pickle=False) as z:
+                if int(z["epoch"]) != int(e):
+                    raise ValueError(f"no model of epoch {e} in {state_dir} (state at epoch "
+                                     f"{int(z['epoch'])})")
+                rbm = RBM(z["W"].shape[0], z["W"].shape[1], init="zeros")
+                rbm.set_params(W=z["W"], b=z["b"], c=z["c"])
         measured = {}
         ev = state_dir / f"nh{nh}" / f"eval_{int(e):04d}.npz"
         if ev.exists():
