@@ -251,7 +251,8 @@ def test_run_records_tap_ll_metric():
     X = rbmviz.datasets.bars_and_stripes(3)
     rbm = rbmviz.RBM(9, 4, seed=0, scale=0.05, data=X)
     run = rbmviz.runs.Run(rbm, X, "tap", epochs=2, batch_size=7, learning_rate=0.05,
-                          metrics=["train_ll", "tap_ll"], pl_rows=10, order=3)
+                          metrics=["train_ll", "tap_ll"], pl_rows=10, order=3,
+                          eval_every=1)
     recs = list(run)
     assert [r["epoch"] for r in recs] == [0, 1, 2]
     with warnings.catch_warnings():

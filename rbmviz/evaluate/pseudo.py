@@ -19,7 +19,6 @@ from .._blas import matmul, single_threaded_blas
 from .._numerics import sigmoid as _sigmoid
 from .._seeds import stream_seed
 from .._validation import check_data, check_int, check_seed
-from ..kernels import pseudo as _kp
 from .exact import _check_rbm
 
 __all__ = ["pseudo_log_likelihood_rows", "pseudo_log_likelihood", "stochastic_pseudo_log_likelihood",
@@ -39,23 +38,12 @@ def pseudo_log_likelihood_rows(rbm, V) -> np.ndarray:
     _check_rbm(rbm)
     V = check_data(V, "V", n_visible=rbm.n_visible)
     V, pre = _pre_activations(rbm, V)
-    return _site_log_conditionals(rbm.W, rbm.b, V, pre, np.arange(rbm.n_visible)).sum(axis=1)
+    return _site_log_conditionals(rbm, V, pre, np.arange(rbm.n_visible)).sum(axis=1)
 
 
 def pseudo_log_likelihood(rbm, V) -> float:
     """Mean over rows of :func:`pseudo_log_likelihood_rows` (nats)."""
     return float(pseudo_log_likelihood_rows(rbm, V).mean())
-
-
-def _site_log_conditionals(W, b, V, pre, sites):
-    """``log p(v_i | v_{−i})`` for the rows of ``V`` and the sites ``sites``, shape
-    (n_rows, len(sites)); ``pre = V W + c``.  One Numba pass, float64 sums (the inputs may
-    be float32)."""
-    out = np.empty((V.shape[0], len(sites)))
-    _kp.site_log_conditionals_(np.ascontiguousarray(pre), np.ascontiguousarray(V),
-                               np.ascontiguousarray(W), np.ascontiguousarray(b, dtype=np.float64),
-                               np.ascontiguousarray(sites, dtype=np.int64), out)
-    return out
 
 
 def _softplus_sum(x):
@@ -68,9 +56,11 @@ def _softplus_sum(x):
     return e.sum(axis=-1, dtype=np.float64)
 
 
-def _site_log_conditionals_vectorised(rbm, V, pre, sites, block=8):
-    """As :func:`_site_log_conditionals`, as whole-array numpy operations in the model's
-    dtype over blocks of ``block`` sites (float32 models: per-term rounding ~1e-7)."""
+def _site_log_conditionals(rbm, V, pre, sites, block=8):
+    """``log p(v_i | v_{−i})`` for the rows of ``V`` and the sites ``sites``, shape
+    (n_rows, len(sites)); ``pre = V W + c``.  Whole-array numpy operations in the model's
+    dtype over blocks of ``block`` sites, sums in float64 (float32 models: per-term rounding
+    ~1e-7)."""
     W, b = rbm.W, rbm.b.astype(np.float64)
     base = _softplus_sum(pre)                                   # (N,)
     out = np.empty((V.shape[0], len(sites)))
@@ -140,7 +130,7 @@ def stochastic_pseudo_log_likelihood(rbm, V, *, rows=100, sites=16, seed=0, subs
     if r.size == 0 or s.size == 0 or r.max() >= V.shape[0] or s.max() >= rbm.n_visible or min(r.min(), s.min()) < 0:
         raise ValueError("subset must hold row indices of V and site indices of the visible units")
     Vr, pre = _pre_activations(rbm, V[r])
-    lp = _site_log_conditionals_vectorised(rbm, Vr, pre, s)
+    lp = _site_log_conditionals(rbm, Vr, pre, s)
     return float(lp.sum(axis=1).mean() * (rbm.n_visible / s.size))
 
 
