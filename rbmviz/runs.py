@@ -60,6 +60,7 @@ from . import algorithms as _algorithms
 from . import evaluate as _evaluate
 from ._seeds import stream_seed
 from ._validation import check_choice, check_data, check_float, check_int, check_seed
+from .algorithms.base import params_healthy
 from .errors import Interrupted, RunDiverged
 from .evaluate.metrics import AIS_OPTIONS, METRICS, MetricContext, choose_metrics
 from .model import RBM
@@ -434,7 +435,7 @@ class Run:
                 n -= j
                 if self._pos == nb:
                     self.epoch, self._pos, self._perm = self.epoch + 1, 0, None
-                if not self._healthy():
+                if not params_healthy(self._work, self.max_weight):
                     break
         except KeyboardInterrupt:
             # Ctrl-C inside a Python-level update loop: the algorithm finished some updates
@@ -461,12 +462,6 @@ class Run:
         return order
 
     # ------------------------------------------------------------------ divergence
-    def _healthy(self):
-        for arr in self._work.params:
-            if arr.size and not (np.abs(arr).max() <= self.max_weight):
-                return False
-        return True
-
     def _diverged(self, quantity, value, why, *, in_epoch=True):
         self._sync()
         first = self._last_good
