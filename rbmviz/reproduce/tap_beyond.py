@@ -231,9 +231,12 @@ def study_adatap(*, hidden, samples, epochs, learning_rate, batch_size, damping,
     timing = time_inference(Xt, hidden=timing_hidden, batches=timing_batches,
                             iters=timing_iters, direct=timing_direct, seed=seed, progress=progress)
     piv = timing.pivot(index="batch_size", columns="method", values="seconds_per_iteration")
-    ratio = {int(b): float(piv.loc[b, "adatap"] / max(piv.loc[b, "tap"], 1e-12)) for b in piv.index}
-    ratio_direct = ({int(b): float(piv.loc[b, "adatap_direct"] / max(piv.loc[b, "tap"], 1e-12))
-                     for b in piv.index} if "adatap_direct" in piv else None)
+    def _ratio(col):      # NaN when a tiny model's TAP iteration times as 0
+        return {int(b): (float(piv.loc[b, col] / piv.loc[b, "tap"]) if piv.loc[b, "tap"] > 0
+                         else float("nan")) for b in piv.index}
+
+    ratio = _ratio("adatap")
+    ratio_direct = _ratio("adatap_direct") if "adatap_direct" in piv else None
     last = curves.groupby(["method", "iterations"])["pl"].last()
     final = {f"{m}_{it}": float(v) for (m, it), v in last.items()}
     tap_best = max(v for k, v in final.items() if k.startswith("tap_"))
@@ -246,7 +249,7 @@ def study_adatap(*, hidden, samples, epochs, learning_rate, batch_size, damping,
             "adatap_3_worst": bool(final[f"adatap_{min(iterations)}"] == min(final.values())),
             "others_within_1_nat_of_best_tap": bool(all(
                 abs(v - tap_best) < 1.0 for k, v in final.items() if k != f"adatap_{min(iterations)}")),
-            "ratio_at_largest_batch": ratio[max(ratio)],
+            "ratio_at_largest_batch": _io.finite_or_none(ratio[max(ratio)]),
             "paper_ratio": 1e3,
         },
     }
