@@ -38,7 +38,9 @@ takes effect after the current Numba call (≤ one chunk; the fused kernels of s
 at once between the products of the BLAS path (large models, any ``k``); :func:`train` then
 raises :class:`rbmviz.errors.Interrupted` (a ``KeyboardInterrupt``) whose ``records`` are the
 records finished so far and whose ``run`` holds the model as trained (an interrupted run is
-not meant to be continued).  With
+not meant to be continued).  A caller iterating a :class:`Run` itself gets the plain
+``KeyboardInterrupt``; the finished records are in ``run.records`` (``run.stop()`` copies the
+working parameters into the model).  With
 ``max_seconds``, each ``next(run)`` returns within about that time (a record made early,
 within the epoch) — for live front ends.
 
