@@ -253,6 +253,7 @@ class Run:
         self._perm = None              # the current epoch's row permutation
         self.wall_time = 0.0
         self.eval_time = 0.0           # seconds of wall_time spent evaluating
+        self.metric_seconds: dict[str, float] = {}   # cost of each metric at the last record
         self.records: list[dict] = []
         self.error: RunDiverged | None = None
         self._stopped = False
@@ -515,7 +516,9 @@ class Run:
         ctx.cache.clear()
         try:
             for m in self.metrics:
+                tm = time.perf_counter()
                 val = float(METRICS[m].fn(rbm, ctx))
+                self.metric_seconds[m] = time.perf_counter() - tm
                 if not math.isfinite(val):
                     self._diverged(m, val, f"{m} = {val}", in_epoch=False)
                 if METRICS[m].likelihood:

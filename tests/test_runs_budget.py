@@ -42,6 +42,7 @@ def test_auto_spacing_keeps_evaluation_within_the_budget(slow_metric):
     epochs = [r["epoch"] for r in recs]
     assert epochs[0] == 0 and epochs[-1] == 6000 and epochs == sorted(epochs)
     assert all(isinstance(e, (int, np.integer)) for e in epochs)   # full batch: epoch ends
+    assert run.metric_seconds[slow_metric] >= 0.01             # each metric's cost is measured
 
 
 def test_an_explicit_eval_every_wins_over_auto():
