@@ -18,6 +18,8 @@ most ``eval_budget`` (10 %) of the wall time.  Small models record at epoch ends
 budget allows more than one record per epoch (large models, many mini-batches) records are
 made within the epoch.  An explicit ``eval_every`` (epochs) or ``record_every_updates`` fixes
 the positions instead.  A record is always made at epoch 0 and at the last epoch.
+``run.metric_seconds`` holds each metric's cost at the last record, ``run.eval_time`` the
+evaluation share of ``wall_time``.
 
 **Default metrics** (``metrics="auto"``): the exact log-likelihood where enumeration is cheap
 (smaller layer ≤ ``exact_max_bits``) plus the all-sites pseudo-likelihood, reconstruction
