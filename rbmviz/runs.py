@@ -63,6 +63,7 @@ import numpy as np
 from . import algorithms as _algorithms
 from . import evaluate as _evaluate
 from ._seeds import stream_seed
+from .bounds import EPOCHS_MAX, EXACT_BITS_MAX
 from ._validation import check_choice, check_data, check_float, check_int, check_seed
 from .algorithms.base import params_healthy
 from .errors import Interrupted, RunDiverged
@@ -191,6 +192,7 @@ class Run:
         else:
             self.algorithm = _algorithms.create(algorithm, learning_rate=learning_rate,
                                                 seed=self.seed, **settings)
+        check_int(exact_max_bits, "exact_max_bits", low=0, high=EXACT_BITS_MAX)
         self.exact = rbm.is_binary and _evaluate.exact_feasible(rbm, exact_max_bits)
         self.metrics = choose_metrics(metrics, rbm, exact=self.exact, has_test=test_data is not None,
                                       exact_max_bits=exact_max_bits)
@@ -209,7 +211,7 @@ class Run:
             if self.test_data is not None:
                 rbm.visible_prior.check_data(self.test_data, "test_data")
         n = self.data.shape[0]
-        self.epochs = None if epochs is None else check_int(epochs, "epochs", low=0)
+        self.epochs = None if epochs is None else check_int(epochs, "epochs", low=0, high=EPOCHS_MAX)
         self.batch_size = check_int(n if batch_size is None else batch_size, "batch_size", low=1)
         if self.batch_size > n:
             raise ValueError(f"batch_size={self.batch_size} is larger than the data ({n} rows)")
