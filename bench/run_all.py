@@ -1,5 +1,8 @@
 """Run every benchmark, print one compact table, write ``bench/results/latest.json``.
 
+* ``bench_defaults.py`` — ``rbmviz.train`` at its defaults (no ``eval_every``, no ``metrics``) vs
+  scikit-learn ``BernoulliRBM.fit`` (784×500 PCD-1 epoch) and vs a plain numpy CD-12 loop (3×3 bars &
+  stripes), the 5-product PCD variant, explorer-style streaming on the MNIST preset.
 * ``bench_large.py`` — PCD-1 on MNIST 784×500 (batch 100): rbmviz ``CD.update`` vs
   scikit-learn's ``BernoulliRBM`` (updates/s), the share of the update its GEMMs account
   for, a breakdown of ``CD.update`` and a thread sweep.
@@ -67,8 +70,10 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="short run")
     ap.add_argument("--out", default=str(RESULTS / "latest.json"), help="JSON results file")
     a = ap.parse_args(argv)
-    from bench import bench_large, bench_small
+    from bench import bench_defaults, bench_large, bench_small
     t0 = time.perf_counter()
+    bench_defaults.run(quick=a.quick)      # the front doors at their defaults (issue: fast defaults)
+    print()
     small = bench_small.run(quick=a.quick)
     print()
     large = bench_large.run(quick=a.quick)
