@@ -7,6 +7,14 @@ CD and PCD), counts how often the streamed curves change in the browser, and sam
 server's resident memory every ``--every`` seconds for ``--minutes`` minutes.
 
     python -m bench.bench_explorer --minutes 10
+
+``--tap SECONDS`` measures instead the TAP landscape engine headless, at the tab's defaults on
+binary MNIST (784×100, M = K = 100, 2,000 images): mini-batch updates per second of
+:class:`rbmviz.live.tap.TapRace` (training + the run loop's evaluation solves + landscape
+snapshots), beside its peer in the same process, the bare ``TAP.update`` loop on the same
+batches (the ratio is the share of time the live engine spends training).
+
+    python -m bench.bench_explorer --tap 30
 """
 from __future__ import annotations
 
@@ -43,7 +51,11 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--minutes", type=float, default=10.0)
     ap.add_argument("--every", type=float, default=30.0, help="seconds between memory samples")
+    ap.add_argument("--tap", type=float, default=None, metavar="SECONDS",
+                    help="measure the TAP landscape engine for SECONDS instead (headless)")
     args = ap.parse_args(argv)
+    if args.tap is not None:
+        return bench_tap(args.tap)
     from playwright.sync_api import sync_playwright
 
     with socket.socket() as s:
@@ -94,6 +106,37 @@ def main(argv=None):
     print(json.dumps(out["summary"], indent=1))
     (ROOT / "bench" / "results").mkdir(exist_ok=True)
     (ROOT / "bench" / "results" / "explorer.json").write_text(json.dumps(out, indent=1))
+
+
+def bench_tap(seconds: float) -> dict:
+    """TAP updates per second of the live engine vs the bare TAP update (same process)."""
+    from rbmviz import algorithms
+    from rbmviz.live.tap import TapRace, TapSettings
+    from rbmviz.model import RBM
+
+    settings = TapSettings()                       # the tab's defaults: MNIST 784×100, M = 100
+    race = TapRace(settings)
+    race.step()                                    # the initial record and landscape
+    u0, t0 = race.updates, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        race.step()
+    live = (race.updates - u0) / (time.perf_counter() - t0)
+    rbm = RBM(race.data.shape[1], settings.n_hidden, init="normal", scale=1e-3, seed=0,
+              data=race.data)
+    alg = algorithms.create("tap", **race._algorithm_settings())
+    alg.setup(rbm, race.data, settings.batch_size)
+    M, n, t0 = settings.batch_size, 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds / 2:
+        i = n % (len(race.data) // M)
+        alg.update(rbm, race.data[i * M:(i + 1) * M])
+        n += 1
+    bare = n / (time.perf_counter() - t0)
+    out = {"tap_live_updates_per_s": round(live, 2), "tap_bare_updates_per_s": round(bare, 2),
+           "live_over_bare": round(live / bare, 3), "target_updates_per_s": 5.0,
+           "n_hidden": settings.n_hidden, "batch": M, "rows": len(race.data)}
+    print(json.dumps(out, indent=1))
+    race.stop()
+    return out
 
 
 if __name__ == "__main__":
