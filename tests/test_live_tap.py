@@ -275,3 +275,22 @@ def test_settings_derive_from_the_tap_rule_and_the_run_loop_measures():
         assert race.step()[0]["updates"] > recs[-1]["updates"]
     finally:
         race.stop()
+
+
+@pytest.mark.skipif(not datasets.available("mnist"), reason="MNIST files missing (RBMVIZ_DATA)")
+def test_a_race_starts_from_a_shipped_model_with_a_rich_landscape():
+    from rbmviz import checkpoints
+    from rbmviz.live.tap import TAP_CHECKPOINTS
+    assert TAP_CHECKPOINTS, "no shipped TAP model"
+    name = TAP_CHECKPOINTS[-1]                                  # the most trained one
+    rbm, info = checkpoints.load(name)
+    race = TapRace(TapSettings(start_from=name, n_hidden=7, landscape_rows=300,
+                               updates_per_point=1))
+    try:
+        assert race.rbm.n_hidden == rbm.n_hidden and np.array_equal(race.rbm.W, rbm.W)
+        race.step()                                              # the first point: no training
+        assert race.snapshot["epoch"] == 0 and race.snapshot["n_unique"] > 1
+    finally:
+        race.stop()
+    with pytest.raises(ValueError, match="pixel"):
+        TapRace(TapSettings(start_from=name, dataset="digits"))

@@ -103,6 +103,7 @@ class TapSession(SessionControls, DocumentFeed):
         w["dataset"] = pn.widgets.Select.from_param(
             s.param.dataset, options={label: name for name, label in TAP_DATASETS.items()},
             label="Dataset (TAP)")
+        w["start_from"] = widget_for(s, "start_from", kind="select")
         w["limit"] = widget_for(s, "limit", kind="input", label="Training rows (TAP)")
         w["n_hidden"] = widget_for(s, "n_hidden")
         w["batch_size"] = widget_for(s, "batch_size", label="Batch size M")
@@ -148,7 +149,19 @@ class TapSession(SessionControls, DocumentFeed):
         self.map_pane = hv_pane(min_height=420)
         self.hist_pane = hv_pane(min_height=260)
         self.denoise_pane = pn.pane.HoloViews(linked_axes=False)
-        s.param.watch(self._on_knob, [n for n in s.param if n != "name"])
+        s.param.watch(self._on_knob, [n for n in s.param if n not in ("name", "start_from")])
+        s.param.watch(self._on_start_from, "start_from")
+
+    def _on_start_from(self, event):
+        """A shipped model picked: binary MNIST and a new race from it at once."""
+        if event.new != "none" and self.settings.dataset != "mnist":
+            self.settings.dataset = "mnist"
+        self.reset()
+        if self.race is not None and self.race.start_info is not None:
+            info = self.race.start_info
+            self.settings_text.object = (
+                f"ℹ Started from the shipped model **{event.new}** ({info.get('title', '')}; "
+                f"epoch {info.get('epoch')}): press Step or Start to see its landscape.")
 
     # ------------------------------------------------------------------ controls
     def reset(self):
@@ -394,7 +407,8 @@ class TapSession(SessionControls, DocumentFeed):
         """The controls of this tab (shown in the sidebar while the tab is active)."""
         w = self.widgets
         return [
-            pn.pane.Markdown("### Data and model"), w["dataset"], w["limit"], w["n_hidden"],
+            pn.pane.Markdown("### Data and model"), w["dataset"], w["start_from"], w["limit"],
+            w["n_hidden"],
             w["batch_size"],
             pn.pane.Markdown("### Training (live)"), w["learning_rate"], w["momentum"],
             w["momentum_form"], w["weight_decay"], w["n_solutions"],

@@ -65,6 +65,7 @@ import numpy as np
 import param
 
 from .. import algorithms as _algorithms
+from .. import checkpoints as _checkpoints
 from .. import datasets
 from .._seeds import stream_seed
 from ..algorithms.knobs import derive_knobs
@@ -174,8 +175,18 @@ for _m in LIVE_METRICS:
 del _m
 
 
+#: the shipped TAP models a race can start from (:mod:`rbmviz.checkpoints`), by epoch
+TAP_CHECKPOINTS = sorted((n for n in _checkpoints.names() if n.startswith("tap-")),
+                         key=lambda n: (_checkpoints.info(n).get("epoch") or 0, n))
+
+
 class _TapViewKnobs(param.Parameterized):
     """The TAP tab's own knobs: data, model size, evaluation and landscape sets, pace."""
+
+    start_from = param.Selector(
+        default="none", objects=["none", *TAP_CHECKPOINTS], label="Start from",
+        doc="A shipped trained model (rbmviz.checkpoints: binary MNIST, Nh = 100, after E "
+            "epochs of TAP training) instead of a fresh one — jump to a rich landscape at once.")
 
     dataset = param.Selector(default="mnist", objects=list(TAP_DATASETS),
                              doc="Training images (binary MNIST needs the files; digits always works).")
@@ -264,8 +275,19 @@ class TapRace(BackgroundLoop):
         eval_idx = np.sort(rng.permutation(n)[: min(s.eval_rows, n)])
         self.eval_data = self.data[eval_idx]
         self.landscape_data = self.data[np.sort(rng.permutation(n)[: min(s.landscape_rows, n)])]
-        self.rbm = RBM(self.data.shape[1], s.n_hidden, init="normal", scale=1e-3,
-                       seed=stream_seed(s.seed, "init"), data=self.data)
+        self.start_info = None
+        if s.start_from != "none":
+            rbm, self.start_info = _checkpoints.load(s.start_from)
+            if rbm.n_visible != self.data.shape[1]:
+                raise ValueError(f"start_from {s.start_from!r} is a {rbm.n_visible}-pixel model; "
+                                 f"the {s.dataset} images have {self.data.shape[1]} pixels "
+                                 f"(choose binary MNIST)")
+            s.n_hidden = rbm.n_hidden
+            self.rbm = RBM(rbm.n_visible, rbm.n_hidden, init="zeros")
+            self.rbm.W[...], self.rbm.b[...], self.rbm.c[...] = rbm.W, rbm.b, rbm.c
+        else:
+            self.rbm = RBM(self.data.shape[1], s.n_hidden, init="normal", scale=1e-3,
+                           seed=stream_seed(s.seed, "init"), data=self.data)
         # the run loop measures the first `pl_rows` rows: the evaluation rows go first (the
         # epochs are shuffled, so the order of the array does not matter for training)
         rest = np.setdiff1d(np.arange(n), eval_idx)
