@@ -200,3 +200,26 @@ def test_resume_and_checkpoint_bad_input(kwargs, exc, text, tmp_path, monkeypatc
                  algorithms="cd", trials=1)
     with pytest.raises(exc, match=text):
         run_specs(specs, workers=0, progress=False, **kwargs)
+
+
+def test_cli_resume_and_checkpoints(tmp_path, capsys):
+    """`rbmviz sweep --out F --checkpoints E`, then the same with --trials 2 --resume: only
+    the new trial runs; an existing --out without --resume is refused."""
+    from rbmviz import cli
+    from rbmviz.sweep import checkpoints
+    out = tmp_path / "s.csv"
+    args = ["sweep", "--dataset", "bars_and_stripes", "--D", "2", "--n-hidden", "3",
+            "--epochs", "20", "--eval-every", "10", "--algorithms", "cd", "--workers", "0",
+            "--checkpoints", "10", "--out", str(out)]
+    assert cli.main(args + ["--trials", "1"]) == 0
+    assert "1 run(s): 1 ok" in capsys.readouterr().out
+    stamp = (store_path(out) / "t0-cd.json").stat().st_mtime_ns
+    assert cli.main(args + ["--trials", "2"]) == 2
+    assert "--resume" in capsys.readouterr().err
+    assert cli.main(args + ["--trials", "2", "--resume"]) == 0
+    assert "2 run(s): 2 ok; 6 record(s)" in capsys.readouterr().out
+    assert (store_path(out) / "t0-cd.json").stat().st_mtime_ns == stamp     # not rerun
+    assert set(checkpoints(out)) == {"t0-cd", "t1-cd"}
+    assert sorted(pd.read_csv(out).run_id.unique()) == ["t0-cd", "t1-cd"]
+    assert cli.main(["sweep", "--algorithms", "cd", "--resume"]) == 2
+    assert "--resume: needs --out" in capsys.readouterr().err
