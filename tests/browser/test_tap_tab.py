@@ -156,3 +156,23 @@ def test_tap_tab_trains_binary_mnist_784x100_at_5_updates_a_second(browser, expl
     print(f"TAP 784x100, M = 100: {rate:.1f} updates/s")
     assert rate >= 5.0, rate
     page.close()
+
+
+@pytest.mark.skipif(not __import__("rbmviz").datasets.available("mnist"),
+                    reason="MNIST files missing in the data directory (set RBMVIZ_DATA)")
+def test_tap_landscape_shows_several_solutions_right_after_loading_a_shipped_model(
+        browser, explorer_url):
+    from rbmviz.live.tap import TAP_CHECKPOINTS
+    name = TAP_CHECKPOINTS[-1]                        # the most trained shipped TAP model
+    page = open_explorer(browser, explorer_url)
+    page.get_by_text("TAP landscape", exact=True).click()
+    tap_button(page, "Step").wait_for()
+    before = page.evaluate(MAX_ID_JS)
+    assert page.evaluate(SELECT_JS, ["Start from", name])
+    page.wait_for_function(f"() => ({MAX_ID_JS})() > {before}", timeout=120_000)
+    tap_button(page, "Step").click()                  # the first point: the loaded model as is
+    page.wait_for_function(f"() => {{ const d = ({TAP_JS})(); return d['landscape:solutions'] "
+                           f"&& d['landscape:solutions'].x.length > 1; }}", timeout=120_000)
+    n = len(tap_sources(page)["landscape:solutions"]["x"])
+    print(f"{name}: {n} unique TAP solutions right after loading")
+    page.close()
