@@ -18,7 +18,8 @@ def _data(n=60, nv=16, seed=0):
 
 ADA = dict(hidden=4, samples=60, epochs=10, learning_rate=0.5, batch_size=20, damping=0.5,
            iterations=(3, 100), pl_rows=60, eval_every=3, timing_hidden=8,
-           timing_batches=(1, 4), timing_iters=(3, 2), timing_direct=True)
+           timing_batches=(1, 4), timing_iters=(3, 2), timing_direct=True,
+           timing_seconds=0.0)
 
 
 def test_study_adatap_tables_and_agreement():
