@@ -182,7 +182,9 @@ class _Progress:
         from tqdm.auto import tqdm
         self.total = sum(int(s.settings.get("epochs") or 1) for s in specs)
         self.n_runs, self.n_done = len(specs), n_done
-        self.tty = sys.stderr.isatty()
+        # a terminal or a notebook (tqdm.auto draws a widget there) redraws the bar; a log
+        # file gets one line per finished run (and at most one a minute in between)
+        self.tty = sys.stderr.isatty() or "ipykernel" in sys.modules
         self.bar = tqdm(total=self.total, initial=done_epochs, unit="epoch", desc="sweep",
                         file=sys.stderr, dynamic_ncols=True, disable=not self.tty)
         self.start, self.start_n, self.n = time.monotonic(), done_epochs, done_epochs
