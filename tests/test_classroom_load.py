@@ -306,6 +306,9 @@ def test_thirty_students_race_on_one_server(server, monkeypatch):
             rates.append(len(times) / (end - start))
             edges = [start, *times, end]
             gaps.append(max(b - a for a, b in itertools.pairwise(edges)))
+        figures["updates_total_per_session"] = [len(s.updates) for s in students]
+        figures["last_update_before_end_seconds"] = [round(end - s.updates[-1], 1) if s.updates
+                                                     else None for s in students]
         rss_mb = [r / 2**20 for _, r in rss]
         mid = min(range(len(rss)), key=lambda i: abs(rss[i][0] - SECONDS / 2))
         figures.update(
