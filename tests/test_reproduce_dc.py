@@ -316,3 +316,16 @@ def test_cli_dc_mnist_quick_on_mnist(tmp_path, capsys):
     first = rec[rec.epoch == 0].ais_test_ll.mean()
     last = rec[rec.epoch == rec.epoch.max()].ais_test_ll.mean()
     assert last > first
+
+
+def test_dc_mnist_claims_are_inconclusive_while_the_curves_still_rise():
+    from rbmviz.reproduce import dc_mnist
+    rows = [dict(dataset="mnist", learning_rate=0.01, algorithm=a, label=a, final=f, t90=10.0,
+                 best_at=10.0, epochs=10.0) for a, f in [("cd", -203.8), ("cg", -203.8),
+                                                          ("csdcp", -198.7)]]
+    assert [c["verdict"].split(" ")[0] for c in dc_mnist.claims(rows)] == ["inconclusive"] * 2
+    rows[1]["best_at"] = 6.0                          # CG levelled off at epoch 6: judged
+    assert [c["verdict"] for c in dc_mnist.claims(rows)] == ["differs", "differs"]
+    rows = [dict(r, final=-200.0) for r in rows]
+    rows[2]["t90"] = 4.0
+    assert [c["verdict"] for c in dc_mnist.claims(rows)] == ["agrees", "agrees"]
