@@ -432,8 +432,11 @@ class ExplorerSession(SessionControls, DocumentFeed):
                     else:
                         buf.send(part)
         now = time.perf_counter()
-        if snapshot is not None and (force_images or now >= self._images_due):  # ~2 per second
-            self._images_due = now + 0.4
+        if snapshot is not None and (force_images or now >= self._images_due):
+            # ~2 images per second for small models; a large model's hundreds of receptive
+            # fields cost the event loop more than its curve points, so about one a second
+            big = snapshot.get("W") is not None and snapshot["W"].size > 50_000
+            self._images_due = now + (0.9 if big else 0.4)
             self._update_images(snapshot)
         self._refresh_state()
 

@@ -32,7 +32,7 @@ RECORD_CHUNK = 2000
 #: seconds of training per algorithm and point for large models (``Run(max_seconds=...)``):
 #: a point of every running algorithm takes about ``POINT_SECONDS`` in all, so Pause acts
 #: within a second and the curves move several times a second
-POINT_SECONDS = 0.3
+POINT_SECONDS = 0.15
 #: share of the wall time a large model's race spends evaluating (``Run(eval_budget=...)``;
 #: more than a batch run's 10 %: a live curve needs points)
 LIVE_EVAL_BUDGET = 0.25

@@ -29,9 +29,12 @@ COLUMNS_JS = """() => {
 #: pick an option of the select titled <title> (the race's "Dataset")
 PICK_JS = """([title, value]) => {
   for (const m of Bokeh.documents[0].all_models) {
-    if (m.title === title && 'options' in m) { m.value = value; return true; }
+    if (m.title === title && 'options' in m) {
+      if (m.value === value) return "same";      // already chosen: the page holds its race
+      m.value = value; return "changed";
+    }
   }
-  return false;
+  return "missing";
 }"""
 
 
@@ -41,8 +44,11 @@ def columns(page):
 
 def pick_dataset(page, name):
     before = columns(page)["id"]
-    assert page.evaluate(PICK_JS, ["Dataset", name]), "no select titled 'Dataset'"
-    # the pick applies the preset and builds a new race (new plot sources)
+    outcome = page.evaluate(PICK_JS, ["Dataset", name])
+    assert outcome != "missing", "no select titled 'Dataset'"
+    if outcome == "same":        # the default data set (the page opened on it): start afresh
+        button(page, "Reset").click()
+    # the pick (or Reset) applies the preset and builds a new race (new plot sources)
     page.wait_for_function(f"() => ({COLUMNS_JS})().id > {before}", timeout=120_000)
 
 
