@@ -1,6 +1,6 @@
 """Deep TAP machines: binary deep Boltzmann machines trained with the TAP equations —
 Tramel et al. (2018), Appendix E (eqs. 119–129, Alg. 4; restated and checked in
-``reference/tap-appendices.md`` §2).
+the TAP-beyond theory page of the documentation).
 
 Layers ``x⁽⁰⁾ = v, x⁽¹⁾, …, x⁽ᴸ⁾`` of binary units, couplings ``W⁽ˡ⁾`` (shape
 ``(N_{l−1}, N_l)``) between consecutive layers and biases ``θ⁽ˡ⁾``:

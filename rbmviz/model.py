@@ -1,7 +1,7 @@
 """The RBM's parameters, its energies and conditionals, and saving/loading.
 
 Layout (the one convention of rbmviz; the three papers disagree with each other, see
-``reference/notation.md``):
+the conventions of the documentation's theory pages):
 
 * ``W`` — weights, shape ``(n_visible, n_hidden)``: row = visible unit, column = hidden unit;
 * ``b`` — visible biases, shape ``(n_visible,)``;

@@ -13,7 +13,7 @@ MNIST/Omniglot/CBCL with hundreds of hidden units), where the products dominate 
 halves their cost.  float64 data are accepted and cast by the run.
 
 The paper presets (:data:`tramel2018`, :data:`upadhya2017`, :data:`fischer2011`) are dicts of
-named settings restating each paper's experimental protocol (reference/tap-experiments.md §1,
+named settings restating each paper's experimental protocol (the TAP theory page of the documentation,
 dc-programming.md §4, cd-bias.md §7).
 
 >>> for_dataset("shifting_bar")["image_shape"]
@@ -161,7 +161,7 @@ def for_dataset(name, **data_knobs) -> dict:
 tramel2018: dict[str, dict] = {name: p.to_dict() for name, p in _TAP_PRESETS.items()}
 
 #: Upadhya & Sastry (2017): S-DCP / CS-DCP against CD, PCD, CG at equal compute K = d·K′
-#: (reference/dc-programming.md §4).  Small sets: full batch, 50,000 epochs, 25 trials,
+#: (the DC-programming theory page of the documentation).  Small sets: full batch, 50,000 epochs, 25 trials,
 #: exact ATLL; large sets: 500 hidden units, batch 200, 200 epochs, AIS ATLL (100 chains,
 #: 10,000 linear β).
 upadhya2017: dict[str, dict] = {
@@ -188,7 +188,7 @@ upadhya2017: dict[str, dict] = {
                      algorithms=("cd", "pcd", "cg", "sdcp", "csdcp")),
 }
 
-#: Fischer & Igel (2011) Sec. 3: the bias of CD-1 against its bound (reference/cd-bias.md §7):
+#: Fischer & Igel (2011) Sec. 3: the bias of CD-1 against its bound (the CD-bias theory page of the documentation):
 #: 6x6 RBMs, full-batch training with the expected CD-1 update, η = 0.1, W ~ U[−0.5, 0.5],
 #: biases 0, 50,000 iterations, 25 initialisations.
 fischer2011: dict[str, dict] = {

@@ -139,7 +139,7 @@ class Run:
     metrics : "auto" or sequence of str
         Names from :data:`rbmviz.evaluate.metrics.METRICS`; "auto" as in the module docs.
     max_weight : float
-        Largest allowed |parameter| (a parameter at ≥ 90 % of it counts as diverged too).
+        Largest allowed ``|parameter|`` (a parameter at ≥ 90 % of it counts as diverged too).
     max_ll_drop : float, optional
         Nats a log-likelihood metric may fall below its best and the uniform model's value
         before the run counts as diverged (default ``n_visible · log 2``).

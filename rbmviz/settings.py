@@ -63,11 +63,17 @@ _SEED_MAX = SEED_MAX
 class DatasetRule:
     """How :func:`load_data` builds the train/test pair of one data set.
 
-    kind : "toy" (generated complete pattern set; test = train), "bundled" (ships with a
+    Attributes
+    ----------
+    kind : str
+        "toy" (generated complete pattern set; test = train), "bundled" (ships with a
         dependency; fixed held-out split), "file" (read from the data directory).
-    knobs : the :class:`DataSettings` knobs the data set uses.
-    splits : for data sets with an official split, the (train, test) split names.
-    test_rows : rows of the official test split (so that ``limit`` reads only what it keeps).
+    knobs : tuple of str
+        The :class:`DataSettings` knobs the data set uses.
+    splits : tuple of str or None
+        For data sets with an official split, the (train, test) split names.
+    test_rows : int or None
+        Rows of the official test split (so that ``limit`` reads only what it keeps).
     """
 
     kind: str

@@ -1,10 +1,10 @@
-"""Unit priors for TAP machines (Tramel et al. 2018, Appendix B.3 and C; reference/tap-priors.md).
+"""Unit priors for TAP machines (Tramel et al. 2018, Appendix B.3 and C; the TAP theory page of the documentation (unit priors)).
 
 Every unit type is a NORMALISED prior ``P(x; θ)`` whose linear natural parameter ``U`` is the
 RBM's bias of that unit (``rbm.b`` for visible units, ``rbm.c`` for hidden units; it is passed
 to every method rather than stored, so the prior object holds only the *extra* parameters).
 The TAP quantities of a unit with fields ``B`` (linear) and ``A`` (quadratic) are
-(reference/tap.md B.2)
+(the TAP theory page of the documentation B.2)
 
     Z(B, A; θ) = ∫ P(x; θ) e^{B x − A x²/2} dx,   f_a = ∂_B ln Z,   f_c = ∂²_B ln Z,
 

@@ -1,6 +1,6 @@
 """Contrastive divergence (CD-k, Hinton 2002) and persistent CD (PCD-k, Tieleman 2008).
 
-One update from a mini-batch ``X_B`` (project layout, reference/dc-programming.md Alg. 1):
+One update from a mini-batch ``X_B`` (project layout, the DC-programming theory page of the documentation Alg. 1):
 
 * positive phase: ``P⁰ = σ(X_B W + c)`` (hidden probabilities of the data);
 * ``k`` block-Gibbs steps ``h⁽ᵗ⁾ ~ p(h | v⁽ᵗ⁾)``, ``v⁽ᵗ⁺¹⁾ ~ p(v | h⁽ᵗ⁾)`` starting at
@@ -116,7 +116,7 @@ class CD(Algorithm):
         fused Numba kernels for sigmoid + Bernoulli draws.  Chains and data are stacked,
         ``S = [V; X_B]``, so PCD's first half-step and positive phase share one GEMM, and
         the whole weight step is one GEMM ``Sᵀ [−η/n Pᵏ; η/|B| P⁰]`` (the factors folded into
-        the kernels that write the probabilities).  6 GEMMs of size |B|·n_v·n_h per PCD-1
+        the kernels that write the probabilities).  6 GEMMs of size ``|B|·n_v·n_h`` per PCD-1
         update, 5 per CD-1.
 
         Every product goes through :func:`rbmviz._blas.matmul` (fixed row blocks, each one

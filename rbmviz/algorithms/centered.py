@@ -2,7 +2,7 @@
 ``dd^b_s``) and centered S-DCP, CS-DCP (Upadhya & Sastry 2017, Alg. 4).
 
 A centered RBM with visible offset ``μ`` and hidden offset ``λ`` has the energy
-``E(v, h) = −(v − μ)ᵀb̃ − (h − λ)ᵀc̃ − (v − μ)ᵀW(h − λ)`` (reference/centering.md §1).  It is
+``E(v, h) = −(v − μ)ᵀb̃ − (h − λ)ᵀc̃ − (v − μ)ᵀW(h − λ)`` (the DC-programming theory page of the documentation (centering)).  It is
 the *same distribution* as the normal RBM
 
     ``W = W``,  ``b = b̃ − Wλ``,  ``c = c̃ − Wᵀμ``      (centering.md §2),
@@ -180,7 +180,7 @@ class CSDCP(CenteredMixin, SDCP):
 
 class CG(CenteredMixin, InnerLoop):
     """CG: the centered gradient with CD-k (Melchior, Fischer & Wiskott 2016, Alg. 1,
-    ``dd^b_s``; reference/centering.md §4).
+    ``dd^b_s``; the DC-programming theory page of the documentation (centering)).
 
     Per mini-batch: hidden probabilities of the data, ``k`` Gibbs steps from the data (as
     CD-k), offsets slid towards ``mean X`` and ``mean σ(XW + c)``, then the centered step with

@@ -2,7 +2,7 @@
 
 The negative log-likelihood of a batch is ``F(θ) = f(θ) − g(θ)`` with ``f = log Z`` and
 ``g`` the batch average of ``log Σ_h exp(−E(v, h))``, both convex
-(reference/dc-programming.md §1).  One S-DCP update of a mini-batch ``X`` (N rows) from
+(the DC-programming theory page of the documentation).  One S-DCP update of a mini-batch ``X`` (N rows) from
 ``θ⁽ᵗ⁾``:
 
 1. data term ``∇g(θ⁽ᵗ⁾)`` **once**: ``G_W = Xᵀσ(XW + c)/N``, ``G_b = mean X``,
@@ -12,7 +12,7 @@ The negative log-likelihood of a batch is ``F(θ) = f(θ) − g(θ)`` with ``f =
    ``F̂ = (Ṽᵀσ(ṼW + c)/N, mean Ṽ, mean σ(ṼW + c))`` and ``θ ← θ + η(G − F̂)``;
 3. the next mini-batch restarts its chains at its own rows.
 
-**Erratum corrected** (reference/errata.md, seed 001 #2): the printed Alg. 3 sets
+**Erratum corrected** (the errata noted on the documentation's theory pages, Upadhya & Sastry): the printed Alg. 3 sets
 ``Δθ = 0`` once before the inner loop and never resets it, so every inner step would re-apply
 the gradients of the earlier ones.  Here the step of inner iteration ``l`` is computed from
 scratch (as in the paper's Alg. 2 and Alg. 4).  With ``d = 1`` S-DCP is CD-K′.
@@ -63,7 +63,7 @@ def resolve_budget(k=None, d=None, k_inner=None) -> tuple[int, int]:
     """``(d, k_inner)`` from any combination of the Gibbs budget per update ``k``, the inner
     steps ``d`` and the Gibbs steps per inner step ``k_inner`` (K′), with ``k = d·k_inner``.
 
-    Rules (Upadhya & Sastry's equal-compute rule, reference/dc-programming.md §5):
+    Rules (Upadhya & Sastry's equal-compute rule, the DC-programming theory page of the documentation):
 
     * nothing given: ``d = 3``, ``k_inner = 4`` (K = 12, their small-data setting);
     * only ``k``: ``k_inner = 4``, ``d = k // 4`` when ``k`` is a multiple of 4
@@ -289,8 +289,8 @@ class InnerLoop(Algorithm):
 
 class SDCP(InnerLoop):
     """S-DCP: stochastic DC programming (Upadhya & Sastry 2017, Alg. 3, mini-batch), with the
-    accumulated-gradient erratum of the printed listing corrected (reference/errata.md,
-    seed 001 #2: the step of each inner iteration is computed afresh).
+    accumulated-gradient erratum of the printed listing corrected (the errata noted on the documentation's theory pages,
+    Upadhya & Sastry: the step of each inner iteration is computed afresh).
 
     Parameters
     ----------

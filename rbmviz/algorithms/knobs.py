@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import numbers
+import sys
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -241,4 +242,9 @@ def derive_knobs(name: str, algorithms: Iterable, *, include: Iterable[str] | No
     cls = param.parameterized_class(name, params, bases=bases)
     if doc:
         cls.__doc__ = doc
+    # the class belongs to the module that derives it (not to param), so that documentation
+    # and pickling find it there
+    caller = sys._getframe(1).f_globals.get("__name__")
+    if caller:
+        cls.__module__ = caller
     return cls

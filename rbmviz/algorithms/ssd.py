@@ -1,4 +1,4 @@
-"""Stochastic spectral descent, SSD (Carlson, Cevher & Carin 2015; reference/ssd.md).
+"""Stochastic spectral descent, SSD (Carlson, Cevher & Carin 2015; the DC-programming theory page of the documentation (SSD)).
 
 SSD takes steepest-descent steps in non-Euclidean norms: the Schatten-∞ (spectral) norm for
 the weights and the ℓ∞ norm for the biases.  With the #-operator of a norm,

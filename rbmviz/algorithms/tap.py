@@ -1,6 +1,6 @@
 """TAP training (Tramel et al. 2018, Alg. 2; Gabrié et al. 2015 for binary EMF orders 1–3).
 
-One update from a mini-batch ``X`` of ``M`` rows (reference/tap.md B.6–B.7):
+One update from a mini-batch ``X`` of ``M`` rows (the TAP theory page of the documentation B.6–B.7):
 
 1. TAP inference (Alg. 1, :func:`rbmviz.tap.solve`) started from the first ``K ≤ M`` rows of
    the batch (data-anchored initialisation, eqs. 37–38: ``a^v = x``, ``c^v = 0``);

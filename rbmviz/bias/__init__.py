@@ -1,7 +1,7 @@
 """The bias of k-step contrastive divergence, computed exactly, and its bounds.
 
 Fischer & Igel (2011), "Bounding the bias of contrastive divergence learning", restated in
-``reference/cd-bias.md`` (section numbers below refer to it).  Project convention: ``W`` has
+the CD-bias theory page of the documentation (section numbers below refer to it).  Project convention: ``W`` has
 shape (n_visible, n_hidden), energy ``E(v, h) = −vᵀWh − bᵀv − cᵀh`` (the paper's ``w`` is
 ``Wᵀ``; its ``m`` visible and ``n`` hidden units are ``n_visible`` and ``n_hidden``).
 

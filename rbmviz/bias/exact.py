@@ -1,5 +1,4 @@
-"""The exact CD-k bias, Δ and the bounds of Fischer & Igel (2011) (``reference/cd-bias.md``
-§2–§5); see :mod:`rbmviz.bias` for what is computed and its limits."""
+"""The exact CD-k bias, Δ and the bounds of Fischer & Igel (2011) (the CD-bias theory page of the documentation§5); see :mod:`rbmviz.bias` for what is computed and its limits."""
 from __future__ import annotations
 
 import math
@@ -362,8 +361,8 @@ def bias_table(rbm, data, ks=(1, 2, 5, 10)):
 
     Returns
     -------
-    pandas.DataFrame with one row per k and columns ``k, bias, bound, distance, mixing,
-    one_minus_mixing, delta, bd_bound``.
+    pandas.DataFrame with one row per k and columns ``k``, ``bias``, ``bound``, ``distance``,
+    ``mixing``, ``one_minus_mixing``, ``delta``, ``bd_bound``.
     """
     import pandas as pd
     _check_rbm(rbm)

@@ -1,5 +1,5 @@
 """Exact expected-CD-k training of small RBMs (Fischer & Igel 2011, Sec. 3;
-``reference/cd-bias.md`` §7.1), with the bias, the bound and their factors recorded along the
+the CD-bias theory page of the documentation), with the bias, the bound and their factors recorded along the
 way, a divergence guard and time-bounded kernel calls (Ctrl-C)."""
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def train_expected_cd(rbms, data, *, k=1, learning_rate=0.1, iterations=1000,
     chunk : "auto" or int — iterations per kernel call.  ``"auto"`` sizes the calls to
         about :data:`CHUNK_SECONDS` of wall time each, so Ctrl-C (``KeyboardInterrupt``)
         takes effect within about that long; an int fixes the number.
-    max_weight : float > 0 — largest allowed |parameter| (the default, 1e3, is that of
+    max_weight : float > 0 — largest allowed ``|parameter|`` (the default, 1e3, is that of
         :class:`rbmviz.runs.Run`; the paper's runs stay below 10); ``inf`` turns this off.
     max_ll_drop : "auto" or float > 0 (``inf``: off) — largest allowed fall of the recorded mean
         log-likelihood below its best recorded value, in nats; ``"auto"`` is

@@ -121,9 +121,9 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     intercept_visible_ : ndarray of shape (n_features,)
         Biases of the visible units, ``rbm_.b`` (a copy).
     n_features_in_ : int
-        Number of features seen during :term:`fit`.
+        Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during :term:`fit`, when ``X`` has string column names.
+        Names of features seen during ``fit``, when ``X`` has string column names.
     n_iter_ : int
         Epochs trained so far (``n_iter`` after :meth:`fit`, plus one per
         :meth:`partial_fit` call).

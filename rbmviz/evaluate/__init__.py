@@ -2,9 +2,9 @@
 
 * :mod:`rbmviz.evaluate.exact` — ``log Z``, log-likelihoods, the model's distribution,
   exact gradients and expected CD-k updates by enumerating the smaller layer
-  (reference/ais.md §1);
+  (the AIS theory page of the documentation);
 * :mod:`rbmviz.evaluate.ais` — annealed importance sampling for models too large to
-  enumerate (reference/ais.md §2);
+  enumerate (the AIS theory page of the documentation);
 * :mod:`rbmviz.evaluate.pseudo` — all-sites and stochastic pseudo-log-likelihood,
   reconstruction error;
 * :mod:`rbmviz.evaluate.metrics` — the registry ``name -> fn(rbm, context)`` the run loop

@@ -1,6 +1,6 @@
 """Annealed importance sampling (AIS) estimates of ``log Z`` and of the average
 log-likelihood of binary RBMs too large to enumerate (Salakhutdinov & Murray 2008; Neal 2001;
-reference/ais.md §2).
+the AIS theory page of the documentation).
 
 Both functions are re-exported by :mod:`rbmviz.evaluate`.
 
@@ -154,7 +154,7 @@ def _check_betas(betas):
 
 def ais_log_partition(rbm, n_chains=100, n_betas=10000, seed=0, data=None, *, betas=None,
                       dtype=None, base_batch_size=100, threads=None, progress=False) -> AISResult:
-    """AIS estimate of ``log Z`` of ``rbm`` (reference/ais.md §2).
+    """AIS estimate of ``log Z`` of ``rbm`` (the AIS theory page of the documentation).
 
     Parameters
     ----------

@@ -2,7 +2,7 @@
 statistics, exact gradients and expected CD-k updates.
 
 All values are in nats; "mean over rows" unless stated.  Exact routines enumerate the
-smaller layer (``reference/ais.md`` §1) and refuse more than ``2**30`` states.
+smaller layer (the AIS theory page of the documentation) and refuse more than ``2**30`` states.
 """
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def _log_sum_states(M, a, o) -> float:
 
 
 def log_partition_exact(rbm) -> float:
-    """``log Z`` by enumerating the smaller layer (reference/ais.md §1):
+    """``log Z`` by enumerating the smaller layer (the AIS theory page of the documentation):
 
     ``log Z = logsumexp_v (−F(v)) = logsumexp_h (cᵀh + Σ_i softplus(b_i + (Wh)_i))``.
 
@@ -134,7 +134,7 @@ def log_probabilities_exact(rbm, V, log_z=None) -> np.ndarray:
 
 def log_likelihood_exact(rbm, V, log_z=None) -> float:
     """Average log-likelihood ``(1/N) Σ_n log p(v⁽ⁿ⁾)`` in nats — the ATLL of
-    Upadhya & Sastry's eq. (9) (with the 1/N they describe; reference/errata.md, seed 001 #1)."""
+    Upadhya & Sastry's eq. (9) (with the 1/N they describe; the errata noted on the documentation's theory pages, Upadhya & Sastry)."""
     return float(np.mean(log_probabilities_exact(rbm, V, log_z)))
 
 
@@ -185,7 +185,7 @@ def exact_gradient(rbm, V):
 
     ``∂/∂θ (1/N) Σ_n log p(v⁽ⁿ⁾) = E_data[φ] − E_model[φ]`` with
     ``φ = (v hᵀ, v, h)`` and hidden conditional means in the data term
-    (reference/notation.md; Fischer & Igel eq. 1.1).
+    (the conventions of the documentation's theory pages; Fischer & Igel eq. 1.1).
 
     Returns ``(dW, db, dc)`` with the shapes of ``(W, b, c)``.
     """
@@ -199,7 +199,7 @@ def exact_gradient(rbm, V):
 def transition_matrix(rbm) -> np.ndarray:
     """Visible-to-visible block-Gibbs transition matrix
     ``T[v, v'] = Σ_h p(h | v) p(v' | h)``, shape (2**n_visible, 2**n_visible), rows in
-    :func:`all_states` order (reference/cd-bias.md §7.1 step 3).  Needs n_visible,
+    :func:`all_states` order (the CD-bias theory page of the documentation step 3).  Needs n_visible,
     n_hidden ≤ 14."""
     _check_rbm(rbm)
     if rbm.n_visible > 14 or rbm.n_hidden > 14:
@@ -223,7 +223,7 @@ def _state_index(V):
 
 def expected_cd_update(rbm, V, k):
     """The exact expectation (over the Gibbs chain) of the batch CD-k update of
-    :mod:`rbmviz.algorithms.cd`, with no sampling noise (reference/cd-bias.md §7.1 step 5):
+    :mod:`rbmviz.algorithms.cd`, with no sampling noise (the CD-bias theory page of the documentation step 5):
 
     ``CD = Σ_v p_e(v) φ̄(v) − Σ_v q_k(v) φ̄(v)``, ``q_k = p_eᵀ Tᵏ``, ``φ̄(v) = (v σ(c+vW)ᵀ, v, σ(c+vW))``,
 

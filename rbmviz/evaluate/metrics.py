@@ -22,7 +22,7 @@ Built-in metrics (all log-likelihoods in nats per row):
 ``recon_error``           mean squared reconstruction error per pixel (first ``pl_rows`` rows)
 ``weight_norm``           Frobenius norm of W
 ``ais_train_ll``          average log-likelihood with an AIS estimate of log Z
-``ais_test_ll``           (Salakhutdinov & Murray 2008; reference/ais.md §2.5)
+``ais_test_ll``           (Salakhutdinov & Murray 2008; the AIS theory page of the documentation)
 ``tap_ll``                TAP log-likelihood (Tramel et al. 2018, eq. 39)
 ========================  ==================================================================
 """

@@ -105,7 +105,7 @@ def stochastic_pseudo_log_likelihood(rbm, V, *, rows=100, sites=16, seed=0, subs
 
     an unbiased estimate (over the choice of ``S``) of the all-sites
     :func:`pseudo_log_likelihood` of the rows ``R``; with all rows and all sites it *is* that
-    value.  Cost O(|R| · (n_visible + |S|) · n_hidden) instead of O(N · n_visible · n_hidden).
+    value.  Cost ``O(|R| · (n_visible + |S|) · n_hidden)`` instead of ``O(N · n_visible · n_hidden)``.
     Unlike scikit-learn's ``score_samples`` (one new random site per call) the subset is fixed
     by ``seed``, so successive evaluations along a run are comparable.  Computed with
     whole-array operations in the model's dtype (float32 models: rounding ~1e-6 nats).

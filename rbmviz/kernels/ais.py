@@ -1,4 +1,4 @@
-"""Kernels of annealed importance sampling for binary RBMs (reference/ais.md §2).
+"""Kernels of annealed importance sampling for binary RBMs (the AIS theory page of the documentation).
 
 The matrix products (``V W`` and ``H Wᵀ`` for all chains) are done by the caller with BLAS;
 these kernels fuse everything elementwise that follows them, parallel over chains (rows) with

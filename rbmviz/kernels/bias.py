@@ -1,5 +1,5 @@
 """Exact expected-CD-k training of tiny binary RBMs, with the CD-bias metrics of
-Fischer & Igel (2011) recorded along the way (``reference/cd-bias.md`` §7.1).
+Fischer & Igel (2011) recorded along the way (the CD-bias theory page of the documentation).
 
 No sampling: every iteration enumerates the ``NV = 2**nv`` visible and ``NH = 2**nh``
 hidden states and builds the two conditional tables

@@ -242,7 +242,7 @@ def dc_updates_serial_(W, b, c, X, order, bounds, d, k_inner, rule, lr, momentum
 
     For every epoch ``e`` (row of ``order``) and batch ``[bounds[i], bounds[i+1])`` of that
     epoch's permutation (``X_B``, ``N`` rows), from ``θ⁽ᵗ⁾`` (Upadhya & Sastry Alg. 3/4 with the
-    gradient reset of errata.md seed 001 #2):
+    gradient reset of errata.md Upadhya & Sastry):
 
     1. data term once: ``P⁰ = σ(X_B W + c)``, ``∇g = (X_BᵀP⁰/N, mean X_B, mean P⁰)`` (eq. 5);
        the batch means are the centering targets ``μ_batch``, ``λ_batch``;

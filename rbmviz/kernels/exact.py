@@ -7,7 +7,7 @@ the other layer "O" summed out in closed form:
 
 For A = visible (a = b, o = c, M = W) ``value = −F(v)``; for A = hidden (a = c, o = b,
 M = Wᵀ) it is the hidden marginal's log-weight.  Either way ``log Z = logsumexp_s value(s)``
-(reference/ais.md §1).
+(the AIS theory page of the documentation).
 
 States are visited in Gray-code order inside fixed-size chunks, so moving to the next state
 flips one unit and updates the pre-activation ``o + sM`` with one row of ``M`` (O(nO) per

@@ -1,7 +1,7 @@
 """Unit priors of TAP machines: log partition function and first two moments of the tilted
 distribution, scalar and row-parallel (Numba).
 
-Convention (reference/tap.md B.2, reference/tap-priors.md): for a unit with NORMALISED prior
+Convention (the TAP theory page of the documentation B.2, the TAP theory page of the documentation (unit priors)): for a unit with NORMALISED prior
 ``P(x; θ)`` and the TAP fields ``B`` (linear) and ``A`` (quadratic),
 
     Z(B, A; θ) = ∫ P(x; θ) e^{B x − A x²/2} dx,   f_a = ∂_B ln Z,   f_c = ∂²_B ln Z,
@@ -27,7 +27,7 @@ bias of the unit); ``V`` (precision), ``rho`` (weight of the continuous part) an
   ``f_c = π_Q f_c^TG + π_Q(1 − π_Q)(f_a^TG)²`` (eq. 98 with the square that the printed
   second line drops — errata.md #9), all in log form (no ``G`` is ever exponentiated).
 
-Numerics of the truncated Gaussian (reference/tap-priors.md §1.1).  The closed forms of
+Numerics of the truncated Gaussian (the TAP theory page of the documentation (unit priors)).  The closed forms of
 eqs. (75)–(81) with erf/erfi cancel catastrophically when the centre ``b/a`` lies far
 outside the interval (eq. 91), overflow for large fields, and are undefined at ``a = 0``;
 the printed eq. (78) also has the wrong sign for ``a < 0`` (errata.md #5) and the printed

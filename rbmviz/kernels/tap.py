@@ -1,4 +1,4 @@
-"""TAP / extended-mean-field inference kernels for binary RBMs (reference/tap.md A.2, B.4, B.8).
+"""TAP / extended-mean-field inference kernels for binary RBMs (the TAP theory page of the documentation A.2, B.4, B.8).
 
 The fixed-point iteration of :func:`rbmviz.tap.solve` alternates a BLAS matmul (numpy,
 float64) with one fused, row-parallel elementwise pass per layer.  For a layer with
@@ -20,7 +20,7 @@ those of the general-prior path).  At first and third order (A.3) only the magne
 are damped and ``c = ν(a)``, ``g = g(a)`` follow them.
 
 ``ν(m) = m − m²``, ``g(m) = (m − m²)(½ − m)`` — the derived third-order factor, not the
-reference code's ``m²(1 − m)`` (reference/errata.md, EMF #1).
+reference code's ``m²(1 − m)`` (the errata noted on the documentation's theory pages, EMF #1).
 """
 import math
 

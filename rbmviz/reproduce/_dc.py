@@ -1,5 +1,5 @@
 """Shared helpers of the Upadhya & Sastry (2017) reproductions ``dc-small`` and ``dc-mnist``
-(reference/dc-programming.md §5–7, reference/reference-numbers.md §2).
+(the DC-programming theory page of the documentation, the paper's numbers, DC-programming theory page).
 
 * names and labels of the compared algorithms and data sets, the paper's numbers;
 * :func:`time_to_fraction` (from :mod:`rbmviz.sweep`) — the paper's speed measure, "the epoch at which the model

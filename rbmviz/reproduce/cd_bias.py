@@ -1,5 +1,5 @@
 """Reproduction of Fischer & Igel (2011), "Bounding the bias of contrastive divergence
-learning", Sec. 3 / Fig. 1 (``reference/cd-bias.md`` §7).
+learning", Sec. 3 / Fig. 1 (the CD-bias theory page of the documentation).
 
 Protocol (confirmed from the paper unless marked): RBMs with 6 visible and 6 hidden units
 trained on Diag₆ and 1DBall₆ by batch learning with the **exact expected CD-1 update** (no
@@ -14,7 +14,7 @@ weights (which keeps Δ small).
 
 Caveat: no available text defines Diag and 1DBall; :func:`rbmviz.datasets.diag` and
 :func:`rbmviz.datasets.ball_1d` were *fitted* to the paper's two numbers
-(``reference/datasets.md`` §3).  A match of the Diag number is therefore expected rather
+(the docstrings of rbmviz.datasets.diag and ball_1d).  A match of the Diag number is therefore expected rather
 than a confirmation, and the 1DBall fit is loose (single runs spread widely).
 
 Repetition ``r`` starts from ``rbmviz.RBM(6, 6, init="uniform", scale=0.5, seed=seed + r)``
@@ -50,7 +50,7 @@ QUICK = {"reps": 5, "iterations": 50_000, "ks": "1", "weight_decay": "none"}
 GAP_TOLERANCE = {"diag": 0.25, "ball_1d": 0.5}
 NOTES = [
     "Diag and 1DBall are not defined in any available text; rbmviz.datasets.diag and "
-    "ball_1d were fitted to the paper's two bound-bias numbers (reference/datasets.md §3), so "
+    "ball_1d were fitted to the paper's two bound-bias numbers (the docstrings of rbmviz.datasets.diag and ball_1d), so "
     "agreement is expected for Diag and loose for 1DBall (single runs spread widely).",
     "Only the k=1, weight decay 0 rows correspond to the paper; the k sweep and the "
     "weight-decay variant are extensions.",

@@ -1,5 +1,5 @@
 """Reproduction of Upadhya & Sastry (2017), Sec. 4.2.2 and Sec. 5 / Figs. 3, 4, 6 and 7:
-the large data sets and the sensitivity studies (reference/dc-programming.md §5–7).
+the large data sets and the sensitivity studies (the DC-programming theory page of the documentation).
 
 Protocol of the main comparison (confirmed from the paper unless marked): statistically
 binarised MNIST (each pixel on with probability equal to its grey level; here one fixed
@@ -9,7 +9,7 @@ all algorithms of a trial starting from the same parameters (W ~ N(0, 0.01²), h
 0, visible biases logit(training mean)); CD-K / PCD-K / CG with K = 24 against S-DCP and
 CS-DCP with d = 6, K′ = 4; ν_μ = ν_λ = 0.01; η = 0.01 (the other rates of Fig. 3 are
 UNCONFIRMED).  ATLL of the test set with AIS: 100 chains, 10,000 linear inverse
-temperatures, base-rate model from the training rows (reference/ais.md §2).
+temperatures, base-rate model from the training rows (the AIS theory page of the documentation).
 
 The paper reports no MNIST ATLL value in its text, only that all algorithms end at about
 the same ATLL after 200 epochs and that with η = 0.01 CS-DCP reaches 90 % of its maximum

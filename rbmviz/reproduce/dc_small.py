@@ -1,5 +1,5 @@
 """Reproduction of Upadhya & Sastry (2017), "Learning RBM with a DC programming approach",
-Sec. 4.2.1 / Figs. 1–2: the small data sets (reference/dc-programming.md §6–7).
+Sec. 4.2.1 / Figs. 1–2: the small data sets (the DC-programming theory page of the documentation).
 
 Protocol (confirmed from the paper unless marked): Bars & Stripes (D = 3, the 14 distinct
 patterns) and Shifting Bar (N = 9, B = 1, 9 patterns); RBMs with 4 hidden units; full-batch

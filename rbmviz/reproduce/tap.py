@@ -1,6 +1,6 @@
 """Reproduction of Tramel, Gabrié, Manoel, Caltagirone & Krzakala (2018), "A deterministic
 and generalized framework for unsupervised learning with restricted Boltzmann machines"
-(PRX 8, 041006), Sec. VII on binary-MNIST (``reference/tap-experiments.md`` §1–5).
+(PRX 8, 041006), Sec. VII on binary-MNIST (the TAP theory page of the documentation).
 
 Binary-MNIST RBMs (784 visible units, several ``N_h``) are trained with TAP Alg. 2
 (``algorithm="tap"``, Table 1 settings: mini-batch M = 100, K = 100 TAP solutions per

@@ -1,6 +1,6 @@
 """The rest of Tramel et al. (2018): adaTAP vs TAP (App. D, Fig. 10), deep TAP machines
 (App. E, Fig. 11) and the TAP / AIS / pseudo-likelihood comparison (App. F, Fig. 12) —
-``rbmviz reproduce tap --study adatap|dbm|fig12 [--quick]`` (reference/tap-appendices.md).
+``rbmviz reproduce tap --study adatap|dbm|fig12 [--quick]`` (the TAP-beyond theory page of the documentation).
 
 * :func:`study_adatap` (Fig. 10): one binary RBM per inference method (Alg. 1 "tap", Alg. 3
   "adatap") and fixed iteration count (3, 10, 100), trained with Alg. 2 (K = M, damping 0.5,

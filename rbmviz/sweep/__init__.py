@@ -18,7 +18,7 @@ from the *same* initial parameters, so that the comparison is paired.  A sweep i
 3. a **tidy** :class:`pandas.DataFrame` — one row per run × evaluation point, columns
    ``run_id, trial, algorithm``, the grid labels, then ``epoch, updates, gibbs_steps, seconds``
    and the metrics (``train_ll``, ``test_ll`` … the exact ATLL of the papers, Eq. (2) of
-   ``reference/notation.md``), then ``status`` (``"ok"``, ``"diverged"``, ``"failed"``,
+   the conventions of the documentation's theory pages), then ``status`` (``"ok"``, ``"diverged"``, ``"failed"``,
    ``"interrupted"``) and ``error`` — saved, if asked, to CSV or Parquet.
 
 **Resumable.**  With ``out="sweep.csv"`` every run is stored the moment it finishes, as

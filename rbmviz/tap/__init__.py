@@ -1,5 +1,5 @@
 """TAP machines (Tramel et al. 2018; Gabrié et al. 2015): TAP inference, unique solutions,
-TAP free energies and the TAP log-likelihood (reference/tap.md).
+TAP free energies and the TAP log-likelihood (the TAP theory page of the documentation).
 
 * :func:`solve` — fixed points of the TAP equations from many initialisations (Alg. 1,
   eqs. 37–38; orders 1–3 of the extended mean field for binary models), with their TAP free

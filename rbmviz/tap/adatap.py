@@ -1,5 +1,5 @@
 """Adaptive TAP (adaTAP; Opper & Winther 2001) for binary RBMs, solved with VAMP — Tramel et
-al. (2018), Appendix D, Alg. 3 (restated and checked in ``reference/tap-appendices.md`` §1).
+al. (2018), Appendix D, Alg. 3 (restated and checked in the TAP-beyond theory page of the documentation).
 
 All units are stacked into one vector of ``n = n_v + n_h`` binary variables with the block
 coupling and field

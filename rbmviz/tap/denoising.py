@@ -1,5 +1,5 @@
 """Denoising a binary symmetric channel with a TAP machine and two baselines
-(Tramel et al. 2018, Sec. VII.4.1, Figs. 8–9; reference/tap-experiments.md §5).
+(Tramel et al. 2018, Sec. VII.4.1, Figs. 8–9; the TAP theory page of the documentation).
 
 Channel: every bit of a clean binary image ``x`` is flipped independently with probability
 ``p`` ∈ [0, 0.5] (:func:`corrupt`).  As a function of ``x`` its likelihood is a field on the

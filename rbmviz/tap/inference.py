@@ -1,7 +1,7 @@
 """TAP inference: fixed points of the TAP / extended-mean-field free energy, their free
 energies, unique solutions and the TAP log-likelihood.
 
-References (formulas restated and checked in ``reference/tap.md``):
+References (formulas restated and checked in the TAP theory page of the documentation):
 
 * binary RBMs, orders 1–3 (Gabrié, Tramel & Krzakala 2015; tap.md Part A): the expansion
   ``−Γ(m^v, m^h)`` of A.1 and its self-consistency equations A.2, with the derived

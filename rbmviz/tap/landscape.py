@@ -1,6 +1,6 @@
 """The TAP free-energy landscape during training: solution counts, free-energy distributions,
 Isomap maps and ranked receptive fields (Tramel et al. 2018, Sec. VII.2–3, Figs. 4–7;
-reference/tap-experiments.md §2–4).
+the TAP theory page of the documentation).
 
 Pure functions: arrays (or a ``TAPSolution``) in, arrays / pandas DataFrames out.  Plots of
 these live in :mod:`rbmviz.viz.tap`.
@@ -125,7 +125,7 @@ def free_energy_kde(free_energy, grid=None, *, n_grid=200, bandwidth=None, weigh
     """Gaussian kernel density estimate of TAP free energies on a grid: ``(grid, density)``.
 
     ``bandwidth`` is the kernel's standard deviation (default Scott's rule,
-    ``1.06 σ̂ n^(−1/5)``; a spread-free sample uses 1 % of |value| or 1e-3).  Densities
+    ``1.06 σ̂ n^(−1/5)``; a spread-free sample uses 1 % of ``|value|`` or 1e-3).  Densities
     integrate to 1 over the real line (weights, if given, are normalised)."""
     fe = _as_1d(free_energy, "free_energy")
     w = np.ones_like(fe) if weights is None else _as_1d(weights, "weights")

@@ -1,5 +1,5 @@
 """Table 1 of Tramel et al. (2018): the TAP-training settings of the paper's experiments, as
-data (reference/tap.md B.7, tap-experiments.md §1).
+data (the TAP theory page of the documentation B.7, tap-experiments.md §1).
 
 =====================  ====================  ====================  ====================
                        binary-MNIST          real-MNIST            CBCL
@@ -23,7 +23,7 @@ parameters initialised from the data (:func:`init_priors_from_data`); 100 epochs
 Momentum: the presets use the heavy-ball form (``momentum_form="heavy_ball"``), not the
 literal Alg. 2 line ``W ← W + γΔW(t) + γεR(W) + ηΔW(t−1)``, whose momentum term is not
 scaled by γ (η/γ = 100 times the gradient step at Table 1's values).  Measured with the
-literal form on the first 200 CBCL faces: |W| jumps from 0.005 to 0.41 in five updates, every
+literal form on the first 200 CBCL faces: ``|W|`` jumps from 0.005 to 0.41 in five updates, every
 hidden unit saturates and ΔW ≈ 0 from then on (W moves only by the ℓ2 decay); on 500
 real-MNIST images the TAP log-likelihood falls over three epochs.  Pass
 ``momentum_form="printed"`` to reproduce the literal rule.
@@ -222,17 +222,22 @@ def build(name, *, limit=None, seed=0, **overrides) -> Built:
 
     Parameters
     ----------
-    name : str — a key of :data:`PRESETS` (e.g. ``"binary-mnist-100"``).
-    limit : int, optional — keep only the first ``limit`` training rows.
-    seed : int — weight initialisation ``W ~ N(0, init_scale²)``.
-    **overrides — :class:`TAPPreset` fields (``n_hidden=10``, ``epochs=5`` ...).
+    name : str
+        A key of :data:`PRESETS` (e.g. ``"binary-mnist-100"``).
+    limit : int, optional
+        Keep only the first ``limit`` training rows.
+    seed : int
+        Seed of the weight initialisation ``W ~ N(0, init_scale²)``.
+    **overrides
+        :class:`TAPPreset` fields (``n_hidden=10``, ``epochs=5`` ...).
 
     Returns
     -------
-    :class:`Built` ``(data, rbm, settings)``; train with
-    ``rbmviz.runs.Run(rbm, data, rbmviz.algorithms.create("tap", **settings),
-    epochs=p.epochs, batch_size=p.batch_size)``.  (The algorithm itself is not made here:
-    ``rbmviz.tap`` sits below ``rbmviz.algorithms``, whose TAP rule imports it.)
+    Built
+        ``(data, rbm, settings)``.  Train with ``rbmviz.runs.Run(rbm, data, alg, epochs=p.epochs,
+        batch_size=p.batch_size)`` where ``alg = rbmviz.algorithms.create("tap", **settings)``.
+        The algorithm itself is not made here: ``rbmviz.tap`` sits below ``rbmviz.algorithms``,
+        whose TAP rule imports it.
 
     Examples
     --------
