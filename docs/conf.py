@@ -96,6 +96,9 @@ nb_mime_priority_overrides = [
     ("html", "application/vnd.holoviews_exec.v0+json", None),
     ("html", "application/vnd.holoviews_load.v0+json", None),
 ]
+# HoloViews' comm bundles (application/vnd.holoviews_*) only mean something to a live kernel;
+# the same outputs carry the plot as text/html with the embedded Bokeh document
+suppress_warnings = ["mystnb.unknown_mime_type"]
 
 # --- API reference -----------------------------------------------------------------------------
 autosummary_generate = True

@@ -6,6 +6,8 @@ background engine); :func:`serve_app` is what the served scripts (``apps/explore
 """
 from __future__ import annotations
 
+import logging
+
 import holoviews as hv
 import panel as pn
 
@@ -19,6 +21,7 @@ __all__ = ["TABS", "build", "serve_app"]
 #: (title, factory(race session) -> tab session) of the tabs after "Training race"; a tab
 #: session has ``panel()`` (the tab) and ``sidebar()`` (its controls)
 TABS = [("CD bias", make_bias_tab), ("TAP landscape", make_tap_tab)]
+_LOG = logging.getLogger("rbmviz.app")
 TITLE = "rbmviz explorer — watch restricted Boltzmann machines learn"
 
 
@@ -89,6 +92,10 @@ def serve_app(threads: int = 1):
     by the script that ``panel serve`` runs)."""
     pn.extension("katex", notifications=True, sizing_mode="stretch_width")
     hv.extension("bokeh")
+    # Without a handler Panel re-raises an exception of any pending change callback inside the
+    # coroutine that then dispatches the next browser event, and that event (a button click)
+    # is lost; log the exception instead, so that one failing update cannot swallow Pause.
+    pn.config.exception_handler = _log_exception
     caps = limits.current()                 # classroom caps (rbmviz.app.limits, H4)
     if not limits.claim_place(caps):
         return limits.full_page(caps).servable(title="rbmviz explorer — the class is full")
@@ -97,6 +104,12 @@ def serve_app(threads: int = 1):
         template_sidebar(layout).insert(0, pn.pane.Markdown(caps.describe(),
                                                             sizing_mode="stretch_width"))
     return layout.servable()
+
+
+def _log_exception(exc: BaseException) -> None:
+    """Panel's exception handler for the served explorer: log with the traceback."""
+    _LOG.error("explorer callback failed: %s", exc,
+               exc_info=(type(exc), exc, exc.__traceback__))
 
 
 def template_sidebar(layout):
