@@ -29,7 +29,7 @@ single-threaded on both sides, so on an idle machine the two agree; on a shared 
 time is the robust measure (a competitor stretches wall time, not CPU time) and the ratios
 use it.  Contenders are interleaved round by round; medians.
 
-Run: ``cd /work/main && PYTHONPATH=. python bench/bench_dc.py [--quick]`` (full ≈ 1–2 min,
+Run: from the project root, ``python -m bench.bench_dc [--quick]`` (full ≈ 1–2 min,
 ``--quick`` < 1 min after the kernels are compiled).
 """
 from __future__ import annotations

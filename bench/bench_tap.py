@@ -23,7 +23,7 @@ What is measured (in ONE process):
 Noise: a warning is printed when other processes used more than a quarter of a core while
 timing (from /proc/stat; the machine is shared).
 
-Run: ``cd /work/main && PYTHONPATH=. python bench/bench_tap.py [--quick] [--model PATH]``.
+Run: from the project root, ``python -m bench.bench_tap [--quick] [--model PATH]``.
 """
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ The TAP iterations needed per update depend on the training state (at initialisa
 so the extrapolation from the start of an epoch is optimistic if later batches need more;
 the mean and maximum iterations per update of the timed part are printed.
 
-Run: ``cd /work/main && PYTHONPATH=. python bench/bench_tap_train.py [--quick] [--full]``.
+Run: from the project root, ``python -m bench.bench_tap_train [--quick] [--full]``.
 """
 from __future__ import annotations
 
