@@ -20,7 +20,7 @@ Both measure their contenders side by side in this one process (interleaved roun
 medians).  ``--quick`` for a short run (~15 s); a full run takes about 30 s (both longer
 the first time after a kernel edit, while Numba recompiles).
 
-Run: ``cd /work/main && PYTHONPATH=. python -m bench [--quick]`` or
+Run: from the project root, ``python -m bench [--quick]`` or
 ``python bench/run_all.py [--quick]``.
 """
 from __future__ import annotations
