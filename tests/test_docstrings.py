@@ -1,0 +1,138 @@
+"""Every public function, class and method of rbmviz has a numpydoc docstring and type hints.
+
+The public API is what each module's ``__all__`` names (modules found by
+:func:`pkgutil.walk_packages`, private ``_`` modules and the dashboard packages ``rbmviz.app`` /
+``rbmviz.live`` left out), plus what ``rbmviz/__init__.py`` exports, plus the public methods and
+properties of those classes.  Each object is checked by :func:`numpydoc.validate.validate`
+against the checks below, and by two checks numpydoc does not have: a ``Raises`` section when the
+function itself raises, and annotations on every parameter and on the return value.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import pkgutil
+import textwrap
+
+import pytest
+
+numpydoc_validate = pytest.importorskip("numpydoc.validate")
+
+import rbmviz  # noqa: E402
+
+#: numpydoc checks every public object must pass (see ``numpydoc.validate.ERROR_MSGS``)
+CHECKS = {
+    "GL08": "has a docstring",
+    "SS01": "has a summary line",
+    "PR01": "documents every parameter",
+    "PR02": "documents no parameter the signature does not have",
+    "PR07": "describes every documented parameter",
+    "RT01": "has a Returns section when it returns something",
+}
+#: exceptions that are not raised on bad input (abstract methods, the CLI's exit)
+NOT_BAD_INPUT = {"NotImplementedError", "SystemExit", "KeyboardInterrupt", "StopIteration"}
+SKIPPED_PACKAGES = ("rbmviz.app", "rbmviz.live")
+
+
+def _public_modules():
+    names = ["rbmviz"]
+    for info in pkgutil.walk_packages(rbmviz.__path__, "rbmviz."):
+        if info.name.startswith(SKIPPED_PACKAGES):
+            continue
+        if any(part.startswith("_") for part in info.name.split(".")[1:]):
+            continue
+        names.append(info.name)
+    return names
+
+
+def _public_objects():
+    """``{qualified name: object}`` of every public function, class, method and property."""
+    found = {}
+    for module_name in _public_modules():
+        module = importlib.import_module(module_name)
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name)
+            if inspect.ismodule(obj) or not (inspect.isclass(obj) or inspect.isfunction(obj)):
+                continue
+            owner = getattr(obj, "__module__", "") or ""
+            if not owner.startswith("rbmviz") or owner.startswith(SKIPPED_PACKAGES):
+                continue
+            qualname = f"{owner}.{obj.__qualname__}"
+            found.setdefault(qualname, obj)
+            if inspect.isclass(obj):
+                for attr, value in vars(obj).items():
+                    if attr.startswith("_"):
+                        continue
+                    if inspect.isfunction(value) or isinstance(
+                            value, (classmethod, staticmethod, property)):
+                        found.setdefault(f"{qualname}.{attr}", value)
+    return found
+
+
+OBJECTS = _public_objects()
+
+
+def _function(obj):
+    """The function whose signature and body belong to ``obj`` (``None`` if it has none)."""
+    if isinstance(obj, property):
+        return obj.fget
+    if isinstance(obj, (classmethod, staticmethod)):
+        return obj.__func__
+    if inspect.isclass(obj):
+        return vars(obj).get("__init__")
+    return obj if inspect.isfunction(obj) else None
+
+
+def _own_raises(node):
+    """The exception names raised in ``node``'s own body (not in nested functions or classes)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(child, ast.Raise) and child.exc is not None:
+            exc = child.exc.func if isinstance(child.exc, ast.Call) else child.exc
+            yield exc.id if isinstance(exc, ast.Name) else getattr(exc, "attr", "?")
+        yield from _own_raises(child)
+
+
+def test_the_public_api_is_found():
+    assert len(OBJECTS) > 300
+    assert "rbmviz.model.RBM" in OBJECTS and "rbmviz.model.RBM.free_energy" in OBJECTS
+    assert not any(name.startswith(SKIPPED_PACKAGES) for name in OBJECTS)
+
+
+@pytest.mark.parametrize("name", sorted(OBJECTS))
+def test_numpydoc(name):
+    obj = OBJECTS[name]
+    result = numpydoc_validate.validate(name)
+    checks = set(CHECKS)
+    if isinstance(obj, property) or inspect.isclass(obj):
+        checks.discard("RT01")       # attributes and constructors return nothing to document
+    errors = [f"{code}: {message}" for code, message in result["errors"] if code in checks]
+    assert not errors, f"{name}:\n  " + "\n  ".join(errors)
+
+
+@pytest.mark.parametrize("name", sorted(OBJECTS))
+def test_raises_section(name):
+    func = _function(OBJECTS[name])
+    if func is None:
+        pytest.skip("no function body")
+    tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    raised = set(_own_raises(tree.body[0])) - NOT_BAD_INPUT
+    if not raised:
+        return
+    doc = inspect.getdoc(OBJECTS[name]) or ""
+    assert "\nRaises\n------" in doc, f"{name} raises {sorted(raised)} but has no Raises section"
+
+
+@pytest.mark.parametrize("name", sorted(OBJECTS))
+def test_type_hints(name):
+    func = _function(OBJECTS[name])
+    if func is None:
+        pytest.skip("no signature of its own")
+    signature = inspect.signature(func)
+    missing = [p.name for p in signature.parameters.values()
+               if p.name not in ("self", "cls") and p.annotation is inspect.Parameter.empty]
+    if func.__name__ != "__init__" and signature.return_annotation is inspect.Signature.empty:
+        missing.append("return")
+    assert not missing, f"{name}: no annotation on {missing}"
