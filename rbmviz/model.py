@@ -24,6 +24,7 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import bounds as _bounds
 from . import units as _units
@@ -90,8 +91,10 @@ class RBM:
     ((9, 4), (9,), (4,))
     """
 
-    def __init__(self, n_visible, n_hidden, *, visible="bernoulli", hidden="bernoulli",
-                 seed=None, init="normal", scale=0.01, data=None, dtype="float64"):
+    def __init__(self, n_visible: int, n_hidden: int, *, visible: str | _units.Prior = "bernoulli",
+                 hidden: str | _units.Prior = "bernoulli", seed: int | np.random.Generator | None = None,
+                 init: str = "normal", scale: float = 0.01, data: ArrayLike | None = None,
+                 dtype: str | np.dtype = "float64") -> None:
         self.n_visible = check_int(n_visible, "n_visible", low=1)
         self.n_hidden = check_int(n_hidden, "n_hidden", low=1)
         _bounds.check_model_size(self.n_visible, self.n_hidden)
@@ -135,7 +138,19 @@ class RBM:
         return self.visible == "bernoulli" and self.hidden == "bernoulli"
 
     def require_binary(self, what: str) -> None:
-        """Raise ValueError naming ``what`` unless both layers are Bernoulli."""
+        """Raise unless both layers have Bernoulli units.
+
+        Parameters
+        ----------
+        what : str
+            What needs binary units, named in the message (e.g. ``"RBM.energy"``).
+
+        Raises
+        ------
+        ValueError
+            If the visible or the hidden units are not Bernoulli; the message names the layer and
+            points to :mod:`rbmviz.tap`.
+        """
         if self.is_binary:
             return
         bad = [f"{layer} units are {p.name!r}" for layer, p in
@@ -145,6 +160,13 @@ class RBM:
 
     @property
     def dtype(self) -> np.dtype:
+        """The float dtype of the parameters (float64 or float32).
+
+        Returns
+        -------
+        numpy.dtype
+            ``rbm.W.dtype``, shared by ``b`` and ``c``.
+        """
         return self.W.dtype
 
     @property
@@ -153,22 +175,66 @@ class RBM:
         return self.W, self.b, self.c
 
     def copy(self) -> "RBM":
+        """A deep copy: new parameter arrays and new prior objects.
+
+        Returns
+        -------
+        RBM
+            A model equal to this one that shares no array with it.
+        """
         new = object.__new__(RBM)
         new.__dict__.update(self.__dict__)
         new.W, new.b, new.c = self.W.copy(), self.b.copy(), self.c.copy()
         new.visible_prior, new.hidden_prior = self.visible_prior.copy(), self.hidden_prior.copy()
         return new
 
-    def astype(self, dtype) -> "RBM":
-        """A copy with parameters of another float dtype."""
+    def astype(self, dtype: str | np.dtype) -> "RBM":
+        """A copy with parameters of another float dtype.
+
+        Parameters
+        ----------
+        dtype : {"float64", "float32"} or numpy.dtype
+            The new dtype of ``W``, ``b`` and ``c``.
+
+        Returns
+        -------
+        RBM
+            A copy of the model in ``dtype``.
+
+        Raises
+        ------
+        ValueError
+            If ``dtype`` is neither float64 nor float32.
+        """
         new = self.copy()
         name = np.dtype(dtype).name
         check_choice(name, "dtype", tuple(_DTYPES))
         new.W, new.b, new.c = (np.ascontiguousarray(a, dtype=name) for a in self.params)
         return new
 
-    def set_params(self, W=None, b=None, c=None) -> "RBM":
-        """Replace parameters (shape-checked, converted to the model's dtype)."""
+    def set_params(self, W: ArrayLike | None = None, b: ArrayLike | None = None,
+                   c: ArrayLike | None = None) -> "RBM":
+        """Replace parameters, shape-checked and converted to the model's dtype.
+
+        Parameters
+        ----------
+        W : array_like, shape (n_visible, n_hidden), optional
+            New weights; unchanged if None.
+        b : array_like, shape (n_visible,), optional
+            New visible biases; unchanged if None.
+        c : array_like, shape (n_hidden,), optional
+            New hidden biases; unchanged if None.
+
+        Returns
+        -------
+        RBM
+            The model itself (changed in place), for chaining.
+
+        Raises
+        ------
+        ValueError
+            If an array has the wrong shape or contains NaN or inf.
+        """
         for name, val, shape in (("W", W, self.W.shape), ("b", b, self.b.shape),
                                  ("c", c, self.c.shape)):
             if val is None:
@@ -198,8 +264,29 @@ class RBM:
     def _check_h(self, H, name="H", binary=True):
         return check_data(H, name, n_visible=self.n_hidden, binary=binary)
 
-    def energy(self, V, H) -> np.ndarray:
-        """``E(v, h) = −vᵀWh − bᵀv − cᵀh`` for paired rows; returns shape (n_samples,)."""
+    def energy(self, V: ArrayLike, H: ArrayLike) -> np.ndarray:
+        """Energy ``E(v, h) = −vᵀWh − bᵀv − cᵀh`` of paired rows.
+
+        The energy of the binary RBM (Tramel et al. 2018, eq. 1, with binary units).
+
+        Parameters
+        ----------
+        V : array_like, shape (n_samples, n_visible)
+            Visible states, 0/1.
+        H : array_like, shape (n_samples, n_hidden)
+            Hidden states, 0/1, one row per row of ``V``.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n_samples,)
+            The energies, float64.
+
+        Raises
+        ------
+        ValueError
+            If the model is not binary, the states are not 0/1 with the layers' widths, or ``V``
+            and ``H`` have different numbers of rows.
+        """
         self.require_binary("RBM.energy")
         V, H = self._check_v(V), self._check_h(H)
         if V.shape[0] != H.shape[0]:
@@ -207,53 +294,163 @@ class RBM:
         W, b, c = (a.astype(np.float64) for a in self.params)
         return -np.einsum("ni,ij,nj->n", V, W, H) - V @ b - H @ c
 
-    def free_energy(self, V) -> np.ndarray:
-        """``F(v) = −bᵀv − Σ_j softplus(c_j + (vW)_j)``, shape (n_samples,), float64."""
+    def free_energy(self, V: ArrayLike) -> np.ndarray:
+        """Free energy ``F(v) = −bᵀv − Σ_j softplus(c_j + (vW)_j)``, so that ``p(v) = exp(−F(v)) / Z``.
+
+        Parameters
+        ----------
+        V : array_like, shape (n_samples, n_visible)
+            Visible states, 0/1.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n_samples,)
+            The free energies, float64.
+
+        Raises
+        ------
+        ValueError
+            If the model is not binary or ``V`` is not 0/1 data of width ``n_visible``.
+        """
         self.require_binary("RBM.free_energy")
         V = self._check_v(V)
         W, b, c = (a.astype(np.float64) for a in self.params)
         return -(V @ b) - _softplus(V @ W + c).sum(axis=1)
 
-    def hidden_free_energy(self, H) -> np.ndarray:
-        """``F(h) = −cᵀh − Σ_i softplus(b_i + (Wh)_i)`` (visible layer summed out)."""
+    def hidden_free_energy(self, H: ArrayLike) -> np.ndarray:
+        """Free energy of the hidden layer, ``F(h) = −cᵀh − Σ_i softplus(b_i + (Wh)_i)``.
+
+        The visible layer is summed out, so that ``p(h) = exp(−F(h)) / Z``.
+
+        Parameters
+        ----------
+        H : array_like, shape (n_samples, n_hidden)
+            Hidden states, 0/1.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n_samples,)
+            The free energies, float64.
+
+        Raises
+        ------
+        ValueError
+            If the model is not binary or ``H`` is not 0/1 data of width ``n_hidden``.
+        """
         self.require_binary("RBM.hidden_free_energy")
         H = self._check_h(H)
         W, b, c = (a.astype(np.float64) for a in self.params)
         return -(H @ c) - _softplus(H @ W.T + b).sum(axis=1)
 
     # ------------------------------------------------------------------ conditionals
-    def hidden_probabilities(self, V) -> np.ndarray:
-        """``p(h_j = 1 | v) = σ(c_j + (vW)_j)``, shape (n_samples, n_hidden).
+    def hidden_probabilities(self, V: ArrayLike) -> np.ndarray:
+        """Conditional probabilities ``p(h_j = 1 | v) = σ(c_j + (vW)_j)``.
 
-        ``V`` may hold probabilities in [0, 1] (mean-field inputs) as well as 0/1 states."""
+        Parameters
+        ----------
+        V : array_like, shape (n_samples, n_visible)
+            Visible states; may hold probabilities in [0, 1] (mean-field inputs) as well as 0/1.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n_samples, n_hidden)
+            The probabilities, float64.
+
+        Raises
+        ------
+        ValueError
+            If the model is not binary or ``V`` is not data in [0, 1] of width ``n_visible``.
+        """
         self.require_binary("RBM.hidden_probabilities")
         V = self._check_v(V, binary=False)
         return _sigmoid(V @ self.W.astype(np.float64) + self.c)
 
-    def visible_probabilities(self, H) -> np.ndarray:
-        """``p(v_i = 1 | h) = σ(b_i + (W h)_i)``, shape (n_samples, n_visible).
+    def visible_probabilities(self, H: ArrayLike) -> np.ndarray:
+        """Conditional probabilities ``p(v_i = 1 | h) = σ(b_i + (W h)_i)``.
 
-        ``H`` may hold probabilities in [0, 1] as well as 0/1 states."""
+        Parameters
+        ----------
+        H : array_like, shape (n_samples, n_hidden)
+            Hidden states; may hold probabilities in [0, 1] as well as 0/1.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n_samples, n_visible)
+            The probabilities, float64.
+
+        Raises
+        ------
+        ValueError
+            If the model is not binary or ``H`` is not data in [0, 1] of width ``n_hidden``.
+        """
         self.require_binary("RBM.visible_probabilities")
         H = self._check_h(H, binary=False)
         return _sigmoid(H @ self.W.T.astype(np.float64) + self.b)
 
-    def sample_hidden(self, V, seed=None) -> np.ndarray:
-        """One draw of h ~ p(h | v) per row (0/1 floats)."""
+    def sample_hidden(self, V: ArrayLike,
+                      seed: int | np.random.Generator | None = None) -> np.ndarray:
+        """One draw of ``h ~ p(h | v)`` per row.
+
+        Parameters
+        ----------
+        V : array_like, shape (n_samples, n_visible)
+            Visible states (or probabilities in [0, 1]).
+        seed : int or numpy.random.Generator, optional
+            Random stream; fresh entropy if None.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n_samples, n_hidden)
+            Hidden states as 0/1 floats.
+        """
         P = self.hidden_probabilities(V)
         return (_as_rng(seed).random(P.shape) < P).astype(np.float64)
 
-    def sample_visible(self, H, seed=None) -> np.ndarray:
-        """One draw of v ~ p(v | h) per row (0/1 floats)."""
+    def sample_visible(self, H: ArrayLike,
+                       seed: int | np.random.Generator | None = None) -> np.ndarray:
+        """One draw of ``v ~ p(v | h)`` per row.
+
+        Parameters
+        ----------
+        H : array_like, shape (n_samples, n_hidden)
+            Hidden states (or probabilities in [0, 1]).
+        seed : int or numpy.random.Generator, optional
+            Random stream; fresh entropy if None.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n_samples, n_visible)
+            Visible states as 0/1 floats.
+        """
         P = self.visible_probabilities(H)
         return (_as_rng(seed).random(P.shape) < P).astype(np.float64)
 
-    def gibbs(self, V, k=1, *, seed=0, counter=0, return_probabilities=False):
-        """Run ``k`` block-Gibbs steps v → h → v from every row of ``V`` (parallel Numba
-        kernel, counter-based random stream: the same ``seed``/``counter`` give bit-identical
-        chains for any thread count).
+    def gibbs(self, V: ArrayLike, k: int = 1, *, seed: int = 0, counter: int = 0,
+              return_probabilities: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """Run ``k`` block-Gibbs steps v → h → v from every row of ``V``.
 
-        Returns the sampled visible states (and their probabilities if asked).
+        A parallel Numba kernel with a counter-based random stream: the same ``seed`` and
+        ``counter`` give bit-identical chains for any thread count.
+
+        Parameters
+        ----------
+        V : array_like, shape (n_samples, n_visible)
+            Start states of the chains, 0/1.
+        k : int
+            Number of Gibbs steps (>= 1).
+        seed : int
+            Seed of the random stream.
+        counter : int
+            Position in the random stream; step ``t`` uses ``counter + 2 t`` and ``counter + 2 t + 1``.
+        return_probabilities : bool
+            Also return ``p(v = 1 | h)`` of the last step.
+
+        Returns
+        -------
+        V : numpy.ndarray, shape (n_samples, n_visible)
+            The sampled visible states, in the model's dtype.
+        PV : numpy.ndarray, shape (n_samples, n_visible)
+            Their probabilities; only if ``return_probabilities``.
         """
         from .kernels.gibbs import sample_layer_
         self.require_binary("RBM.gibbs")
@@ -279,12 +476,32 @@ class RBM:
                     out[f"{layer}_prior_{k}"] = np.asarray(v, dtype=np.float64)
         return out
 
-    def save(self, path, *, overwrite=False) -> Path:
+    def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
         """Save to ``path`` (``.npz`` appended if missing) with a format version.
 
-        Written atomically: to a temporary file in the same directory, then renamed, so a
-        crash never leaves a half-written model.  An existing file is never replaced unless
-        ``overwrite=True`` (``FileExistsError`` otherwise).
+        Written atomically: to a temporary file in the same directory, then renamed, so a crash
+        never leaves a half-written model.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            File name of the model.
+        overwrite : bool
+            Replace an existing file.
+
+        Returns
+        -------
+        pathlib.Path
+            The path written (with ``.npz``).
+
+        Raises
+        ------
+        FileExistsError
+            If the file exists and ``overwrite`` is False.
+        IsADirectoryError
+            If ``path`` is a directory.
+        TypeError
+            If ``path`` is not a path.
         """
         path = _check_path(path, "path")
         if path.suffix != ".npz":
@@ -310,25 +527,38 @@ class RBM:
         return path
 
     @classmethod
-    def load(cls, path) -> "RBM":
+    def load(cls, path: str | os.PathLike) -> "RBM":
         """Load a model written by :meth:`save` (``allow_pickle=False``).
 
         Everything is checked before a model is built, so that a bad file fails here, with a
-        message naming the file and the array, rather than later inside a Numba kernel:
+        message naming the file and the array, rather than later inside a Numba kernel.  Arrays
+        stored big-endian (e.g. written on another machine) are converted to the native byte
+        order, which keeps every value exactly (the kernels need native order).  Version-1 files
+        (before unit priors) load as Bernoulli/Bernoulli models.
 
-        * ``FileNotFoundError`` for a missing file (``path`` without ``.npz`` also finds
-          ``path.npz``, as :meth:`save` names it); ``TypeError`` if ``path`` is not a path;
-        * ``ValueError`` for a corrupt file, a file that is not an rbmviz model, a missing,
-          unreadable or newer format version;
-        * ``ValueError`` unless ``W``, ``b``, ``c`` all have one float dtype (float64 or
-          float32 — an integer ``c`` would never train), consistent shapes (``W`` 2-D with at
-          least one unit per layer, ``b`` of shape ``(n_visible,)``, ``c`` of shape
-          ``(n_hidden,)``) and finite values (no NaN or inf);
-        * ``ValueError`` for unknown unit types or invalid prior parameters.
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The ``.npz`` file; ``path`` without ``.npz`` also finds ``path.npz``, as :meth:`save`
+            names it.
 
-        Arrays stored big-endian (e.g. written on another machine) are converted to the native
-        byte order, which keeps every value exactly (the kernels need native order).
-        Version-1 files (before unit priors) load as Bernoulli/Bernoulli models.
+        Returns
+        -------
+        RBM
+            The model, in the dtype it was saved in.
+
+        Raises
+        ------
+        FileNotFoundError
+            For a missing file.
+        TypeError
+            If ``path`` is not a path.
+        ValueError
+            For a corrupt file, a file that is not an rbmviz model, a missing, unreadable or newer
+            format version; unless ``W``, ``b``, ``c`` all have one float dtype (float64 or
+            float32), consistent shapes (``W`` 2-D with at least one unit per layer, ``b`` of shape
+            ``(n_visible,)``, ``c`` of shape ``(n_hidden,)``) and finite values; for unknown unit
+            types or invalid prior parameters.
         """
         path = _check_path(path, "path")
         if not path.exists() and path.suffix != ".npz" and path.with_name(path.name + ".npz").exists():
@@ -444,10 +674,22 @@ def _param_array(path, arrays, key) -> np.ndarray:
     return arr
 
 
-def base_rate_bias(X, eps=1e-3) -> np.ndarray:
-    """``logit`` of the column means of ``X`` clipped to ``[eps, 1 − eps]``, shape (n_visible,).
+def base_rate_bias(X: ArrayLike, eps: float = 1e-3) -> np.ndarray:
+    """Visible biases at the data's base rate: ``logit`` of the clipped column means of ``X``.
 
-    The visible-bias initialisation "at the data's base rate" (Hinton 2010, §8;
-    Upadhya & Sastry 2017 Sec. 4.1)."""
+    The visible-bias initialisation of Hinton (2010, §8) and Upadhya & Sastry (2017, Sec. 4.1).
+
+    Parameters
+    ----------
+    X : array_like, shape (n_samples, n_visible)
+        Training data.
+    eps : float
+        The means are clipped to ``[eps, 1 − eps]``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_visible,)
+        ``log(p) − log(1 − p)`` of the clipped means, float64.
+    """
     p = np.clip(np.asarray(X, dtype=np.float64).mean(axis=0), eps, 1 - eps)
     return np.log(p) - np.log1p(-p)
