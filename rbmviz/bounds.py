@@ -44,8 +44,21 @@ SEED_MAX = 2**63 - 1
 
 def check_model_size(n_visible: int, n_hidden: int, *, visible_name: str = "n_visible",
                      hidden_name: str = "n_hidden") -> None:
-    """``ValueError`` naming the argument when a layer exceeds :data:`UNITS_MAX` units or the
-    model :data:`WEIGHTS_MAX` weights (the sizes are assumed to be positive integers)."""
+    """Refuse a model with too many units per layer or too many weights.
+
+    Parameters
+    ----------
+    n_visible, n_hidden : int
+        Layer sizes (assumed to be positive integers).
+    visible_name, hidden_name : str
+        Names of the sizes in the message (the caller's argument names).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument, when a layer exceeds :data:`UNITS_MAX` units or the model
+        :data:`WEIGHTS_MAX` weights.
+    """
     for n, name in ((n_visible, visible_name), (n_hidden, hidden_name)):
         if n > UNITS_MAX:
             raise ValueError(f"{name}={n} is too large: at most {UNITS_MAX:,} units per layer "

@@ -57,8 +57,10 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import algorithms as _algorithms
 from . import evaluate as _evaluate
@@ -70,6 +72,11 @@ from .errors import Interrupted, RunDiverged
 from .evaluate.metrics import AIS_OPTIONS, METRICS, MetricContext, choose_metrics
 from .model import RBM
 from .presets import LARGE_MODEL, default_dtype
+
+if TYPE_CHECKING:
+    import pandas
+
+    from .algorithms.base import Algorithm
 
 __all__ = ["Run", "RunDiverged", "Interrupted", "train", "batch_bounds", "METRICS", "RECORD_KEYS"]
 
@@ -85,9 +92,23 @@ _FLOAT32_RULES = ("cd", "pcd", "cg", "sdcp", "csdcp", "ssd")
 
 
 def batch_bounds(n_rows: int, batch_size: int) -> np.ndarray:
-    """Boundaries of ``n_rows // batch_size`` mini-batches of (nearly) equal size; the
-    remainder is spread one row at a time over the first batches (as ``numpy.array_split``).
-    Shape (n_batches + 1,)."""
+    """Boundaries of ``n_rows // batch_size`` mini-batches of (nearly) equal size.
+
+    The remainder is spread one row at a time over the first batches (as
+    ``numpy.array_split``).
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows of the training data.
+    batch_size : int
+        Rows per batch (at most ``n_rows``).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_batches + 1,)
+        Batch ``i`` is rows ``bounds[i]:bounds[i + 1]``.
+    """
     n_batches = max(1, n_rows // batch_size)
     sizes = np.full(n_batches, n_rows // n_batches, dtype=np.int64)
     sizes[: n_rows % n_batches] += 1
@@ -120,6 +141,7 @@ class Run:
     batch_size : int, optional
         Rows per update; default (None) = full batch.
     learning_rate : float
+        Step size of the algorithm.
     seed : int
         Seeds the epoch shuffles, the algorithm's Gibbs stream and the ``spl`` subset.  The
         model's initial parameters are seeded where the model is made (``RBM(..., seed=)``).
@@ -172,15 +194,28 @@ class Run:
         position instead of starting afresh (``partial_fit``).
     **settings
         Algorithm settings (``k``, ``momentum``, ``weight_decay``, ``n_chains`` ...).
+
+    Raises
+    ------
+    TypeError
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM`, ``metric_options`` is not a dict, or
+        settings are given with a ready algorithm instance.
+    ValueError
+        If an option is out of range (e.g. ``batch_size`` larger than the data, unknown
+        ``metric_options``, data outside the visible units' support).
     """
 
-    def __init__(self, rbm, data, algorithm="cd", *, epochs=None, batch_size=None,
-                 learning_rate=0.1, seed=0, test_data=None, eval_every="auto", metrics="auto",
-                 max_weight=1e3, pl_rows=None, exact_max_bits=20, record_initial=True,
-                 keep_records=True, metric_options=None, record_every_updates=None,
-                 eval_budget=0.1, max_seconds=None, max_ll_drop=None, spl_rows=100,
-                 spl_sites=16, dtype="auto", chunk_seconds=0.25, data_probabilities=False,
-                 **settings):
+    def __init__(self, rbm: RBM, data: ArrayLike, algorithm: str | Algorithm = "cd", *,
+                 epochs: int | None = None, batch_size: int | None = None,
+                 learning_rate: float = 0.1, seed: int = 0, test_data: ArrayLike | None = None,
+                 eval_every: str | int = "auto", metrics: str | Sequence[str] = "auto",
+                 max_weight: float = 1e3, pl_rows: int | None = None, exact_max_bits: int = 20,
+                 record_initial: bool = True, keep_records: bool = True,
+                 metric_options: dict | None = None, record_every_updates: int | None = None,
+                 eval_budget: float = 0.1, max_seconds: float | None = None,
+                 max_ll_drop: float | None = None, spl_rows: int = 100, spl_sites: int = 16,
+                 dtype: str | None = "auto", chunk_seconds: float = 0.25,
+                 data_probabilities: bool = False, **settings: Any) -> None:
         if not isinstance(rbm, RBM):
             raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
         self.rbm = rbm
@@ -334,6 +369,13 @@ class Run:
 
     @property
     def done(self) -> bool:
+        """Whether the run is over (stopped, diverged, or past ``epochs`` with its records made).
+
+        Returns
+        -------
+        bool
+            True once iterating the run would stop.
+        """
         return (self._stopped or self.error is not None
                 or (self.epochs is not None and self.epoch >= self.epochs
                     and (bool(self.records) or not self.record_initial)))
@@ -344,14 +386,44 @@ class Run:
         self._sync()
 
     def step(self, n_epochs: int = 1) -> dict:
-        """Train ``n_epochs`` × (batches per epoch) more updates (ignoring ``epochs``), then
-        evaluate and return the record.  Raises :class:`RunDiverged` when training diverges."""
+        """Train ``n_epochs`` × (batches per epoch) more updates (ignoring ``epochs``).
+
+        Parameters
+        ----------
+        n_epochs : int
+            Epochs to train (>= 1).
+
+        Returns
+        -------
+        dict
+            The record made after the updates (``epoch``, ``updates``, ``seconds``, the metrics).
+
+        Raises
+        ------
+        RunDiverged
+            When training diverges.
+        """
         n_epochs = check_int(n_epochs, "n_epochs", low=1)
         return self.step_updates(n_epochs * self.n_batches)
 
     def step_updates(self, n_updates: int) -> dict:
-        """Train ``n_updates`` more updates (ignoring ``epochs``), then evaluate and return the
-        record."""
+        """Train ``n_updates`` more updates (ignoring ``epochs``), then evaluate.
+
+        Parameters
+        ----------
+        n_updates : int
+            Parameter updates to make (>= 1).
+
+        Returns
+        -------
+        dict
+            The record made after the updates.
+
+        Raises
+        ------
+        RunDiverged
+            When training diverges, or diverged before (the stored error is raised again).
+        """
         n_updates = check_int(n_updates, "n_updates", low=1)
         if self.error is not None:
             raise self.error
@@ -542,22 +614,56 @@ class Run:
         self.records.append(rec)
         return rec
 
-    def to_frame(self):
-        """The records so far as a pandas DataFrame."""
+    def to_frame(self) -> "pandas.DataFrame":
+        """The records so far as a table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per record, one column per field.
+        """
         import pandas as pd
         return pd.DataFrame.from_records(self.records)
 
 
-def train(rbm, data, algorithm="cd", *, epochs, batch_size=None, learning_rate=0.1, seed=0,
-          progress=False, **settings):
+def train(rbm: RBM, data: ArrayLike, algorithm: str | Algorithm = "cd", *, epochs: int,
+          batch_size: int | None = None, learning_rate: float = 0.1, seed: int = 0,
+          progress: bool = False, **settings: Any) -> "pandas.DataFrame":
     """Train ``rbm`` in place and return the run's records as a pandas DataFrame.
 
     The same loop as :class:`Run` (see it for every option: ``test_data``, ``eval_every``,
-    ``metrics``, ``dtype``, algorithm settings such as ``k``).  ``progress=True`` shows a
-    tqdm bar.
+    ``metrics``, ``dtype``, algorithm settings such as ``k``).
+
+    Parameters
+    ----------
+    rbm : RBM
+        Trained in place.
+    data : array_like, shape (n_samples, n_visible)
+        Training rows.
+    algorithm : str or Algorithm
+        A name from :func:`rbmviz.algorithms.names` or a ready instance.
+    epochs : int
+        Number of epochs (required).
+    batch_size : int, optional
+        Rows per update; default (None) = full batch.
+    learning_rate : float
+        Step size of the algorithm.
+    seed : int
+        Seeds the epoch shuffles, the algorithm's Gibbs stream and the ``spl`` subset.
+    progress : bool
+        Show a tqdm progress bar.
+    **settings
+        Further options of :class:`Run` and algorithm settings (``k``, ``momentum`` ...).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per record: ``epoch``, ``updates``, ``seconds`` and the metrics.
 
     Raises
     ------
+    ValueError
+        If ``epochs`` is None (use :class:`Run` for an open-ended run), or a setting is invalid.
     RunDiverged
         Training diverged; ``exc.records`` holds the records made before.
     Interrupted

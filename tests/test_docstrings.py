@@ -117,7 +117,11 @@ def test_raises_section(name):
     func = _function(OBJECTS[name])
     if func is None:
         pytest.skip("no function body")
-    tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    try:
+        source = inspect.getsource(func)
+    except OSError:             # generated (a dataclass's __init__): raises nothing of its own
+        return
+    tree = ast.parse(textwrap.dedent(source))
     raised = set(_own_raises(tree.body[0])) - NOT_BAD_INPUT
     if not raised:
         return
