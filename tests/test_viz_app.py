@@ -57,25 +57,25 @@ def test_distribution_bars_compare_model_and_data():
 
 def test_explorer_session_races_without_a_server():
     # the explorer's session object works headless (as in a notebook): Start streams records
-    # into one Buffer per algorithm, Pause stops them, live knobs reach the algorithms
+    # into one Bokeh source per algorithm, Pause stops them, live knobs reach the algorithms
     import sys
     import time
     from rbmviz.app import race_tab as explorer_ui
     s = explorer_ui.ExplorerSession(sync_url=False)
     try:
-        assert set(s.buffers) == {"cd", "pcd"}
+        assert set(s.curves.sources) == {"cd", "pcd"}
         s.start()
         s.view.max_speed = True
         deadline = time.time() + 60
-        while time.time() < deadline and min(len(b.data) for b in s.buffers.values()) < 40:
+        while time.time() < deadline and min(len(s.curves.frame(k)) for k in s.curves.sources) < 40:
             time.sleep(0.1)
         s.pause()
         time.sleep(0.5)
-        n = {k: len(b.data) for k, b in s.buffers.items()}
+        n = {k: len(s.curves.frame(k)) for k in s.curves.sources}
         assert min(n.values()) >= 40
         time.sleep(0.5)
-        assert {k: len(b.data) for k, b in s.buffers.items()} == n        # paused: no new points
-        curve = s.buffers["pcd"].data
+        assert {k: len(s.curves.frame(k)) for k in s.curves.sources} == n        # paused: no new points
+        curve = s.curves.frame("pcd")
         assert curve.value.iloc[-1] > curve.value.iloc[0]                  # the likelihood rises
         s.train.learning_rate = 0.05                                         # a live knob
         assert all(r.algorithm.learning_rate == 0.05 for r in s.race.runs.values())
@@ -83,10 +83,10 @@ def test_explorer_session_races_without_a_server():
         s.model.n_hidden = 6                                                 # needs a reset
         assert "press **Reset**" in s.settings_text.object
         s.reset()
-        assert s.race.runs["cd"].rbm.n_hidden == 6 and len(s.buffers["cd"].data) == 0
+        assert s.race.runs["cd"].rbm.n_hidden == 6 and len(s.curves.frame("cd")) == 0
         s.step()
         time.sleep(0.2)
-        assert len(s.buffers["cd"].data) == 1
+        assert len(s.curves.frame("cd")) == 1
         assert s._csv_bytes().getvalue().startswith(b"algorithm,") or b"epoch" in s._csv_bytes().getvalue()
         assert s._npz_bytes().getvalue()[:2] == b"PK"
     finally:
@@ -103,7 +103,7 @@ def test_long_races_thin_their_curves_and_keep_compact_records(monkeypatch):
     try:
         for _ in range(45):
             s.race.step()
-        data = s.buffers["cd"].data
+        data = s.curves.frame("cd")
         assert len(data) <= 20                                   # bounded
         assert data.epoch.iloc[0] == 0 and data.epoch.iloc[-1] == s.race.epoch
         assert data.epoch.is_monotonic_increasing
@@ -239,8 +239,67 @@ def test_a_data_set_brings_its_preset_and_sdcp_gets_a_d_slider():
         assert not s.widgets["eval_every"].visible and s.spacing_text.visible
         for _ in range(3):
             s.step()
-        data = s.buffers["cd"].data
+        data = s.curves.frame("cd")
         assert len(data) == 3 and data.updates.is_monotonic_increasing and data.updates.iloc[-1] > 0
         assert s.race.epoch == data.epoch.iloc[-1] and s.progress.value > 0
     finally:
         s.race.stop()
+
+
+def test_a_stopped_race_cannot_feed_the_next_races_curves():
+    # a batch the old race's thread hands over after Reset (it was inside next() when Reset
+    # stopped it) once became the first point of the new race's curves: [11, 0, 1, ...]
+    from rbmviz.app import race_tab as explorer_ui
+    s = explorer_ui.ExplorerSession(sync_url=False)
+    try:
+        old = s.race
+        old.step()
+        old_sink = old.sink
+        s.reset()
+        assert s.race is not old and len(s.curves.frame("cd")) == 0
+        late = [dict(r, algorithm="cd") for r in old.frame().to_dict("records")[-1:]]
+        old_sink(late, old.snapshot())                 # what the old thread would do
+        assert s._inbox == [] and len(s.curves.frame("cd")) == 0
+        s.race.step()                                  # the new race feeds as before
+        first = s.curves.frame("cd")
+        assert list(first.updates) == [0.0] and list(first.epoch) == [0.0]
+    finally:
+        s.race.stop()
+
+
+def test_live_plots_stream_thin_and_switch_axes():
+    import numpy as np
+    from rbmviz.app.live_plots import LiveBars, LiveCurves, LiveImage, GREYS
+    c = LiveCurves(["a", "b"], ["epoch", "updates", "value"], x="epoch", y="value",
+                   source_prefix="curve:1:", colors=["red"], max_points=10)
+    assert c.sources["a"].name == "curve:1:a"
+    for i in range(7):
+        c.append("a", {"epoch": [2 * i, 2 * i + 1], "updates": [20 * i, 20 * i + 10],
+                       "value": [-i, -i - 0.5]})
+    f = c.frame("a")
+    assert len(f) <= 10 and f.epoch.is_monotonic_increasing and f.epoch.iloc[-1] == 13
+    assert f.epoch.iloc[0] == 0 and len(c.frame("b")) == 0
+    c.append("b", {"epoch": [0.0]})                  # missing columns are NaN
+    assert np.isnan(c.frame("b").value.iloc[0])
+    c.set_x("updates")
+    assert all(r.glyph.x == "updates" for r in c.renderers.values())
+    assert c.figure.xaxis[0].axis_label == "parameter updates"
+    with pytest.raises(ValueError, match="x axis 'gibbs'"):
+        c.set_x("gibbs")
+    with pytest.raises(ValueError, match="column 'value'"):
+        LiveCurves(["a"], ["epoch"], x="epoch", y="value", source_prefix="", colors=["red"])
+    img = LiveImage(title="t", palette=GREYS)
+    grid = np.arange(6.0).reshape(2, 3)
+    img.update(grid)
+    assert np.array_equal(img.source.data["image"][0], grid[::-1])     # row 0 on top
+    assert img.figure.x_range.end == 3 and img.figure.y_range.end == 2
+    sym = LiveImage(title="W", symmetric=True)
+    sym.update(np.array([[-0.5, 2.0]]))
+    assert (sym.mapper.low, sym.mapper.high) == (-2.0, 2.0)
+    with pytest.raises(ValueError, match="2-D"):
+        img.update(np.zeros(3))
+    bars = LiveBars(["00", "11"], ["model", "data"], colors=["b", "o"])
+    bars.update({"model": [0.25, 0.75], "data": [0.5, 0.5]})
+    assert list(bars.source.data["top"]) == [0.25, 0.5, 0.75, 0.5]
+    with pytest.raises(ValueError, match="'data' needs 2"):
+        bars.update({"model": [0.25, 0.75]})

@@ -3,7 +3,7 @@ its true bias, Fischer & Igel's bound and the Bengio–Delalleau-type bound stre
 axis, with the bound's two factors in a second plot.
 
 Mirrors :class:`rbmviz.app.race_tab.ExplorerSession`: :class:`rbmviz.live.bias.BiasRace` trains on
-its own thread and calls ``_sink`` at most 10 times a second; ``_sink`` waits (back-pressure)
+its own thread and calls its sink (``_current_sink``) at most 10 times a second; the sink waits (back-pressure)
 until the browser took the previous batch and schedules ``_drain`` on the document's event
 loop, which sends the records to one HoloViews ``Buffer`` per curve.  One
 :class:`BiasSession` per browser session (the factory runs per session); closing the tab
@@ -113,7 +113,7 @@ class BiasSession(SessionControls, DocumentFeed):
             self.race.stop(timeout=2)
         self._clear_feed()
         try:
-            self.race = BiasRace(self.settings, sink=self._sink, on_error=self._error_from_thread)
+            self.race = BiasRace(self.settings, sink=self._current_sink(), on_error=self._error_from_thread)
             self.limits.check_engine(self.race)     # refused beyond the caps (H4)
         except (ValueError, TypeError) as exc:
             self.race = None
@@ -145,9 +145,6 @@ class BiasSession(SessionControls, DocumentFeed):
         race._pending.clear()
 
     # ------------------------------------------------------------------ thread → document
-    def _sink(self, records):
-        self._feed(records)
-
     def _apply_batch(self, records, state):
         self._apply(records)
 

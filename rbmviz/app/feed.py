@@ -21,15 +21,34 @@ class DocumentFeed:
     """Mix-in: ``self.doc`` and ``self.race`` (with ``stop``) are set by the subclass, which
     implements ``_apply_batch(records, state)`` and calls :meth:`_init_feed` first."""
 
+    #: apply each batch under ``doc.models.freeze()`` and ``pn.io.hold`` (for tabs whose
+    #: HoloViews streams create models on every update); tabs that only feed plain Bokeh
+    #: sources (:mod:`rbmviz.app.live_plots`) set it False, so every event leaves in order
+    hold_document = True
+
     def _init_feed(self):
         self._inbox, self._inbox_state, self._update_scheduled = [], None, False
         self._inbox_lock = threading.Lock()
         self._applied = threading.Event()
         self._applied.set()
+        self._generation = 0
 
     def _clear_feed(self):
+        """Forget queued records and refuse late ones from engines made before this call
+        (call it after stopping the old engine, before making the new one)."""
         with self._inbox_lock:
             self._inbox, self._inbox_state = [], None
+            self._generation += 1
+
+    def _current_sink(self):
+        """The sink to give a new engine: it feeds this session only while no newer engine
+        replaced it (a stopped race's last batch must not land in the next race's curves:
+        it once put a point at update 11 before the new race's update 0)."""
+        generation = self._generation
+
+        def sink(records, state=None):
+            self._feed(records, state, generation=generation)
+        return sink
 
     def _schedule(self, fn):
         doc = self.doc
@@ -42,10 +61,13 @@ class DocumentFeed:
             if self.race is not None:
                 self.race.stop(timeout=0)
 
-    def _feed(self, records, state=None):
-        """From the training thread: queue ``records`` (and the latest ``state``)."""
+    def _feed(self, records, state=None, generation=None):
+        """From the training thread: queue ``records`` (and the latest ``state``); dropped
+        when ``generation`` is older than the session's current one."""
         self._applied.wait(1.0)                  # back-pressure: one batch in flight at most
         with self._inbox_lock:
+            if generation is not None and generation != self._generation:
+                return
             self._inbox.extend(records)
             self._inbox_state = state
             if self._update_scheduled:
@@ -59,7 +81,7 @@ class DocumentFeed:
             records, self._inbox = self._inbox, []
             state, self._update_scheduled = self._inbox_state, False
         try:
-            if self.doc is not None:
+            if self.doc is not None and self.hold_document:
                 with self.doc.models.freeze(), pn.io.hold(self.doc):
                     self._apply_batch(records, state)
             else:

@@ -4,33 +4,38 @@ Kept apart from the served script (``apps/explorer.py``, ``rbmviz/app/explorer.p
 compose) because Bokeh clears the served script's globals when a session ends, and the
 training thread must not depend on them.
 
-Data flow: :class:`rbmviz.live.race.Race` trains on its own thread and calls ``_sink`` at most
-10 times a second; ``_sink`` hands the batch to the document's event loop with
+Data flow: :class:`rbmviz.live.race.Race` trains on its own thread and calls its sink at most
+10 times a second; the sink (``_current_sink``) hands the batch to the document's event loop with
 ``doc.add_next_tick_callback`` (never touching widgets or streams from the thread), where
-``_apply`` sends the records to one HoloViews ``Buffer`` per algorithm and refreshes the
-model views.  Closing the tab stops the race.
+``_apply`` streams the records into one Bokeh ``ColumnDataSource`` per algorithm and refreshes
+the model views (:mod:`rbmviz.app.live_plots`: a point costs ~1 ms of the server's event loop,
+so clicks get through while the race streams).  Closing the tab stops the race.
 """
 from __future__ import annotations
 
 import io
-import operator
 import time
-from functools import partial, reduce
 
-import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
 
-from .. import algorithms, datasets, presets, viz
+from .. import algorithms, datasets, presets
 from ..algorithms.dcp import DEFAULT_K_INNER, resolve_budget
 from ..algorithms.knobs import derive_knobs
 from ..live.race import Race, RaceSettings, live_knob_names
-from ..settings import (DataSettings, ModelSettings, TrainSettings, algorithm_knobs,
-                        dataset_knobs, live_knobs)
+from ..settings import (
+    DataSettings,
+    ModelSettings,
+    TrainSettings,
+    algorithm_knobs,
+    dataset_knobs,
+    live_knobs,
+)
 from . import limits
 from .feed import DocumentFeed, SessionControls
 from .help import help_card
+from .live_plots import DIVERGING, GREYS, LiveBars, LiveCurves, LiveImage
 from .widgets import widget_for
 
 #: knobs hidden in classroom mode
@@ -72,6 +77,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
     """Everything one browser session owns: settings, the race, streams, widgets."""
 
     finished_message = "The race reached its epoch limit: raise 'Epochs' or Reset."
+    hold_document = False          # plain Bokeh sources only (rbmviz.app.live_plots)
     step_in_thread = False
 
     def __init__(self, *, threads=1, sync_url=True):
@@ -177,14 +183,12 @@ class ExplorerSession(SessionControls, DocumentFeed):
                                                     label="Records (CSV)")
         self.download_npz = pn.widgets.FileDownload(callback=self._npz_bytes, filename="rbmviz_model.npz",
                                                     label="Model (.npz)")
-        self.curves_pane = pn.pane.HoloViews(sizing_mode="stretch_width", min_height=360,
-                                             name="curves", linked_axes=False)
-        # images keep their own square-pixel frame and their own axes (Panel links the x/y
-        # ranges of plots with the same dimension names by default: a 7×7 field grid would
-        # be drawn in the samples grid's 23×23 range)
-        self.fields_pane = pn.pane.HoloViews(sizing_mode="fixed", linked_axes=False)
-        self.samples_pane = pn.pane.HoloViews(sizing_mode="fixed", linked_axes=False)
-        self.bars_pane = pn.pane.HoloViews(sizing_mode="stretch_width", min_height=280, linked_axes=False)
+        # plain Bokeh figures, made at each Reset and then only fed (rbmviz.app.live_plots)
+        self.curves_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=360, name="curves")
+        self.fields_pane = pn.pane.Bokeh(sizing_mode="fixed")
+        self.samples_pane = pn.pane.Bokeh(sizing_mode="fixed")
+        self.bars_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=280)
+        self.curves: LiveCurves | None = None
 
         for obj in (ds, ms, ts, vs):
             obj.param.watch(self._on_knob, [n for n in obj.param if n != "name"])
@@ -306,6 +310,8 @@ class ExplorerSession(SessionControls, DocumentFeed):
         if names & {"classroom", "algorithms", "k", "k_inner", "n_hidden", "D", "N", "d"}:
             self._update_visibility()
         if names & {"x_axis", "classroom", "points_per_second", "max_speed"}:
+            if "x_axis" in names and self.curves is not None:
+                self.curves.set_x(self.view.x_axis)
             if self.race is not None:
                 self.race.points_per_second = self.view.points_per_second
                 self.race.max_speed = self.view.max_speed
@@ -340,9 +346,10 @@ class ExplorerSession(SessionControls, DocumentFeed):
         """A new race from the current settings (stops the old one)."""
         if self.race is not None:
             self.race.stop(timeout=2)
+        self._clear_feed()
         try:
             self.race = Race(self.data, self.model, self.train, self.view.algorithms,
-                             sink=self._sink, on_error=self._error_from_thread, threads=self.threads,
+                             sink=self._current_sink(), on_error=self._error_from_thread, threads=self.threads,
                              points_per_second=self.view.points_per_second,
                              max_speed=self.view.max_speed)
             self.limits.check_engine(self.race)     # refused beyond the caps (H4)
@@ -352,55 +359,41 @@ class ExplorerSession(SessionControls, DocumentFeed):
             return
         race = self.race
         self.race_id += 1
-        self.buffers = {}
-        curves = []
-        for i, name in enumerate(race.algorithms):
-            buf = hv.streams.Buffer(pd.DataFrame({c: pd.Series(dtype=float) for c in CURVE_COLUMNS}),
-                                    length=200_000, index=False)
-            self.buffers[name] = buf
-            color = COLORS[i % len(COLORS)]
-            # cache_size=1: a DynamicMap otherwise keeps up to 500 past frames (each a copy of
-            # the whole curve), which made the server grow ~6 MB a minute
-            dmap = hv.DynamicMap(partial(self._curve, name=name, color=color, race_id=self.race_id),
-                                 streams=[buf, hv.streams.Params(self.view, ["x_axis"])], cache_size=1)
-            curves.append(dmap)
-        overlay = reduce(operator.mul, curves)        # DynamicMap * DynamicMap: each keeps its stream
         best = datasets.max_log_likelihood(race.train_data) if race.metric == "train_ll" else None
-        if best is not None:
-            overlay = overlay * hv.HLine(best).opts(color="black", line_dash="dashed", line_width=1)
         title = race.metric_label + (f" — dashed: best possible {best:.3f}" if best is not None else "")
-        self.curves_pane.object = overlay.opts(
-            hv.opts.Overlay(title=title, legend_position="bottom_right", responsive=True,
-                            min_height=360))
+        self.curves = LiveCurves(race.algorithms, CURVE_COLUMNS, x=self.view.x_axis, y="value",
+                                 source_prefix=f"curve:{self.race_id}:", colors=COLORS,
+                                 title=title, y_label=race.metric, reference=best,
+                                 max_points=MAX_CURVE_POINTS)
+        self.curves_pane.object = self.curves.figure
         snap = race.snapshot()
-        self.pipes = {key: hv.streams.Pipe(data=snap.get(key)) for key in ("W", "samples", "p_model")}
-        shape = race.image_shape
         focus = snap["focus"]
-        self.fields_pane.object = hv.DynamicMap(
-            lambda data: viz.receptive_fields(data, shape, title=f"receptive fields: columns of W ({focus})"),
-            streams=[self.pipes["W"]], cache_size=1)
-        self.samples_pane.object = hv.DynamicMap(
-            lambda data: viz.samples_grid(data, shape, title=f"samples from the Gibbs chains ({focus})"),
-            streams=[self.pipes["samples"]], cache_size=1)
+        self.fields = LiveImage(title=f"receptive fields: columns of W ({focus})",
+                                palette=DIVERGING, symmetric=True, colorbar=True)
+        self.samples = LiveImage(title=f"samples from the Gibbs chains ({focus})", palette=GREYS)
+        self.bars = None
         if "p_model" in snap:
             # a fixed axis (the data's patterns, at most 40, plus "other") so streaming only
             # changes bar heights
             p_data = snap["p_data"]
-            patterns = np.sort(np.argsort(-p_data, kind="stable")[:min(40, int((p_data > 0).sum()))])
-            self.bars_pane.object = hv.DynamicMap(
-                lambda data: viz.distribution_bars(
-                    data, p_data, patterns=patterns,
-                    title=f"p(v) of the data's patterns (and all others): model ({focus}) vs data"),
-                streams=[self.pipes["p_model"]], cache_size=1)
+            n_bits = race.runs[focus].rbm.n_visible
+            self._patterns = np.sort(np.argsort(-p_data, kind="stable")[:min(40, int((p_data > 0).sum()))])
+            labels = [format(int(i), f"0{n_bits}b") for i in self._patterns]
+            if len(self._patterns) < len(p_data):
+                labels.append("other")
+            self.bars = LiveBars(labels, ("model", "data"), colors=("#1f77b4", "#ff7f0e"),
+                                 title=f"p(v) of the data's patterns (and all others): model "
+                                       f"({focus}) vs data")
+            self.bars_pane.object = self.bars.figure
+        self._update_images(snap)
+        self.fields_pane.object = self.fields.figure
+        self.samples_pane.object = self.samples.figure
         self.bars_pane.visible = "p_model" in snap
         self.settings_text.object = ""
         self.alert_text.object = ""
         self._refresh_state()
 
     # ------------------------------------------------------------------ thread → document
-    def _sink(self, records, snapshot):
-        self._feed(records, snapshot)
-
     def _apply_batch(self, records, snapshot):
         self._apply(records, snapshot)
 
@@ -414,23 +407,11 @@ class ExplorerSession(SessionControls, DocumentFeed):
         race = self.race
         if race is None:
             return
-        if records:
+        if records and self.curves is not None:
             df = pd.DataFrame.from_records(records)
             for name, part in df.groupby("algorithm", sort=False):
-                buf = self.buffers.get(name)
-                if buf is not None:
-                    part = part.assign(value=part[race.metric])
-                    if "weight_norm" not in part:
-                        part = part.assign(weight_norm=np.nan)
-                    part = part[CURVE_COLUMNS].reset_index(drop=True)
-                    if len(buf.data) + len(part) > MAX_CURVE_POINTS:
-                        # keep the whole history at half the resolution: bounded memory and
-                        # bounded work per update however long the race runs
-                        thinned = pd.concat([buf.data.iloc[::2], part], ignore_index=True)
-                        buf.clear()
-                        buf.send(thinned)
-                    else:
-                        buf.send(part)
+                if name in self.curves.sources:
+                    self.curves.append(name, part.assign(value=part[race.metric]))
         now = time.perf_counter()
         if snapshot is not None and (force_images or now >= self._images_due):
             # ~2 images per second for small models; a large model's hundreds of receptive
@@ -441,16 +422,20 @@ class ExplorerSession(SessionControls, DocumentFeed):
         self._refresh_state()
 
     def _update_images(self, snap):
-        for key, pipe in self.pipes.items():
-            if snap.get(key) is not None:
-                pipe.send(snap[key])
-
-    def _curve(self, data, x_axis, name, color, race_id):
-        def tag_source(plot, element):     # lets tests find this race's streamed data
-            plot.handles["source"].name = f"curve:{race_id}:{name}"
-        return hv.Curve(data, x_axis, ["value", "weight_norm"], label=name).opts(
-            color=color, tools=["hover"], line_width=2, xlabel=viz.X_LABELS.get(x_axis, x_axis),
-            ylabel=self.race.metric if self.race else "value", show_grid=True, hooks=[tag_source])
+        shape = self.race.image_shape
+        if snap.get("W") is not None:
+            self.fields.update_tiles(np.asarray(snap["W"])[:, :100].T, shape)
+        if snap.get("samples") is not None:
+            self.samples.update_tiles(np.asarray(snap["samples"])[:100], shape, fill=0.5)
+        if self.bars is not None and snap.get("p_model") is not None:
+            idx = self._patterns
+            heights = {}
+            for key, p in (("model", snap["p_model"]), ("data", snap["p_data"])):
+                h = list(np.asarray(p, dtype=np.float64)[idx])
+                if len(idx) < len(p):
+                    h.append(max(0.0, 1.0 - float(np.sum(h))))
+                heights[key] = h
+            self.bars.update(heights)
 
     def _refresh_state(self):
         race = self.race

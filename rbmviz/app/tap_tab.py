@@ -5,7 +5,7 @@ refresh; a denoising panel shows one held-out digit through a binary symmetric c
 the OPE, 1-NN and TAP estimates.
 
 Mirrors :class:`rbmviz.app.bias_tab.BiasSession`: :class:`rbmviz.live.tap.TapRace` trains on its own
-thread and calls ``_sink(records, snapshot)`` at most 10 times a second; the
+thread and calls its sink (``_current_sink``) at most 10 times a second; the
 :class:`rbmviz.app.feed.DocumentFeed` mix-in applies back-pressure and runs ``_apply_batch`` on the
 document's event loop under ``doc.models.freeze()`` and ``pn.io.hold``, which sends the
 records to one HoloViews ``Buffer`` per curve and, when the snapshot id changed, the landscape
@@ -169,7 +169,7 @@ class TapSession(SessionControls, DocumentFeed):
             self.race.stop(timeout=2)
         self._clear_feed()
         try:
-            self.race = TapRace(self.settings, sink=self._sink, on_error=self._error_from_thread)
+            self.race = TapRace(self.settings, sink=self._current_sink(), on_error=self._error_from_thread)
             self.limits.check_engine(self.race)     # refused beyond the caps (H4)
         except FileNotFoundError as exc:
             self.race = None
@@ -237,9 +237,6 @@ class TapSession(SessionControls, DocumentFeed):
                                     "snapshot (at the next point: press Start or Step).")
 
     # ------------------------------------------------------------------ thread → document
-    def _sink(self, records, snapshot):
-        self._feed(records, snapshot)
-
     def _apply_batch(self, records, snapshot):
         self._apply(records, snapshot)
 

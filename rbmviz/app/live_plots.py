@@ -1,0 +1,279 @@
+"""Plain-Bokeh figures that the explorer's tabs update while a run streams.
+
+Why not HoloViews ``Buffer``/``Pipe`` streams here: each ``send`` re-runs a HoloViews plot
+update (element construction, range computation, a document-wide model recompute), about
+0.1 s per stream on a 2-core machine, so a race with two curves and three images kept the
+server's event loop busy ~0.3 s per batch, back to back.  The loop then read a browser's
+click only between batches, several loop iterations per websocket message: a Pause clicked
+while the race streamed reached the server 2–10 s later, or not within a test's wait.
+Here a new point is one ``ColumnDataSource.stream`` (~1 ms) and a new image one
+``source.data`` assignment; no model is created while a run streams, so the document needs
+no freeze and no event hold (whose ``combine`` policy could reorder a data replacement and a
+stream of the same source: a curve's ``updates`` column once arrived as ``[1, 0, 1, 2, …]``).
+
+The figures are made once per run (Reset); :mod:`rbmviz.viz` keeps the HoloViews versions of
+the same views for notebooks and static pages.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from bokeh.models import (
+    ColorBar,
+    ColumnDataSource,
+    FactorRange,
+    HoverTool,
+    LinearColorMapper,
+    Range1d,
+    Span,
+)
+from bokeh.palettes import Greys256, RdBu, interp_palette
+from bokeh.plotting import figure
+
+from ..viz import X_LABELS, tile_images
+
+__all__ = ["DIVERGING", "GREYS", "LiveBars", "LiveCurves", "LiveImage"]
+
+#: negative weights blue, positive red (matplotlib's ``RdBu_r``)
+DIVERGING = tuple(interp_palette(RdBu[11], 256))
+#: 0 white, 1 black (matplotlib's ``gray_r``)
+GREYS = tuple(reversed(Greys256))
+
+
+class LiveCurves:
+    """Learning curves of several runs in one figure, fed point by point.
+
+    Parameters
+    ----------
+    names : sequence of str
+        One curve (and one ``ColumnDataSource``) per name, e.g. the racing algorithms.
+    columns : sequence of str
+        The columns each point carries; ``x`` and ``y`` must be among them, the others
+        are kept for the hover tool and for switching the x axis.
+    x, y : str
+        Columns drawn on the axes.
+    source_prefix : str
+        Each source is named ``f"{source_prefix}{name}"`` (the browser tests find the
+        streamed data by these names).
+    colors : sequence of str
+        Line colours, cycled.
+    title, y_label : str
+        Figure title and y-axis label.
+    max_points : int
+        Points kept per curve: beyond, the curve keeps every other old point (the whole
+        history at half the resolution; bounded memory and bounded work per update).
+    reference : float, optional
+        A horizontal dashed line (e.g. the best log-likelihood possible).
+    dashed : iterable of str
+        Names drawn with a dashed line (e.g. bounds next to the quantity they bound).
+    height : int
+        Minimum height in pixels (the figure stretches to the width of its pane).
+
+    Raises
+    ------
+    ValueError
+        When ``names`` is empty or ``x``/``y`` is not one of ``columns``.
+    """
+
+    def __init__(self, names: Sequence[str], columns: Sequence[str], *, x: str, y: str,
+                 source_prefix: str, colors: Sequence[str], title: str = "",
+                 y_label: str = "", max_points: int = 4000, reference: float | None = None,
+                 dashed: Iterable[str] = (), height: int = 360):
+        names = list(names)
+        if not names:
+            raise ValueError("LiveCurves needs at least one curve name")
+        for col in (x, y):
+            if col not in columns:
+                raise ValueError(f"column {col!r} is not among the curve columns {list(columns)}")
+        self.columns, self.y, self.max_points = list(columns), y, int(max_points)
+        self.figure = figure(title=title, sizing_mode="stretch_width", min_height=height,
+                             height=height, tools="pan,wheel_zoom,box_zoom,reset,save",
+                             x_axis_label=X_LABELS.get(x, x), y_axis_label=y_label or y)
+        self.figure.grid.grid_line_alpha = 0.5
+        self.sources: dict[str, ColumnDataSource] = {}
+        self.renderers = {}
+        dashed = set(dashed)
+        for i, name in enumerate(names):
+            src = ColumnDataSource({c: np.zeros(0) for c in self.columns},
+                                   name=f"{source_prefix}{name}")
+            self.sources[name] = src
+            self.renderers[name] = self.figure.line(
+                x=x, y=y, source=src, color=colors[i % len(colors)], line_width=2,
+                line_dash="dashed" if name in dashed else "solid", legend_label=name)
+        if reference is not None:
+            self.figure.add_layout(Span(location=float(reference), dimension="width",
+                                        line_color="black", line_dash="dashed", line_width=1))
+        self.hover = HoverTool(tooltips=[(c, f"@{{{c}}}{{0.[0000]}}") for c in self.columns],
+                               renderers=list(self.renderers.values()))
+        self.figure.add_tools(self.hover)
+        self.figure.legend.location = "bottom_right"
+        self.figure.legend.click_policy = "hide"
+
+    def append(self, name: str, points: Mapping[str, Sequence[float]] | pd.DataFrame) -> None:
+        """Add points (one value per column, in ``columns`` order of appearance) to a curve.
+
+        Parameters
+        ----------
+        name : str
+            The curve.
+        points : mapping or DataFrame
+            Columns of the new points; missing columns are filled with NaN.
+
+        Raises
+        ------
+        KeyError
+            When ``name`` is not one of the curves.
+        """
+        src = self.sources[name]
+        n_new = len(next(iter(points.values())) if isinstance(points, Mapping) else points)
+        if n_new == 0:
+            return
+        new = {c: (np.asarray(points[c], dtype=np.float64) if c in points
+                   else np.full(n_new, np.nan)) for c in self.columns}
+        n_old = len(src.data[self.columns[0]])
+        if n_old + n_new > self.max_points:
+            src.data = {c: np.concatenate([np.asarray(src.data[c])[::2], new[c]])
+                        for c in self.columns}
+        else:
+            src.stream(new)
+
+    def set_x(self, x: str) -> None:
+        """Draw every curve against another of its columns (e.g. ``"updates"``).
+
+        Raises
+        ------
+        ValueError
+            When ``x`` is not one of the columns.
+        """
+        if x not in self.columns:
+            raise ValueError(f"x axis {x!r} is not among the curve columns {self.columns}")
+        for r in self.renderers.values():
+            r.glyph.x = x
+        self.figure.xaxis.axis_label = X_LABELS.get(x, x)
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """The points of one curve as a DataFrame (what the browser has been sent)."""
+        data = self.sources[name].data
+        return pd.DataFrame({c: np.asarray(data[c], dtype=np.float64) for c in self.columns})
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+
+class LiveImage:
+    """A grayscale or diverging image (a tile of receptive fields or samples), replaced whole.
+
+    Parameters
+    ----------
+    title : str
+        Figure title.
+    palette : sequence of str
+        :data:`DIVERGING` (limits ±max|value|, with a colour bar) or :data:`GREYS`.
+    symmetric : bool
+        Colour limits ±max|value| of each new image; otherwise ``clim``.
+    clim : (float, float)
+        Fixed colour limits when not ``symmetric``.
+    size : int
+        Pixels of the longer side of the frame.
+    colorbar : bool
+        Draw a colour bar.
+    """
+
+    def __init__(self, *, title: str, palette: Sequence[str] = GREYS, symmetric: bool = False,
+                 clim: tuple[float, float] = (0.0, 1.0), size: int = 300, colorbar: bool = False):
+        self.symmetric, self.size = symmetric, int(size)
+        self.mapper = LinearColorMapper(palette=list(palette), low=clim[0], high=clim[1],
+                                        nan_color="white")
+        self.source = ColumnDataSource({"image": [np.zeros((1, 1))], "dw": [1], "dh": [1]})
+        self.figure = figure(title=title, x_range=Range1d(0, 1), y_range=Range1d(0, 1),
+                             tools="hover,save", tooltips=[("value", "@image{0.000}")],
+                             frame_width=size, frame_height=size, toolbar_location=None)
+        self.figure.image(image="image", x=0, y=0, dw="dw", dh="dh", source=self.source,
+                          color_mapper=self.mapper)
+        self.figure.axis.visible = False
+        self.figure.grid.visible = False
+        if colorbar:
+            self.figure.add_layout(ColorBar(color_mapper=self.mapper, width=10), "right")
+        self.shape: tuple[int, int] | None = None
+
+    def update(self, grid: np.ndarray) -> None:
+        """Show a new image (row 0 at the top, as in a tile of digits).
+
+        Raises
+        ------
+        ValueError
+            When ``grid`` is not 2-D.
+        """
+        grid = np.asarray(grid, dtype=np.float64)
+        if grid.ndim != 2:
+            raise ValueError(f"an image must be 2-D, got shape {grid.shape}")
+        h, w = grid.shape
+        if self.shape != (h, w):                 # square pixels in a size × size box
+            self.shape = (h, w)
+            scale = self.size / max(h, w)
+            self.figure.frame_width = max(40, round(w * scale))
+            self.figure.frame_height = max(40, round(h * scale))
+            self.figure.x_range.end, self.figure.y_range.end = w, h
+        if self.symmetric:
+            lim = float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 1.0
+            lim = lim or 1.0
+            self.mapper.low, self.mapper.high = -lim, lim
+        self.source.data = {"image": [grid[::-1]], "dw": [w], "dh": [h]}
+
+    def update_tiles(self, rows: np.ndarray, shape: tuple[int, int] | None = None,
+                     fill: float = np.nan) -> None:
+        """Tile ``rows`` (one image per row, :func:`rbmviz.viz.tile_images`) and show them."""
+        self.update(tile_images(rows, shape, fill=fill))
+
+
+class LiveBars:
+    """Grouped bars, e.g. p(v) of the model next to the data's, with fixed categories.
+
+    Parameters
+    ----------
+    categories : sequence of str
+        The groups on the x axis (kept while streaming, so only the heights change).
+    series : sequence of str
+        The bars within a group (e.g. ``("model", "data")``).
+    colors : sequence of str
+        One colour per series.
+    title, y_label : str
+        Figure title and y-axis label.
+    """
+
+    def __init__(self, categories: Sequence[str], series: Sequence[str], *,
+                 colors: Sequence[str], title: str = "", y_label: str = "p", height: int = 280):
+        self.categories, self.series = list(categories), list(series)
+        x = [(c, s) for c in self.categories for s in self.series]
+        color = [colors[j % len(colors)] for _ in self.categories for j in range(len(self.series))]
+        self.source = ColumnDataSource({"x": x, "top": np.zeros(len(x)), "color": color,
+                                        "series": [s for _ in self.categories for s in self.series]})
+        self.figure = figure(x_range=FactorRange(*x), title=title, sizing_mode="stretch_width",
+                             height=height, min_height=height, tools="save",
+                             tooltips=[("pattern", "@x"), ("p", "@top{0.0000}")],
+                             y_axis_label=y_label)
+        self.figure.vbar(x="x", top="top", width=0.9, color="color", legend_field="series",
+                         source=self.source)
+        self.figure.xaxis.major_label_orientation = np.pi / 2
+        self.figure.xaxis.group_label_orientation = np.pi / 2
+        self.figure.legend.location = "top_right"
+        self.figure.y_range.start = 0
+
+    def update(self, heights: Mapping[str, Sequence[float]]) -> None:
+        """New bar heights, one sequence (aligned with ``categories``) per series.
+
+        Raises
+        ------
+        ValueError
+            When a series is missing or has the wrong length.
+        """
+        cols = []
+        for s in self.series:
+            h = np.asarray(heights[s], dtype=np.float64) if s in heights else None
+            if h is None or h.shape != (len(self.categories),):
+                raise ValueError(f"series {s!r} needs {len(self.categories)} heights")
+            cols.append(h)
+        top = np.stack(cols, axis=1).ravel()
+        self.source.patch({"top": [(slice(0, len(top)), top)]})
