@@ -15,6 +15,8 @@ in nats, averaged over rows unless stated.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .. import tap as _tap
 from . import ais, exact, metrics, pseudo  # noqa: F401
 from .ais import (AISLogLikelihood, AISResult, ais_betas, ais_log_likelihood,  # noqa: F401
@@ -27,6 +29,12 @@ from .metrics import METRICS, Metric, MetricContext, register  # noqa: F401
 from .pseudo import (pseudo_log_likelihood, pseudo_log_likelihood_rows,  # noqa: F401
                      reconstruction_error, spl_subset, stochastic_pseudo_log_likelihood)
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..model import RBM
+    from ..tap.inference import TAPLogLikelihood
+
 __all__ = [
     "log_partition_exact", "log_likelihood_exact", "log_probabilities_exact",
     "visible_distribution", "exact_gradient", "model_statistics", "expected_cd_update",
@@ -38,6 +46,22 @@ __all__ = [
 ]
 
 
-def tap_log_likelihood(rbm, V, **options):
-    """The TAP log-likelihood (Tramel et al. 2018, eq. 39): :func:`rbmviz.tap.log_likelihood`."""
+def tap_log_likelihood(rbm: RBM, V: ArrayLike, **options: Any) -> float | TAPLogLikelihood:
+    """The TAP log-likelihood (Tramel et al. 2018, eq. 39): :func:`rbmviz.tap.log_likelihood`.
+
+    Parameters
+    ----------
+    rbm : RBM
+        The model (any unit priors).
+    V : array_like, shape (n_samples, n_visible)
+        Rows to evaluate.
+    **options
+        Options of :func:`rbmviz.tap.log_likelihood` (initialisation, tolerance ...).
+
+    Returns
+    -------
+    float or rbmviz.tap.TAPLogLikelihood
+        The TAP estimate of the mean log-likelihood of the rows, in nats; the details with
+        ``details=True`` (as :func:`rbmviz.tap.log_likelihood`).
+    """
     return _tap.log_likelihood(rbm, V, **options)

@@ -4,7 +4,7 @@ the AIS theory page of the documentation).
 
 Both functions are re-exported by :mod:`rbmviz.evaluate`.
 
-Algorithm (ais.md §2.1–2.5): a base-rate model ``A`` (``W_A = 0``, hidden biases 0, visible
+Algorithm (the AIS theory page of the documentation): a base-rate model ``A`` (``W_A = 0``, hidden biases 0, visible
 biases ``b_A``) with ``log Z_A = n_h log 2 + Σ_i softplus(b_A,i)``; inverse temperatures
 ``0 = β_0 < β_1 < … < β_K = 1`` and intermediate distributions
 ``log p*_k(v) = (1−β_k) b_Aᵀv + β_k bᵀv + Σ_j softplus(β_k (c_j + (vW)_j))``; ``R``
@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_data, check_float, check_int, check_seed
 from .._blas import single_threaded_blas
@@ -46,7 +47,7 @@ __all__ = ["AISResult", "AISLogLikelihood", "ais_log_partition", "ais_log_likeli
 
 #: pseudo-count per mini-batch of the base-rate model (Salakhutdinov & Murray's base_rate.m)
 PSEUDO_COUNT = 5
-#: p̂ is clipped to [EPS, 1 − EPS] (ais.md §2.1: a pixel that is on in every row)
+#: p̂ is clipped to [EPS, 1 − EPS] (a pixel that is on in every row must not give an infinite bias)
 EPS = 1e-6
 #: chains are run in blocks of about this many (the unit of work of one thread)
 CHAIN_BLOCK = 50
@@ -55,8 +56,18 @@ CHAIN_BLOCK = 50
 class AISResult(NamedTuple):
     """An AIS estimate of ``log Z``.
 
-    Unpacks as ``log_z, log_z_low, log_z_high, log_weights``; ``float(result)`` is
-    ``log_z``.  ``log_z_low`` is ``-inf`` when ``r̂ − 3σ̂ ≤ 0``.
+    Unpacks as ``log_z, log_z_low, log_z_high, log_weights``; ``float(result)`` is ``log_z``.
+
+    Parameters
+    ----------
+    log_z : float
+        The estimate ``log Z_A + log r̂``, with ``r̂`` the mean importance weight.
+    log_z_low : float
+        ``log Z_A + log(r̂ − 3σ̂)``; ``-inf`` when ``r̂ − 3σ̂ ≤ 0``.
+    log_z_high : float
+        ``log Z_A + log(r̂ + 3σ̂)``.
+    log_weights : numpy.ndarray, shape (n_chains,)
+        Log importance weights of the runs.
     """
 
     log_z: float
@@ -87,8 +98,22 @@ class AISResult(NamedTuple):
 
 
 class AISLogLikelihood(NamedTuple):
-    """Average log-likelihood ``mean_n(−F(v_n)) − log Ẑ`` (nats) with the interval implied by
-    the ±3σ̂ interval of ``log Ẑ``.  ``float(result)`` is ``ll``."""
+    """Average log-likelihood ``mean_n(−F(v_n)) − log Ẑ`` (nats) with the implied interval.
+
+    The interval is the one implied by the ±3σ̂ interval of ``log Ẑ``.  ``float(result)`` is
+    ``ll``.
+
+    Parameters
+    ----------
+    ll : float
+        The estimate.
+    ll_low : float
+        ``mean(−F) − log_z_high``.
+    ll_high : float
+        ``mean(−F) − log_z_low``.
+    log_z : AISResult
+        The estimate of ``log Z`` used.
+    """
 
     ll: float
     ll_low: float
@@ -103,13 +128,28 @@ class AISLogLikelihood(NamedTuple):
                 f"interval=[{self.ll_low:.6g}, {self.ll_high:.6g}])")
 
 
-def ais_betas(n_betas=10000, schedule="linear") -> np.ndarray:
-    """Inverse temperatures from 0 to 1 (both included), float64.
+def ais_betas(n_betas: int = 10000, schedule: str = "linear") -> np.ndarray:
+    """Inverse temperatures from 0 to 1 (both included).
 
-    ``"linear"``: ``linspace(0, 1, n_betas)`` (Upadhya & Sastry; PyDeep's default of
-    10,000).  ``"sm"``: Salakhutdinov & Murray's schedule, steps 1e-3 on [0, 0.5], 1e-4 on
-    [0.5, 0.9], 1e-5 on [0.9, 1] (14,501 values, duplicates at 0.5 and 0.9 dropped;
-    ``n_betas`` is ignored).
+    Parameters
+    ----------
+    n_betas : int
+        Number of temperatures of the linear schedule.
+    schedule : {"linear", "sm"}
+        ``"linear"``: ``linspace(0, 1, n_betas)`` (Upadhya & Sastry; PyDeep's default of
+        10,000).  ``"sm"``: Salakhutdinov & Murray's schedule, steps 1e-3 on [0, 0.5], 1e-4 on
+        [0.5, 0.9], 1e-5 on [0.9, 1] (14,501 values, duplicates at 0.5 and 0.9 dropped;
+        ``n_betas`` is ignored).
+
+    Returns
+    -------
+    numpy.ndarray
+        The increasing schedule, float64.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``schedule``.
     """
     if schedule == "sm":
         b = np.concatenate([np.linspace(0.0, 0.5, 501), np.linspace(0.5, 0.9, 4001)[1:],
@@ -121,11 +161,27 @@ def ais_betas(n_betas=10000, schedule="linear") -> np.ndarray:
     return np.linspace(0.0, 1.0, n_betas)
 
 
-def base_rate_visible_bias(data, batch_size=100, eps=EPS) -> np.ndarray:
-    """Visible biases of the base-rate model fitted to ``data`` (ais.md §2.1):
+def base_rate_visible_bias(data: ArrayLike, batch_size: int = 100, eps: float = EPS) -> np.ndarray:
+    """Visible biases of the base-rate model fitted to ``data`` (the AIS theory page).
+
     ``p̂_i = (s_i + 5B) / (N + 5B)`` with pixel counts ``s_i``, ``N`` rows and
     ``B = max(1, N // batch_size)`` mini-batches (Salakhutdinov & Murray's ``base_rate.m``
-    with 100-row batches), clipped to ``[eps, 1 − eps]``; returns ``logit(p̂)``, float64."""
+    with 100-row batches), clipped to ``[eps, 1 − eps]``.
+
+    Parameters
+    ----------
+    data : array_like, shape (n_samples, n_visible)
+        Training rows.
+    batch_size : int
+        Rows per mini-batch of the pseudo-count.
+    eps : float
+        Clipping of ``p̂``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_visible,)
+        ``logit(p̂)``, float64.
+    """
     X = check_data(data, "data")
     batch_size = check_int(batch_size, "batch_size", low=1)
     eps = check_float(eps, "eps", low=0.0, low_open=True, high=0.5)
@@ -152,13 +208,16 @@ def _check_betas(betas):
     return betas
 
 
-def ais_log_partition(rbm, n_chains=100, n_betas=10000, seed=0, data=None, *, betas=None,
-                      dtype=None, base_batch_size=100, threads=None, progress=False) -> AISResult:
+def ais_log_partition(rbm: RBM, n_chains: int = 100, n_betas: int = 10000, seed: int = 0,
+                      data: ArrayLike | None = None, *, betas: ArrayLike | None = None,
+                      dtype: str | None = None, base_batch_size: int = 100,
+                      threads: int | None = None, progress: bool = False) -> AISResult:
     """AIS estimate of ``log Z`` of ``rbm`` (the AIS theory page of the documentation).
 
     Parameters
     ----------
     rbm : RBM
+        A binary model.
     n_chains : int
         Independent AIS runs ``R`` (100 in the papers).
     n_betas : int
@@ -189,17 +248,22 @@ def ais_log_partition(rbm, n_chains=100, n_betas=10000, seed=0, data=None, *, be
     progress : bool
         Show a tqdm bar over the temperatures.
 
-    Raises
-    ------
-    KeyboardInterrupt
-        Ctrl-C stops every worker after its current temperature (within milliseconds); a
-        partial annealing run gives no estimate, so nothing is returned.
-
     Returns
     -------
     AISResult
         ``(log_z, log_z_low, log_z_high, log_weights)``; also ``.log_z_base``,
         ``.interval`` and ``float(result)``.
+
+    Raises
+    ------
+    TypeError
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM` or ``betas`` is not an array of numbers.
+    ValueError
+        For a bad schedule (``betas`` not strictly increasing from 0 to 1), an unknown
+        ``dtype``, or parameters containing NaN or inf.
+    KeyboardInterrupt
+        Ctrl-C stops every worker after its current temperature (within milliseconds); a
+        partial annealing run gives no estimate, so nothing is returned.
 
     Examples
     --------
@@ -323,15 +387,39 @@ def _summarise(log_w, log_z_base) -> AISResult:
     return AISResult(log_z, low, high, log_w)
 
 
-def ais_log_likelihood(rbm, V, *, n_chains=100, n_betas=10000, seed=0, data=None, betas=None,
-                       dtype=None, log_z=None) -> AISLogLikelihood:
-    """Average log-likelihood of the rows of ``V`` with an AIS estimate of ``log Z``:
-    ``mean_n(−F(v_n)) − log Ẑ`` (ais.md §2.5) — the test ATLL of large RBMs.
+def ais_log_likelihood(rbm: RBM, V: ArrayLike, *, n_chains: int = 100, n_betas: int = 10000,
+                       seed: int = 0, data: ArrayLike | None = None,
+                       betas: ArrayLike | None = None, dtype: str | None = None,
+                       log_z: AISResult | float | None = None) -> AISLogLikelihood:
+    """Average log-likelihood of the rows of ``V`` with an AIS estimate of ``log Z``.
 
-    ``log_z`` may be a previous :class:`AISResult` (or a float) to reuse; otherwise
-    :func:`ais_log_partition` runs with the other arguments (``data``: the *training* rows
-    for the base-rate model).  The interval is ``[mean(−F) − log_z_high,
-    mean(−F) − log_z_low]``.
+    ``mean_n(−F(v_n)) − log Ẑ`` (the AIS theory page of the documentation) — the test ATLL of
+    large RBMs (Upadhya & Sastry 2017, eq. 9, with ``log Z`` estimated).
+
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model.
+    V : array_like, shape (n_samples, n_visible)
+        Rows to evaluate, 0/1.
+    n_chains, n_betas, seed, betas, dtype
+        As in :func:`ais_log_partition` (used when ``log_z`` is None).
+    data : array_like, shape (n_train, n_visible), optional
+        The *training* rows, for the base-rate model.
+    log_z : AISResult or float, optional
+        A previous estimate of ``log Z`` to reuse; otherwise :func:`ais_log_partition` runs.
+
+    Returns
+    -------
+    AISLogLikelihood
+        ``ll`` with the interval ``[mean(−F) − log_z_high, mean(−F) − log_z_low]``.
+
+    Raises
+    ------
+    TypeError
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
+    ValueError
+        If ``V`` is not 0/1 data of width ``n_visible`` or ``log_z`` is not finite.
     """
     if not isinstance(rbm, RBM):
         raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_data, check_int
 from ..kernels import exact as _exact
@@ -45,8 +46,21 @@ def _enum_args(rbm):
     return np.ascontiguousarray(W.T), c, b, False
 
 
-def exact_feasible(rbm, max_bits=20) -> bool:
-    """Whether exact evaluation is cheap enough for live monitoring (smaller layer ≤ max_bits)."""
+def exact_feasible(rbm: RBM, max_bits: int = 20) -> bool:
+    """Whether exact evaluation is cheap enough for live monitoring.
+
+    Parameters
+    ----------
+    rbm : RBM
+        The model.
+    max_bits : int
+        Largest size of the smaller layer that counts as cheap.
+
+    Returns
+    -------
+    bool
+        True if the smaller layer has at most ``max_bits`` units.
+    """
     return min(rbm.n_visible, rbm.n_hidden) <= max_bits
 
 
@@ -110,21 +124,59 @@ def _log_sum_states(M, a, o) -> float:
     return float(_exact.combine_chunks(cmax, csum))
 
 
-def log_partition_exact(rbm) -> float:
-    """``log Z`` by enumerating the smaller layer (the AIS theory page of the documentation):
+def log_partition_exact(rbm: RBM) -> float:
+    """``log Z`` by enumerating the smaller layer (the AIS theory page of the documentation).
 
     ``log Z = logsumexp_v (−F(v)) = logsumexp_h (cᵀh + Σ_i softplus(b_i + (Wh)_i))``.
-
     Parallel, chunked, Gray-code incremental; bit-identical for any thread count.  Large
     enumerations run as kernel calls of about :data:`CALL_SECONDS` each, so Ctrl-C
     (``KeyboardInterrupt``) stops them within about that long (2**30 states take minutes).
+
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model whose smaller layer has at most :data:`MAX_EXACT_BITS` units.
+
+    Returns
+    -------
+    float
+        The log partition function, in nats.
+
+    Raises
+    ------
+    TypeError
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
+    ValueError
+        If the model is not binary or its smaller layer has more than :data:`MAX_EXACT_BITS` units.
     """
     M, a, o, _ = _enum_args(_check_rbm(rbm))
     return _log_sum_states(M, a, o)
 
 
-def log_probabilities_exact(rbm, V, log_z=None) -> np.ndarray:
-    """``log p(v) = −F(v) − log Z`` for every row of ``V``, shape (n_samples,)."""
+def log_probabilities_exact(rbm: RBM, V: ArrayLike, log_z: float | None = None) -> np.ndarray:
+    """Exact ``log p(v) = −F(v) − log Z`` of every row of ``V``.
+
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model small enough to enumerate.
+    V : array_like, shape (n_samples, n_visible)
+        Visible states, 0/1.
+    log_z : float, optional
+        ``log Z`` if already known (computed by :func:`log_partition_exact` otherwise).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_samples,)
+        Log-probabilities in nats.
+
+    Raises
+    ------
+    TypeError
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
+    ValueError
+        If the model is not binary or its smaller layer has more than :data:`MAX_EXACT_BITS` units.
+    """
     _check_rbm(rbm)
     V = check_data(V, "V", n_visible=rbm.n_visible)
     if log_z is None:
@@ -132,32 +184,110 @@ def log_probabilities_exact(rbm, V, log_z=None) -> np.ndarray:
     return -rbm.free_energy(V) - log_z
 
 
-def log_likelihood_exact(rbm, V, log_z=None) -> float:
-    """Average log-likelihood ``(1/N) Σ_n log p(v⁽ⁿ⁾)`` in nats — the ATLL of
-    Upadhya & Sastry's eq. (9) (with the 1/N they describe; the errata noted on the documentation's theory pages, Upadhya & Sastry)."""
+def log_likelihood_exact(rbm: RBM, V: ArrayLike, log_z: float | None = None) -> float:
+    """Average log-likelihood ``(1/N) Σ_n log p(v⁽ⁿ⁾)`` in nats.
+
+    The ATLL of Upadhya & Sastry (2017), eq. (9), with the ``1/N`` their text describes (the
+    errata noted on the documentation's theory pages).
+
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model small enough to enumerate.
+    V : array_like, shape (n_samples, n_visible)
+        Visible states, 0/1.
+    log_z : float, optional
+        ``log Z`` if already known (computed by :func:`log_partition_exact` otherwise).
+
+    Returns
+    -------
+    float
+        The mean log-likelihood of the rows.
+
+    Raises
+    ------
+    TypeError
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
+    ValueError
+        If the model is not binary or its smaller layer has more than :data:`MAX_EXACT_BITS` units.
+    """
     return float(np.mean(log_probabilities_exact(rbm, V, log_z)))
 
 
-def all_states(n) -> np.ndarray:
-    """All ``2**n`` binary vectors as rows, shape (2**n, n); row ``s`` is the binary expansion
-    of ``s`` with unit 0 as the most significant bit (so rows are in lexicographic order)."""
+def all_states(n: int) -> np.ndarray:
+    """All ``2**n`` binary vectors as rows, in lexicographic order.
+
+    Row ``s`` is the binary expansion of ``s`` with unit 0 as the most significant bit.
+
+    Parameters
+    ----------
+    n : int
+        Number of units.
+
+    Returns
+    -------
+    numpy.ndarray, shape (2**n, n)
+        The states, float64.
+    """
     n = check_int(n, "n", low=0, high=24)
     idx = np.arange(2 ** n, dtype=np.int64)
     return ((idx[:, None] >> np.arange(n - 1, -1, -1)) & 1).astype(np.float64)
 
 
-def visible_distribution(rbm) -> np.ndarray:
-    """The model's marginal ``p(v)`` over all ``2**n_visible`` states in :func:`all_states`
-    order, shape (2**n_visible,).  For small models (n_visible ≤ 24)."""
+def visible_distribution(rbm: RBM) -> np.ndarray:
+    """The model's marginal ``p(v)`` over all ``2**n_visible`` visible states.
+
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model with ``n_visible ≤ 24``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (2**n_visible,)
+        Probabilities in :func:`all_states` order.
+
+    Raises
+    ------
+    TypeError
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
+    ValueError
+        If the model is not binary or its smaller layer has more than :data:`MAX_EXACT_BITS` units.
+    """
     _check_rbm(rbm)
     V = all_states(rbm.n_visible)
     return np.exp(log_probabilities_exact(rbm, V))
 
 
-def model_statistics(rbm, log_z=None):
-    """Exact model expectations ``(E_p[v hᵀ], E_p[v], E_p[h])`` with shapes
-    ((n_visible, n_hidden), (n_visible,), (n_hidden,)), by enumerating the smaller layer
-    (in kernel calls of about :data:`CALL_SECONDS`, so Ctrl-C works on large ones)."""
+def model_statistics(rbm: RBM, log_z: float | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Exact model expectations ``(E_p[v hᵀ], E_p[v], E_p[h])``, by enumerating the smaller layer.
+
+    Enumerated in kernel calls of about :data:`CALL_SECONDS`, so Ctrl-C works on large ones.
+
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model small enough to enumerate.
+    log_z : float, optional
+        ``log Z`` if already known.
+
+    Returns
+    -------
+    vh : numpy.ndarray, shape (n_visible, n_hidden)
+        ``E_p[v hᵀ]``.
+    v : numpy.ndarray, shape (n_visible,)
+        ``E_p[v]``.
+    h : numpy.ndarray, shape (n_hidden,)
+        ``E_p[h]``.
+
+    Raises
+    ------
+    TypeError
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
+    ValueError
+        If the model is not binary or its smaller layer has more than :data:`MAX_EXACT_BITS` units.
+    """
     M, a, o, vis = _enum_args(_check_rbm(rbm))
     if log_z is None:
         log_z = _log_sum_states(M, a, o)
@@ -180,14 +310,35 @@ def _data_statistics(rbm, V):
     return V.T @ PH / n, V.mean(axis=0), PH.mean(axis=0)
 
 
-def exact_gradient(rbm, V):
-    """Exact gradient of the average log-likelihood of the rows of ``V``:
+def exact_gradient(rbm: RBM, V: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Exact gradient of the average log-likelihood of the rows of ``V``.
 
-    ``∂/∂θ (1/N) Σ_n log p(v⁽ⁿ⁾) = E_data[φ] − E_model[φ]`` with
-    ``φ = (v hᵀ, v, h)`` and hidden conditional means in the data term
-    (the conventions of the documentation's theory pages; Fischer & Igel eq. 1.1).
+    ``∂/∂θ (1/N) Σ_n log p(v⁽ⁿ⁾) = E_data[φ] − E_model[φ]`` with ``φ = (v hᵀ, v, h)`` and
+    hidden conditional means in the data term (Fischer & Igel 2011, eq. 1.1; the conventions
+    of the documentation's theory pages).
 
-    Returns ``(dW, db, dc)`` with the shapes of ``(W, b, c)``.
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model small enough to enumerate.
+    V : array_like, shape (n_samples, n_visible)
+        Training rows, 0/1.
+
+    Returns
+    -------
+    dW : numpy.ndarray, shape (n_visible, n_hidden)
+        Gradient with respect to ``W``.
+    db : numpy.ndarray, shape (n_visible,)
+        Gradient with respect to ``b``.
+    dc : numpy.ndarray, shape (n_hidden,)
+        Gradient with respect to ``c``.
+
+    Raises
+    ------
+    TypeError
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
+    ValueError
+        If the model is not binary or its smaller layer has more than :data:`MAX_EXACT_BITS` units.
     """
     _check_rbm(rbm)
     V = check_data(V, "V", n_visible=rbm.n_visible)
@@ -196,11 +347,28 @@ def exact_gradient(rbm, V):
     return dW - mW, db - mb, dc - mc
 
 
-def transition_matrix(rbm) -> np.ndarray:
-    """Visible-to-visible block-Gibbs transition matrix
-    ``T[v, v'] = Σ_h p(h | v) p(v' | h)``, shape (2**n_visible, 2**n_visible), rows in
-    :func:`all_states` order (the CD-bias theory page of the documentation step 3).  Needs n_visible,
-    n_hidden ≤ 14."""
+def transition_matrix(rbm: RBM) -> np.ndarray:
+    """Visible-to-visible block-Gibbs transition matrix ``T[v, v'] = Σ_h p(h | v) p(v' | h)``.
+
+    Step 3 of the CD-bias theory page of the documentation.
+
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model with ``n_visible, n_hidden ≤ 14``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (2**n_visible, 2**n_visible)
+        Row-stochastic matrix, rows and columns in :func:`all_states` order.
+
+    Raises
+    ------
+    TypeError
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
+    ValueError
+        If the model is not binary or a layer has more than 14 units.
+    """
     _check_rbm(rbm)
     if rbm.n_visible > 14 or rbm.n_hidden > 14:
         raise ValueError(f"transition_matrix enumerates both layers; n_visible={rbm.n_visible}, "
@@ -221,15 +389,41 @@ def _state_index(V):
     return (V.astype(np.int64) << np.arange(n - 1, -1, -1)).sum(axis=1)
 
 
-def expected_cd_update(rbm, V, k):
-    """The exact expectation (over the Gibbs chain) of the batch CD-k update of
-    :mod:`rbmviz.algorithms.cd`, with no sampling noise (the CD-bias theory page of the documentation step 5):
+def expected_cd_update(rbm: RBM, V: ArrayLike,
+                       k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The exact expectation (over the Gibbs chain) of the batch CD-k update.
 
-    ``CD = Σ_v p_e(v) φ̄(v) − Σ_v q_k(v) φ̄(v)``, ``q_k = p_eᵀ Tᵏ``, ``φ̄(v) = (v σ(c+vW)ᵀ, v, σ(c+vW))``,
+    The update of :mod:`rbmviz.algorithms.cd` with no sampling noise (step 5 of the CD-bias
+    theory page of the documentation):
+    ``CD = Σ_v p_e(v) φ̄(v) − Σ_v q_k(v) φ̄(v)``, ``q_k = p_eᵀ Tᵏ``,
+    ``φ̄(v) = (v σ(c+vW)ᵀ, v, σ(c+vW))``, where ``p_e`` is the empirical distribution of the
+    rows of ``V``.  The sampled update it matches uses hidden probabilities in both phases and
+    a sampled visible state ``v⁽ᵏ⁾``.
 
-    where ``p_e`` is the empirical distribution of the rows of ``V``.  The sampled update it
-    matches uses hidden probabilities in both phases and a sampled visible state ``v⁽ᵏ⁾``.
-    Returns ``(dW, db, dc)``.
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model with ``n_visible, n_hidden ≤ 14``.
+    V : array_like, shape (n_samples, n_visible)
+        Training rows, 0/1.
+    k : int
+        Gibbs steps of CD-k (>= 1).
+
+    Returns
+    -------
+    dW : numpy.ndarray, shape (n_visible, n_hidden)
+        Expected update of ``W``.
+    db : numpy.ndarray, shape (n_visible,)
+        Expected update of ``b``.
+    dc : numpy.ndarray, shape (n_hidden,)
+        Expected update of ``c``.
+
+    Raises
+    ------
+    TypeError
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
+    ValueError
+        If the model is not binary or its smaller layer has more than :data:`MAX_EXACT_BITS` units.
     """
     _check_rbm(rbm)
     V = check_data(V, "V", n_visible=rbm.n_visible)

@@ -29,7 +29,7 @@ Built-in metrics (all log-likelihoods in nats per row):
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -39,6 +39,9 @@ from .ais import ais_log_likelihood, ais_log_partition
 from .exact import log_likelihood_exact, log_partition_exact
 from .pseudo import (pseudo_log_likelihood, reconstruction_error, spl_subset,
                      stochastic_pseudo_log_likelihood)
+
+if TYPE_CHECKING:
+    from ..model import RBM
 
 __all__ = ["Metric", "MetricContext", "METRICS", "register", "get", "names", "AIS_OPTIONS",
            "default_metrics", "choose_metrics"]
@@ -98,22 +101,36 @@ class Metric:
 class MetricContext:
     """What a metric may use: the data, fixed subsets, options and a per-evaluation cache.
 
-    Attributes
+    Parameters
     ----------
-    data, test_data : arrays
-        Training rows and held-out rows (or None).
+    data : numpy.ndarray, shape (n_samples, n_visible)
+        Training rows.
+    test_data : numpy.ndarray, optional
+        Held-out rows.
     pl_rows : int
         Rows (the first ones) for ``pseudo_ll``, ``recon_error`` and ``tap_ll``.
-    spl_subset : (rows, sites)
-        The fixed subset of ``spl`` (drawn once per run from its seed).
-    metric_options : dict
+    spl_rows, spl_sites : int
+        Size of the fixed subset of ``spl`` (:func:`~rbmviz.evaluate.pseudo.spl_subset`).
+    seed : int
+        Seed of that subset.
+    metric_options : dict, optional
         AIS options (:data:`AIS_OPTIONS`).
-    algorithm : Algorithm or None
+    algorithm : Algorithm, optional
         The training rule (``tap_ll`` uses its ``order``).
+
+    Attributes
+    ----------
+    data, test_data, pl_rows, seed, metric_options, algorithm
+        The parameters, as given.
+    spl_subset : tuple of numpy.ndarray
+        ``(rows, sites)``, the fixed subset of ``spl`` (drawn once per run from its seed).
+    cache : dict
+        Values computed once per evaluation (cleared by the run before each).
     """
 
-    def __init__(self, data, test_data=None, *, pl_rows=1000, spl_rows=100, spl_sites=16,
-                 seed=0, metric_options=None, algorithm=None):
+    def __init__(self, data: np.ndarray, test_data: np.ndarray | None = None, *,
+                 pl_rows: int = 1000, spl_rows: int = 100, spl_sites: int = 16, seed: int = 0,
+                 metric_options: dict | None = None, algorithm: Any = None) -> None:
         self.data = data
         self.test_data = test_data
         self.pl_rows = check_int(pl_rows, "pl_rows", low=1)
@@ -125,12 +142,25 @@ class MetricContext:
         self.cache: dict = {}
 
     @property
-    def subset(self):
+    def subset(self) -> np.ndarray:
         """The first ``pl_rows`` training rows."""
         return self.data[: self.pl_rows]
 
-    def cached(self, key, compute):
-        """``compute()`` once per evaluation (the run clears :attr:`cache` before each)."""
+    def cached(self, key: str, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per evaluation (the run clears :attr:`cache` before each).
+
+        Parameters
+        ----------
+        key : str
+            Name of the value in :attr:`cache`.
+        compute : callable
+            Computes the value, without arguments.
+
+        Returns
+        -------
+        object
+            The cached or newly computed value.
+        """
         if key not in self.cache:
             self.cache[key] = compute()
         return self.cache[key]
@@ -148,7 +178,27 @@ METRICS: dict[str, Metric] = {}
 
 
 def register(metric: Metric, *, replace: bool = False) -> Metric:
-    """Add ``metric`` to :data:`METRICS` (``replace=True`` to redefine an existing name)."""
+    """Add ``metric`` to :data:`METRICS`.
+
+    Parameters
+    ----------
+    metric : Metric
+        The metric to add.
+    replace : bool
+        Redefine an existing name.
+
+    Returns
+    -------
+    Metric
+        ``metric`` itself.
+
+    Raises
+    ------
+    TypeError
+        If ``metric`` is not a :class:`Metric`.
+    ValueError
+        If the name is registered already and ``replace`` is False.
+    """
     if not isinstance(metric, Metric):
         raise TypeError(f"metric must be an rbmviz.evaluate.metrics.Metric, got {type(metric).__name__}")
     if metric.name in METRICS and not replace:
@@ -157,8 +207,24 @@ def register(metric: Metric, *, replace: bool = False) -> Metric:
     return metric
 
 
-def get(name) -> Metric:
-    """The registered metric ``name``; a ValueError lists the names otherwise."""
+def get(name: str) -> Metric:
+    """The registered metric ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`names`.
+
+    Returns
+    -------
+    Metric
+        The metric.
+
+    Raises
+    ------
+    ValueError
+        Listing the names, if ``name`` is not registered.
+    """
     try:
         return METRICS[name]
     except (KeyError, TypeError):
@@ -166,7 +232,13 @@ def get(name) -> Metric:
 
 
 def names() -> list[str]:
-    """Registered metric names."""
+    """Registered metric names.
+
+    Returns
+    -------
+    list of str
+        The keys of :data:`METRICS`, in registration order.
+    """
     return list(METRICS)
 
 
@@ -199,11 +271,28 @@ for _m in (
 del _m
 
 
-def default_metrics(rbm, *, exact: bool, has_test: bool) -> list[str]:
-    """The metrics a run records by default: exact log-likelihoods where enumeration is cheap
-    (``exact``) plus the all-sites pseudo-likelihood, reconstruction error and weight norm;
-    ``spl``, reconstruction error and weight norm for larger binary models; the TAP
-    log-likelihood and weight norm for real-valued units."""
+def default_metrics(rbm: RBM, *, exact: bool, has_test: bool) -> list[str]:
+    """The metrics a run records by default.
+
+    Exact log-likelihoods where enumeration is cheap (``exact``) plus the all-sites
+    pseudo-likelihood, reconstruction error and weight norm; ``spl``, reconstruction error and
+    weight norm for larger binary models; the TAP log-likelihood and weight norm for
+    real-valued units.
+
+    Parameters
+    ----------
+    rbm : RBM
+        The model.
+    exact : bool
+        Whether exact enumeration is cheap for it.
+    has_test : bool
+        Whether the run has test data.
+
+    Returns
+    -------
+    list of str
+        Metric names.
+    """
     if not rbm.is_binary:
         return ["tap_ll", "weight_norm"]          # the binary-only measures do not apply
     if exact:
@@ -212,9 +301,34 @@ def default_metrics(rbm, *, exact: bool, has_test: bool) -> list[str]:
     return ["spl", "recon_error", "weight_norm"]
 
 
-def choose_metrics(metrics, rbm, *, exact: bool, has_test: bool, exact_max_bits=20) -> list[str]:
-    """Validate ``metrics`` ("auto" → :func:`default_metrics`) against the model and the data:
-    a ValueError names the metric that cannot be computed and why."""
+def choose_metrics(metrics: str | Sequence[str], rbm: RBM, *, exact: bool, has_test: bool,
+                   exact_max_bits: int = 20) -> list[str]:
+    """Validate ``metrics`` against the model and the data.
+
+    Parameters
+    ----------
+    metrics : "auto" or sequence of str
+        Metric names; ``"auto"`` gives :func:`default_metrics`.
+    rbm : RBM
+        The model.
+    exact : bool
+        Whether exact enumeration is cheap for it.
+    has_test : bool
+        Whether the run has test data.
+    exact_max_bits : int
+        The limit of ``exact``, named in the message.
+
+    Returns
+    -------
+    list of str
+        The metric names, checked.
+
+    Raises
+    ------
+    ValueError
+        Naming the metric that cannot be computed and why (unknown name, needs binary units,
+        exact enumeration or test data).
+    """
     if isinstance(metrics, str):
         if metrics != "auto":
             raise ValueError(f"metrics must be 'auto' or a list of names from {names()}, got {metrics!r}")

@@ -13,7 +13,10 @@ All in nats, averaged over rows.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._blas import matmul, single_threaded_blas
 from .._numerics import sigmoid as _sigmoid
@@ -21,19 +24,39 @@ from .._seeds import stream_seed
 from .._validation import check_data, check_int, check_seed
 from .exact import _check_rbm
 
+if TYPE_CHECKING:
+    from ..model import RBM
+
 __all__ = ["pseudo_log_likelihood_rows", "pseudo_log_likelihood", "stochastic_pseudo_log_likelihood",
            "spl_subset", "reconstruction_error"]
 
 
-def pseudo_log_likelihood_rows(rbm, V) -> np.ndarray:
-    """Deterministic pseudo-log-likelihood over **all** sites for every row (nats),
-    shape (n_samples,):
+def pseudo_log_likelihood_rows(rbm: RBM, V: ArrayLike) -> np.ndarray:
+    """Deterministic pseudo-log-likelihood over **all** sites for every row (nats).
 
     ``PL(v) = Σ_i log p(v_i | v_{−i}) = −Σ_i softplus(F(v) − F(v with unit i flipped))``.
-
     Unlike scikit-learn's ``BernoulliRBM.score_samples`` (one random site, scaled by
     n_features; scikit-learn issue 23179) it is exact and noise-free.  Cost
     O(N · n_visible · n_hidden) — evaluate on a subset for large data.
+
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model.
+    V : array_like, shape (n_samples, n_visible)
+        Rows to evaluate, 0/1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_samples,)
+        ``PL(v)`` of every row.
+
+    Raises
+    ------
+    TypeError
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
+    ValueError
+        If the model is not binary or ``V`` is not 0/1 data of width ``n_visible``.
     """
     _check_rbm(rbm)
     V = check_data(V, "V", n_visible=rbm.n_visible)
@@ -41,8 +64,28 @@ def pseudo_log_likelihood_rows(rbm, V) -> np.ndarray:
     return _site_log_conditionals(rbm, V, pre, np.arange(rbm.n_visible)).sum(axis=1)
 
 
-def pseudo_log_likelihood(rbm, V) -> float:
-    """Mean over rows of :func:`pseudo_log_likelihood_rows` (nats)."""
+def pseudo_log_likelihood(rbm: RBM, V: ArrayLike) -> float:
+    """Mean over rows of :func:`pseudo_log_likelihood_rows` (nats).
+
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model.
+    V : array_like, shape (n_samples, n_visible)
+        Rows to evaluate, 0/1.
+
+    Returns
+    -------
+    float
+        The mean all-sites pseudo-log-likelihood.
+
+    Raises
+    ------
+    TypeError
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
+    ValueError
+        If the model is not binary or ``V`` is not 0/1 data of width ``n_visible``.
+    """
     return float(pseudo_log_likelihood_rows(rbm, V).mean())
 
 
@@ -84,10 +127,30 @@ def _pre_activations(rbm, V):
     return V, pre
 
 
-def spl_subset(n_rows, n_visible, *, rows=100, sites=16, seed=0):
-    """The fixed random subset of a stochastic pseudo-likelihood: ``(row_index, site_index)``,
-    sorted int64 arrays of ``min(rows, n_rows)`` distinct rows and ``min(sites, n_visible)``
-    distinct sites drawn with ``seed`` (its ``"spl"`` stream)."""
+def spl_subset(n_rows: int, n_visible: int, *, rows: int = 100, sites: int = 16,
+               seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The fixed random subset of a stochastic pseudo-likelihood.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows of the data.
+    n_visible : int
+        Visible units.
+    rows : int
+        Rows to draw (capped at ``n_rows``).
+    sites : int
+        Sites to draw (capped at ``n_visible``).
+    seed : int
+        Seed of the draw (its ``"spl"`` stream).
+
+    Returns
+    -------
+    row_index : numpy.ndarray
+        ``min(rows, n_rows)`` distinct rows, sorted int64.
+    site_index : numpy.ndarray
+        ``min(sites, n_visible)`` distinct sites, sorted int64.
+    """
     n_rows = check_int(n_rows, "n_rows", low=1)
     n_visible = check_int(n_visible, "n_visible", low=1)
     rows = check_int(rows, "rows", low=1)
@@ -98,7 +161,10 @@ def spl_subset(n_rows, n_visible, *, rows=100, sites=16, seed=0):
     return r, s
 
 
-def stochastic_pseudo_log_likelihood(rbm, V, *, rows=100, sites=16, seed=0, subset=None) -> float:
+def stochastic_pseudo_log_likelihood(rbm: RBM, V: ArrayLike, *, rows: int = 100,
+                                     sites: int = 16, seed: int = 0,
+                                     subset: tuple[np.ndarray, np.ndarray] | None = None
+                                     ) -> float:
     """Stochastic pseudo-log-likelihood over a fixed random subset of sites and rows (nats):
 
     ``SPL = (1/|R|) Σ_{n∈R} (n_visible/|S|) Σ_{i∈S} log p(v_i⁽ⁿ⁾ | v_{−i}⁽ⁿ⁾)``,
@@ -114,13 +180,25 @@ def stochastic_pseudo_log_likelihood(rbm, V, *, rows=100, sites=16, seed=0, subs
     ----------
     rbm : RBM
         Binary RBM.
-    V : array (n_samples, n_visible)
+    V : array_like, shape (n_samples, n_visible)
+        Rows to evaluate, 0/1.
     rows, sites : int
         Sizes of the subset (capped at the data's rows and the visible units).
     seed : int
         Seed of the subset (:func:`spl_subset`).
     subset : (row_index, site_index), optional
         A ready subset (e.g. fixed once per run), instead of ``rows``/``sites``/``seed``.
+
+    Returns
+    -------
+    float
+        The estimate ``SPL``, in nats.
+
+    Raises
+    ------
+    ValueError
+        If ``subset`` holds indices outside ``V``'s rows or the visible units, the model is
+        not binary, or ``V`` is not 0/1 data of width ``n_visible``.
     """
     _check_rbm(rbm)
     V = check_data(V, "V", n_visible=rbm.n_visible)
@@ -134,11 +212,31 @@ def stochastic_pseudo_log_likelihood(rbm, V, *, rows=100, sites=16, seed=0, subs
     return float(lp.sum(axis=1).mean() * (rbm.n_visible / s.size))
 
 
-def reconstruction_error(rbm, V) -> float:
-    """Mean squared error per pixel of the deterministic reconstruction
-    ``v̂ = σ(b + W σ(c + Wᵀv))`` (probabilities, no sampling), averaged over rows.  ``V`` may
-    hold probabilities in [0, 1] as well as 0/1 states.  Products
-    in the model's dtype, independent of the thread count."""
+def reconstruction_error(rbm: RBM, V: ArrayLike) -> float:
+    """Mean squared error per pixel of the deterministic reconstruction, averaged over rows.
+
+    The reconstruction is ``v̂ = σ(b + W σ(c + Wᵀv))`` (probabilities, no sampling); products
+    in the model's dtype, independent of the thread count.
+
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model.
+    V : array_like, shape (n_samples, n_visible)
+        Rows; may hold probabilities in [0, 1] as well as 0/1 states.
+
+    Returns
+    -------
+    float
+        The mean squared error.
+
+    Raises
+    ------
+    TypeError
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
+    ValueError
+        If the model is not binary or ``V`` is not data in [0, 1] of width ``n_visible``.
+    """
     _check_rbm(rbm)
     V = check_data(V, "V", n_visible=rbm.n_visible, binary=False)   # probabilities too
     V, pre = _pre_activations(rbm, V)
