@@ -303,3 +303,24 @@ def test_live_plots_stream_thin_and_switch_axes():
     assert list(bars.source.data["top"]) == [0.25, 0.5, 0.75, 0.5]
     with pytest.raises(ValueError, match="'data' needs 2"):
         bars.update({"model": [0.25, 0.75]})
+
+
+def test_bias_tab_streams_the_bias_below_its_bound_into_its_plots():
+    import time
+    from rbmviz.app.bias_tab import SERIES, BiasSession
+    s = BiasSession(doc=None)
+    try:
+        s.reset()
+        for _ in range(5):
+            s.step()
+        deadline = time.time() + 60
+        while time.time() < deadline and len(s.plots["bias"].frame("bias")) < 6:
+            time.sleep(0.1)
+        frames = {k: s.plots[v[2]].frame(k) for k, v in SERIES.items()}
+        assert {len(f) for f in frames.values()} == {6}             # iteration 0 and 5 steps
+        assert frames["bias"].iteration.is_monotonic_increasing
+        assert (frames["bias"].raw <= frames["bound"].raw * (1 + 1e-9)).all()
+        assert (frames["bias"].value > 0).all()                      # clipped for the log axis
+        assert s.plots["bias"].sources["bias"].name.startswith(f"curve-bias:{s.race_id}:")
+    finally:
+        s.race.stop()

@@ -5,25 +5,29 @@ axis, with the bound's two factors in a second plot.
 Mirrors :class:`rbmviz.app.race_tab.ExplorerSession`: :class:`rbmviz.live.bias.BiasRace` trains on
 its own thread and calls its sink (``_current_sink``) at most 10 times a second; the sink waits (back-pressure)
 until the browser took the previous batch and schedules ``_drain`` on the document's event
-loop, which sends the records to one HoloViews ``Buffer`` per curve.  One
+loop, which streams the records into one Bokeh source per curve
+(:mod:`rbmviz.app.live_plots`).  One
 :class:`BiasSession` per browser session (the factory runs per session); closing the tab
 stops its thread.
 """
 from __future__ import annotations
 
-import operator
-from functools import partial, reduce
-
-import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
 
+from ..live.bias import (
+    BIAS_DATASETS,
+    LIVE_BIAS_KNOBS,
+    PACE_KNOBS,
+    BiasRace,
+    BiasSettings,
+)
 from . import limits
 from .feed import DocumentFeed, SessionControls
 from .help import help_card
+from .live_plots import LiveCurves
 from .widgets import widget_for
-from ..live.bias import BIAS_DATASETS, LIVE_BIAS_KNOBS, PACE_KNOBS, BiasRace, BiasSettings
 
 #: values are clipped to this range before they reach the log axis
 CLIP = (1e-12, 1e12)
@@ -60,6 +64,7 @@ class BiasSession(SessionControls, DocumentFeed):
     live_knobs = LIVE_BIAS_KNOBS + PACE_KNOBS
     reset_knobs = frozenset(RESET_KNOBS)
     reset_label = "Reset (bias)"
+    hold_document = False          # plain Bokeh sources only (rbmviz.app.live_plots)
     applies_from = "the next point"
 
     def __init__(self, doc=None):
@@ -101,10 +106,9 @@ class BiasSession(SessionControls, DocumentFeed):
         self.state_text = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.settings_text = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.alert_text = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"color": "#b00020"})
-        self.bias_pane = pn.pane.HoloViews(sizing_mode="stretch_width", min_height=340,
-                                           linked_axes=False)
-        self.factors_pane = pn.pane.HoloViews(sizing_mode="stretch_width", min_height=260,
-                                              linked_axes=False)
+        self.bias_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=340)
+        self.factors_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=260)
+        self.plots: dict[str, LiveCurves] = {}
         s.param.watch(self._on_knob, [n for n in s.param if n != "name"])
 
     # ------------------------------------------------------------------ controls
@@ -120,25 +124,24 @@ class BiasSession(SessionControls, DocumentFeed):
             self._notify(f"Cannot start: {exc}")
             return
         self.race_id += 1
-        self.buffers = {}
-        dmaps = {"bias": [], "factors": []}
-        for name, (label, color, plot) in SERIES.items():
-            buf = hv.streams.Buffer(pd.DataFrame({c: pd.Series(dtype=float)
-                                                  for c in ("iteration", "value", "raw")}),
-                                    length=100_000, index=False)
-            self.buffers[name] = buf
-            dmaps[plot].append(hv.DynamicMap(
-                partial(self._curve, name=name, label=label, color=color, race_id=self.race_id),
-                streams=[buf]))
         race = self.race
         m, n = race.rbm.n_visible, race.rbm.n_hidden
         ds = BIAS_DATASETS[race.settings.dataset][0]
-        self.bias_pane.object = reduce(operator.mul, dmaps["bias"]).opts(hv.opts.Overlay(
-            title=f"CD-k bias and its bounds — {ds}, m = {m}, n = {n} (log scale)",
-            legend_position="bottom_left", responsive=True, min_height=340))
-        self.factors_pane.object = reduce(operator.mul, dmaps["factors"]).opts(hv.opts.Overlay(
-            title="the two factors of the Fischer–Igel bound (log scale)",
-            legend_position="bottom_left", responsive=True, min_height=260))
+        titles = {"bias": (f"CD-k bias and its bounds — {ds}, m = {m}, n = {n} (log scale)", 340),
+                  "factors": ("the two factors of the Fischer–Igel bound (log scale)", 260)}
+        self.plots = {}
+        for plot, (title, height) in titles.items():
+            names = [k for k, v in SERIES.items() if v[2] == plot]
+            curves = LiveCurves(
+                names, ("iteration", "value", "raw"), x="iteration", y="value",
+                source_prefix=f"curve-bias:{self.race_id}:", colors=[SERIES[k][1] for k in names],
+                labels={k: SERIES[k][0] for k in names}, title=title, y_axis_type="log",
+                y_label="value (clipped, log)", x_label="iteration (exact expected CD-k updates)",
+                tooltips=("iteration", "raw"), height=height)
+            curves.figure.legend.location = "bottom_left"
+            self.plots[plot] = curves
+        self.bias_pane.object = self.plots["bias"].figure
+        self.factors_pane.object = self.plots["factors"].figure
         self.settings_text.object = ""
         self.alert_text.object = ""
         self._apply(race.records[:])          # the point at iteration 0
@@ -155,23 +158,14 @@ class BiasSession(SessionControls, DocumentFeed):
         self._schedule(show)
 
     def _apply(self, records):
-        if records:
+        if records and self.plots:
             df = pd.DataFrame.from_records(records)
-            for name, buf in self.buffers.items():
+            for name, (_, _, plot) in SERIES.items():
                 raw = df[name].to_numpy(dtype=float)
-                buf.send(pd.DataFrame({"iteration": df["iteration"].to_numpy(dtype=float),
-                                       "value": np.clip(np.nan_to_num(raw, nan=CLIP[0]), *CLIP),
-                                       "raw": raw}))
+                self.plots[plot].append(name, {
+                    "iteration": df["iteration"].to_numpy(dtype=float),
+                    "value": np.clip(np.nan_to_num(raw, nan=CLIP[0]), *CLIP), "raw": raw})
         self._refresh_state()
-
-    def _curve(self, data, name, label, color, race_id):
-        def tag_source(plot, element):           # lets tests find this race's streamed data
-            plot.handles["source"].name = f"curve-bias:{race_id}:{name}"
-        return hv.Curve(data, "iteration", "value", label=label).opts(
-            color=color, line_width=2, logy=True, show_grid=True, tools=["hover"],
-            hover_tooltips=[("iteration", "@iteration"), (name, "@raw")],
-            xlabel="iteration (exact expected CD-k updates)", ylabel="value (clipped, log)",
-            hooks=[tag_source])
 
     def _refresh_state(self):
         race = self.race

@@ -70,6 +70,14 @@ class LiveCurves:
         Names drawn with a dashed line (e.g. bounds next to the quantity they bound).
     height : int
         Minimum height in pixels (the figure stretches to the width of its pane).
+    labels : mapping of str to str, optional
+        Legend labels by name (default: the names).
+    y_axis_type : {"linear", "log"}
+        The y axis scale.
+    x_label : str, optional
+        The x-axis label (default: :data:`rbmviz.viz.X_LABELS` of ``x``).
+    tooltips : sequence of str, optional
+        Columns shown by the hover tool (default: all).
 
     Raises
     ------
@@ -80,7 +88,9 @@ class LiveCurves:
     def __init__(self, names: Sequence[str], columns: Sequence[str], *, x: str, y: str,
                  source_prefix: str, colors: Sequence[str], title: str = "",
                  y_label: str = "", max_points: int = 4000, reference: float | None = None,
-                 dashed: Iterable[str] = (), height: int = 360):
+                 dashed: Iterable[str] = (), height: int = 360,
+                 labels: Mapping[str, str] | None = None, y_axis_type: str = "linear",
+                 x_label: str | None = None, tooltips: Sequence[str] | None = None):
         names = list(names)
         if not names:
             raise ValueError("LiveCurves needs at least one curve name")
@@ -90,7 +100,8 @@ class LiveCurves:
         self.columns, self.y, self.max_points = list(columns), y, int(max_points)
         self.figure = figure(title=title, sizing_mode="stretch_width", min_height=height,
                              height=height, tools="pan,wheel_zoom,box_zoom,reset,save",
-                             x_axis_label=X_LABELS.get(x, x), y_axis_label=y_label or y)
+                             x_axis_label=x_label or X_LABELS.get(x, x),
+                             y_axis_label=y_label or y, y_axis_type=y_axis_type)
         self.figure.grid.grid_line_alpha = 0.5
         self.sources: dict[str, ColumnDataSource] = {}
         self.renderers = {}
@@ -101,11 +112,13 @@ class LiveCurves:
             self.sources[name] = src
             self.renderers[name] = self.figure.line(
                 x=x, y=y, source=src, color=colors[i % len(colors)], line_width=2,
-                line_dash="dashed" if name in dashed else "solid", legend_label=name)
+                line_dash="dashed" if name in dashed else "solid",
+                legend_label=(labels or {}).get(name, name))
         if reference is not None:
             self.figure.add_layout(Span(location=float(reference), dimension="width",
                                         line_color="black", line_dash="dashed", line_width=1))
-        self.hover = HoverTool(tooltips=[(c, f"@{{{c}}}{{0.[0000]}}") for c in self.columns],
+        shown = self.columns if tooltips is None else list(tooltips)
+        self.hover = HoverTool(tooltips=[(c, f"@{{{c}}}{{0.[0000]}}") for c in shown],
                                renderers=list(self.renderers.values()))
         self.figure.add_tools(self.hover)
         self.figure.legend.location = "bottom_right"
