@@ -8,6 +8,8 @@ names any setting it does not take.  Each class declares its knobs once in ``cls
 """
 from __future__ import annotations
 
+from typing import Any
+
 from .._validation import check_choice
 from . import knobs
 from .base import Algorithm
@@ -21,7 +23,15 @@ _REGISTRY: dict[str, type[Algorithm]] = {}
 
 
 def register(cls: type[Algorithm]) -> type[Algorithm]:
-    """Add a rule to the registry under ``cls.name`` (usable as a class decorator)."""
+    """Add a rule to the registry under ``cls.name`` (usable as a class decorator).
+
+    ``cls`` is a subclass of :class:`~rbmviz.algorithms.base.Algorithm` with a ``name``.
+
+    Returns
+    -------
+    type
+        ``cls`` itself.
+    """
     _REGISTRY[cls.name] = cls
     return cls
 
@@ -31,25 +41,81 @@ for _cls in (CD, PCD, CG, SDCP, CSDCP, SSD, TAP):
 
 
 def names() -> list[str]:
-    """Names of the available algorithms, in registration order."""
+    """Names of the available algorithms, in registration order.
+
+    Returns
+    -------
+    list of str
+        The registered names (``"cd"``, ``"pcd"``, ...).
+    """
     return list(_REGISTRY)
 
 
 def get(name: str) -> type[Algorithm]:
-    """The algorithm class registered as ``name`` (``ValueError`` naming the valid ones)."""
+    """The algorithm class registered as ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`names`.
+
+    Returns
+    -------
+    type
+        The :class:`~rbmviz.algorithms.base.Algorithm` subclass.
+
+    Raises
+    ------
+    ValueError
+        Naming the valid names, if ``name`` is not registered.
+    """
     check_choice(name, "algorithm", tuple(_REGISTRY))
     return _REGISTRY[name]
 
 
 def accepted_settings(name: str) -> list[str]:
-    """Keyword arguments the algorithm's constructor takes: its knobs (``get(name).Knobs``),
-    in declaration order."""
+    """Keyword arguments the algorithm's constructor takes: its knobs, in declaration order.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`names`.
+
+    Returns
+    -------
+    list of str
+        The knobs of ``get(name).Knobs``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not registered.
+    """
     return list(knobs.knob_params(get(name)))
 
 
-def create(name: str, **settings) -> Algorithm:
-    """Build algorithm ``name`` with ``settings``; an unknown setting is a ``TypeError`` that
-    names it and lists the accepted ones."""
+def create(name: str, **settings: Any) -> Algorithm:
+    """Build algorithm ``name`` with ``settings``.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`names`.
+    **settings
+        Knobs of the algorithm (:func:`accepted_settings`).
+
+    Returns
+    -------
+    Algorithm
+        A new, not yet set-up instance.
+
+    Raises
+    ------
+    TypeError
+        Naming an unknown setting and listing the accepted ones.
+    ValueError
+        If ``name`` is not registered or a knob value is out of range.
+    """
     cls = get(name)
     ok = accepted_settings(name)
     unknown = sorted(set(settings) - set(ok))

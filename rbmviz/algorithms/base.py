@@ -10,12 +10,15 @@ files.
 from __future__ import annotations
 
 import inspect
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from .._seeds import stream_seed  # noqa: F401  (re-exported: algorithms.base.stream_seed)
 from .knobs import AlgorithmKnobs, check_knobs, knob_params
+
+if TYPE_CHECKING:
+    from ..model import RBM
 
 
 def params_healthy(rbm, max_weight=np.inf) -> bool:
@@ -52,6 +55,13 @@ class Algorithm:
         L2 penalty on W (≥ 0), off by default.
     seed : int
         Seed of the algorithm's Gibbs stream (counter-based; see :mod:`rbmviz.kernels.random`).
+    **knobs
+        The knobs above, and a subclass's own (its ``Knobs``), by keyword.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the knob, for a bad or unknown value.
     """
 
     name: ClassVar[str] = ""
@@ -78,7 +88,7 @@ class Algorithm:
         if bad:  # pragma: no cover - guards future edits
             raise TypeError(f"{cls.__name__}.LIVE_KNOBS names {bad}, which are not knobs")
 
-    def __init__(self, **knobs):
+    def __init__(self, **knobs: Any) -> None:
         self._set_knobs(check_knobs(self.Knobs, knobs, owner=f"algorithm {self.name!r}"))
         self.gibbs_seed = stream_seed(self.seed, "gibbs")
         self.counter = 0          # next unused position of the Gibbs stream
@@ -99,7 +109,13 @@ class Algorithm:
         return 0
 
     def settings(self) -> dict:
-        """The knobs, as keyword arguments of the constructor (declaration order)."""
+        """The knobs, as keyword arguments of the constructor.
+
+        Returns
+        -------
+        dict
+            ``{knob: value}`` in declaration order.
+        """
         return {n: getattr(self, n) for n in knob_params(self.Knobs)}
 
     @property
@@ -107,9 +123,25 @@ class Algorithm:
         """Whether :meth:`setup` has run (the algorithm holds training state)."""
         return self._ready
 
-    def setup(self, rbm, data, batch_size: int) -> None:
-        """Allocate state for training ``rbm`` on ``data`` with mini-batches of
-        ``batch_size`` rows.  Called once by the run loop before the first update."""
+    def setup(self, rbm: RBM, data: np.ndarray, batch_size: int) -> None:
+        """Allocate state for training ``rbm`` on ``data`` with mini-batches of ``batch_size`` rows.
+
+        Called once by the run loop before the first update.
+
+        Parameters
+        ----------
+        rbm : RBM
+            The model trained (in place).
+        data : numpy.ndarray, shape (n_samples, n_visible)
+            Training rows (in the training dtype).
+        batch_size : int
+            Rows per update.
+
+        Raises
+        ------
+        ValueError
+            If the rule does not train the model's unit types (:meth:`check_units`).
+        """
         self.check_units(rbm)
         self.vW = np.zeros_like(rbm.W)
         self.vb = np.zeros_like(rbm.b)
@@ -118,10 +150,26 @@ class Algorithm:
         self._dtype = rbm.dtype
         self._ready = True
 
-    def resume(self, rbm, data, batch_size: int) -> None:
-        """Continue training with the state already held (chains, velocities, stream
-        position) — e.g. ``partial_fit`` on new data.  The model must have the shape and
-        dtype the state was made for."""
+    def resume(self, rbm: RBM, data: np.ndarray, batch_size: int) -> None:
+        """Continue training with the state already held (chains, velocities, stream position).
+
+        E.g. ``partial_fit`` on new data.  The model must have the shape and dtype the state was
+        made for.
+
+        Parameters
+        ----------
+        rbm : RBM
+            The model trained (in place).
+        data : numpy.ndarray, shape (n_samples, n_visible)
+            Training rows (in the training dtype).
+        batch_size : int
+            Rows per update.
+
+        Raises
+        ------
+        ValueError
+            Before :meth:`setup`, or if the model's shape or dtype differs from the state's.
+        """
         if not self._ready:
             raise ValueError(f"{type(self).__name__}.resume() before setup()")
         self.check_units(rbm)
@@ -130,13 +178,23 @@ class Algorithm:
                              f"{self.vW.shape} {self._dtype} model, got {rbm.W.shape} {rbm.dtype}")
         self.batch_size = batch_size
 
-    def check_units(self, rbm) -> None:
-        """Raise ``ValueError`` unless this rule trains the unit types of both of ``rbm``'s
-        layers (:attr:`unit_types`).
+    def check_units(self, rbm: RBM) -> None:
+        """Refuse a model whose unit types this rule does not train (:attr:`unit_types`).
 
         The message names the layer, its unit type and the rules that do train it (e.g. a
         truncated-Gaussian layer with ``cd``: only ``tap``), instead of silently sampling
-        real-valued units as if they were Bernoulli."""
+        real-valued units as if they were Bernoulli.
+
+        Parameters
+        ----------
+        rbm : RBM
+            The model to check.
+
+        Raises
+        ------
+        ValueError
+            If a layer's unit type is not in :attr:`unit_types`.
+        """
         for layer in ("visible", "hidden"):
             prior = getattr(rbm, f"{layer}_prior", None)
             unit = getattr(prior, "name", "bernoulli")
@@ -165,29 +223,70 @@ class Algorithm:
                     f"setting(s) {fixed} of a running {self.name!r} cannot change")
             raise ValueError(f"{what}; start a new run (live settings: {list(self.LIVE_KNOBS)})")
 
-    def set_settings(self, **settings) -> None:
-        """Change knobs of a running algorithm (they apply from the next update), validated
-        exactly as by the constructor.  Only :attr:`LIVE_KNOBS` may change."""
+    def set_settings(self, **settings: Any) -> None:
+        """Change knobs of a running algorithm; they apply from the next update.
+
+        Validated exactly as by the constructor.  Only :attr:`LIVE_KNOBS` may change.
+
+        Parameters
+        ----------
+        **settings
+            New knob values.
+
+        Raises
+        ------
+        TypeError
+            For an unknown knob.
+        ValueError
+            For a knob that cannot change between updates, or a value out of range.
+        """
         self._check_live(settings)
         checked = type(self)(**{**self.settings(), **settings})
         for key in settings:
             setattr(self, key, getattr(checked, key))
 
-    def update(self, rbm, batch: np.ndarray) -> None:  # pragma: no cover - abstract
-        """One parameter update of ``rbm`` (in place) from the rows of ``batch``."""
+    def update(self, rbm: RBM, batch: np.ndarray) -> None:  # pragma: no cover - abstract
+        """One parameter update of ``rbm`` (in place) from the rows of ``batch``.
+
+        Parameters
+        ----------
+        rbm : RBM
+            The model trained (in place).
+        batch : numpy.ndarray, shape (batch_size, n_visible)
+            The mini-batch.
+
+        Raises
+        ------
+        TypeError
+            If the subclass does not implement it.
+        """
         raise TypeError(f"{type(self).__name__} does not implement update()")
 
-    def train_epochs(self, rbm, data: np.ndarray, order: np.ndarray, bounds: np.ndarray,
+    def train_epochs(self, rbm: RBM, data: np.ndarray, order: np.ndarray, bounds: np.ndarray,
                      max_weight: float = np.inf) -> int:
-        """Train over ``len(order)`` epochs; epoch ``e`` visits ``data[order[e]]`` in
-        mini-batches ``[bounds[i], bounds[i+1])``.
+        """Train over ``len(order)`` epochs.
 
-        After every epoch the parameters are checked; training stops early after an epoch
-        that leaves a non-finite parameter or one larger than ``max_weight`` in magnitude.
+        Epoch ``e`` visits ``data[order[e]]`` in mini-batches ``[bounds[i], bounds[i+1])``.  After
+        every epoch the parameters are checked; training stops early after an epoch that leaves a
+        non-finite parameter or one larger than ``max_weight`` in magnitude.
+
+        Parameters
+        ----------
+        rbm : RBM
+            The model trained (in place).
+        data : numpy.ndarray, shape (n_samples, n_visible)
+            Training rows.
+        order : numpy.ndarray, shape (n_epochs, n_samples)
+            One permutation of the rows per epoch.
+        bounds : numpy.ndarray
+            Batch boundaries (:func:`rbmviz.runs.batch_bounds`).
+        max_weight : float
+            Largest healthy ``|parameter|``.
 
         Returns
         -------
-        int — the number of epochs done (``len(order)`` unless stopped early).
+        int
+            The number of epochs done (``len(order)`` unless stopped early).
         """
         for e, perm in enumerate(order):
             for lo, hi in zip(bounds[:-1], bounds[1:]):
@@ -198,13 +297,33 @@ class Algorithm:
 
     # ------------------------------------------------------------------ helpers
     def record_fields(self) -> dict:
-        """Extra values the run loop copies into every record (e.g. TAP: runs that did not
-        converge); plain numbers only.  None by default."""
+        """Extra values the run loop copies into every record.
+
+        E.g. TAP: runs that did not converge; plain numbers only.
+
+        Returns
+        -------
+        dict
+            ``{field: number}``; empty by default.
+        """
         return {}
 
-    def apply_gradient_(self, rbm, gW, gb, gc) -> None:
-        """θ ← θ + step for an ascent direction ``(gW, gb, gc)``, with momentum and weight
-        decay when set; counts the update."""
+    def apply_gradient_(self, rbm: RBM, gW: np.ndarray, gb: np.ndarray, gc: np.ndarray) -> None:
+        """θ ← θ + step for an ascent direction, with momentum and weight decay when set.
+
+        Counts the update.
+
+        Parameters
+        ----------
+        rbm : RBM
+            The model trained (in place).
+        gW : numpy.ndarray, shape (n_visible, n_hidden)
+            Ascent direction of ``W``.
+        gb : numpy.ndarray, shape (n_visible,)
+            Ascent direction of ``b``.
+        gc : numpy.ndarray, shape (n_hidden,)
+            Ascent direction of ``c``.
+        """
         W, b, c = rbm.params
         lr = self._dtype.type(self.learning_rate)
         if self.momentum == 0.0 and self.weight_decay == 0.0:

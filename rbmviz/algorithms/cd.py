@@ -18,6 +18,8 @@ only on the sizes, so a seed reproduces a run bit for bit.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import param
 
@@ -26,6 +28,9 @@ from ..kernels.gibbs import (cd_updates_serial_, pcd_first_layer_, sample_rows_,
                              sample_rows_scaled_, sigmoid_rows_scaled_, use_pattern_table)
 from .base import Algorithm, stream_seed
 from .knobs import GibbsKnobs
+
+if TYPE_CHECKING:
+    from ..model import RBM
 
 #: the fused serial loop is used when n_visible · n_hidden · rows per update is at most this
 SERIAL_WORK_LIMIT = 2**16
@@ -53,17 +58,17 @@ class CD(Algorithm):
     LIVE_KNOBS = ("k", *Algorithm.LIVE_KNOBS)
 
     @property
-    def gibbs_steps_per_update(self):
+    def gibbs_steps_per_update(self) -> int:
         return self.k
 
-    def setup(self, rbm, data, batch_size):
+    def setup(self, rbm: RBM, data: np.ndarray, batch_size: int) -> None:
         super().setup(rbm, data, batch_size)
         self.n_chains = batch_size
         self.chains = np.zeros((0, rbm.n_visible), dtype=rbm.dtype)
         self._serial = self._use_serial(rbm, batch_size)
 
     # ---------------------------------------------------------------- serial path
-    def resume(self, rbm, data, batch_size):
+    def resume(self, rbm: RBM, data: np.ndarray, batch_size: int) -> None:
         super().resume(rbm, data, batch_size)
         if not self.persistent:
             self.n_chains = batch_size
@@ -72,7 +77,8 @@ class CD(Algorithm):
     def _use_serial(self, rbm, batch_size):
         return rbm.n_visible * rbm.n_hidden * max(batch_size, self.n_chains) <= SERIAL_WORK_LIMIT
 
-    def train_epochs(self, rbm, data, order, bounds, max_weight=np.inf):
+    def train_epochs(self, rbm: RBM, data: np.ndarray, order: np.ndarray, bounds: np.ndarray,
+                     max_weight: float = np.inf) -> int:
         if not self._serial:
             with single_threaded_blas():      # once per call, not per update
                 return super().train_epochs(rbm, data, order, bounds, max_weight)
@@ -111,17 +117,25 @@ class CD(Algorithm):
                 "gc": np.empty(nh, dtype=dt)}
         return buf
 
-    def update(self, rbm, batch):
-        """One update on the BLAS path: numpy matmuls (OpenBLAS) for every product and
-        fused Numba kernels for sigmoid + Bernoulli draws.  Chains and data are stacked,
-        ``S = [V; X_B]``, so PCD's first half-step and positive phase share one GEMM, and
-        the whole weight step is one GEMM ``Sᵀ [−η/n Pᵏ; η/|B| P⁰]`` (the factors folded into
-        the kernels that write the probabilities).  6 GEMMs of size ``|B|·n_v·n_h`` per PCD-1
-        update, 5 per CD-1.
+    def update(self, rbm: RBM, batch: np.ndarray) -> None:
+        """One update on the BLAS path.
 
-        Every product goes through :func:`rbmviz._blas.matmul` (fixed row blocks, each one
-        single-threaded BLAS call, spread over threads), so an update is bit-identical for
-        any BLAS or Numba thread count."""
+        Numpy matmuls (OpenBLAS) for every product and fused Numba kernels for sigmoid + Bernoulli
+        draws.  Chains and data are stacked, ``S = [V; X_B]``, so PCD's first half-step and
+        positive phase share one GEMM, and the whole weight step is one GEMM
+        ``Sᵀ [−η/n Pᵏ; η/|B| P⁰]`` (the factors folded into the kernels that write the
+        probabilities).  6 GEMMs of size ``|B|·n_v·n_h`` per PCD-1 update, 5 per CD-1.  Every
+        product goes through :func:`rbmviz._blas.matmul` (fixed row blocks, each one
+        single-threaded BLAS call, spread over threads), so an update is bit-identical for any
+        BLAS or Numba thread count.
+
+        Parameters
+        ----------
+        rbm : RBM
+            The model trained (in place).
+        batch : numpy.ndarray, shape (batch_size, n_visible)
+            The mini-batch.
+        """
         with single_threaded_blas():
             self._update(rbm, batch)
 
@@ -179,8 +193,17 @@ class CD(Algorithm):
 class PCD(CD):
     """PCD-k: ``k`` Gibbs steps per update on persistent chains (Tieleman 2008).
 
-    ``n_chains`` defaults to the batch size; the chains start at randomly chosen training
-    rows (drawn with the algorithm's seed) and carry their state across updates.
+    The chains start at randomly chosen training rows (drawn with the algorithm's seed) and
+    carry their state across updates.
+
+    Parameters
+    ----------
+    k : int
+        Gibbs steps per update (≥ 1).
+    n_chains : int, optional
+        Number of persistent chains; default (None): the batch size.
+    learning_rate, momentum, weight_decay, seed
+        See :class:`~rbmviz.algorithms.base.Algorithm`.
     """
 
     name = "pcd"
@@ -200,11 +223,11 @@ class PCD(CD):
         self.n_chains_setting = values.pop("n_chains")   # ``n_chains`` is the count in use
         super()._set_knobs(values)
 
-    def settings(self):
+    def settings(self) -> dict:
         out = {n: getattr(self, n) for n in self.Knobs.param if n not in ("name", "n_chains")}
         return {**out, "n_chains": self.n_chains_setting}
 
-    def setup(self, rbm, data, batch_size):
+    def setup(self, rbm: RBM, data: np.ndarray, batch_size: int) -> None:
         super().setup(rbm, data, batch_size)
         self.n_chains = self.n_chains_setting or batch_size
         rng = np.random.default_rng(stream_seed(self.seed, "chains"))

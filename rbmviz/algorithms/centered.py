@@ -5,7 +5,7 @@ A centered RBM with visible offset ``μ`` and hidden offset ``λ`` has the energ
 ``E(v, h) = −(v − μ)ᵀb̃ − (h − λ)ᵀc̃ − (v − μ)ᵀW(h − λ)`` (the DC-programming theory page of the documentation (centering)).  It is
 the *same distribution* as the normal RBM
 
-    ``W = W``,  ``b = b̃ − Wλ``,  ``c = c̃ − Wᵀμ``      (centering.md §2),
+    ``W = W``,  ``b = b̃ − Wλ``,  ``c = c̃ − Wᵀμ``      (Melchior et al. 2016),
 
 so these algorithms keep :class:`rbmviz.RBM` in the normal parameterisation ``(W, b, c)``
 — every evaluation (exact log-likelihood, AIS, sampling) works on it unchanged — and hold
@@ -18,16 +18,18 @@ What centering changes is the *step*.  With the normal-parameter ascent directio
 ``∇W − ∇b λᵀ − μ ∇cᵀ`` (the ``μλᵀ`` terms cancel), and the step
 ``W̃ += η∇W̃``, ``b̃ += η∇b``, ``c̃ += η∇c`` is, in the normal parameters,
 
-    ``W += η∇W̃``,  ``b += η(∇b − ∇W̃ λ)``,  ``c += η(∇c − ∇W̃ᵀ μ)``   (centering.md §5).
+    ``W += η∇W̃``,  ``b += η(∇b − ∇W̃ λ)``,  ``c += η(∇c − ∇W̃ᵀ μ)``.
 
 Moving the offsets (``μ ← (1−ν_μ)μ + ν_μ μ_batch``, ``λ`` alike) comes with the
 re-parameterisation ``b̃ ← b̃ + ν_λ W(λ_batch − λ)``, ``c̃ ← c̃ + ν_μ Wᵀ(μ_batch − μ)`` that
-keeps the model unchanged (errata.md seed 001 #3, corrected orientation; see
+keeps the model unchanged (orientation corrected: the errata noted on the documentation's theory pages; see
 :func:`reparameterise`).  In the normal parameterisation that re-parameterisation is the
 identity — ``(W, b, c)`` do not move when the offsets do — which is exactly the statement that
 the distribution is unchanged.
 """
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import numpy as np
 import param
@@ -36,37 +38,130 @@ from ..kernels.dc import RULE_CENTERED
 from .dcp import SDCP, InnerLoop
 from .knobs import GibbsKnobs
 
+if TYPE_CHECKING:
+    from ..model import RBM
+
 DEFAULT_NU = 0.01
 
 
-def to_normal(W, b_centered, c_centered, mu, lam):
-    """Normal parameters ``(W, b, c)`` of the centered RBM ``(W, b̃, c̃; μ, λ)``:
-    ``b = b̃ − Wλ``, ``c = c̃ − Wᵀμ`` (centering.md §2)."""
+def to_normal(W: np.ndarray, b_centered: np.ndarray, c_centered: np.ndarray, mu: np.ndarray,
+              lam: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Normal parameters ``(W, b, c)`` of the centered RBM ``(W, b̃, c̃; μ, λ)``.
+
+    ``b = b̃ − Wλ``, ``c = c̃ − Wᵀμ`` (Melchior et al. 2016; the DC-programming theory page of
+    the documentation).
+
+    Parameters
+    ----------
+    W : numpy.ndarray, shape (n_visible, n_hidden)
+        Weights (the same in both parameterisations).
+    b_centered : numpy.ndarray, shape (n_visible,)
+        Centered visible biases ``b̃``.
+    c_centered : numpy.ndarray, shape (n_hidden,)
+        Centered hidden biases ``c̃``.
+    mu : numpy.ndarray, shape (n_visible,)
+        Visible offsets ``μ``.
+    lam : numpy.ndarray, shape (n_hidden,)
+        Hidden offsets ``λ``.
+
+    Returns
+    -------
+    W : numpy.ndarray
+        The weights (the same array).
+    b : numpy.ndarray
+        Normal visible biases.
+    c : numpy.ndarray
+        Normal hidden biases.
+    """
     return W, b_centered - W @ lam, c_centered - W.T @ mu
 
 
-def to_centered(W, b, c, mu, lam):
-    """Centered biases ``(W, b̃, c̃)`` of the normal RBM ``(W, b, c)`` for offsets ``μ, λ``:
-    ``b̃ = b + Wλ``, ``c̃ = c + Wᵀμ``."""
+def to_centered(W: np.ndarray, b: np.ndarray, c: np.ndarray, mu: np.ndarray,
+                lam: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Centered biases ``(W, b̃, c̃)`` of the normal RBM ``(W, b, c)`` for offsets ``μ, λ``.
+
+    ``b̃ = b + Wλ``, ``c̃ = c + Wᵀμ``; the inverse of :func:`to_normal`.
+
+    Parameters
+    ----------
+    W : numpy.ndarray, shape (n_visible, n_hidden)
+        Weights.
+    b : numpy.ndarray, shape (n_visible,)
+        Visible biases.
+    c : numpy.ndarray, shape (n_hidden,)
+        Hidden biases.
+    mu : numpy.ndarray, shape (n_visible,)
+        Visible offsets ``μ``.
+    lam : numpy.ndarray, shape (n_hidden,)
+        Hidden offsets ``λ``.
+
+    Returns
+    -------
+    W : numpy.ndarray
+        The weights (the same array).
+    b_centered : numpy.ndarray
+        ``b̃``.
+    c_centered : numpy.ndarray
+        ``c̃``.
+    """
     return W, b + W @ lam, c + W.T @ mu
 
 
-def centered_energy(V, H, W, b_centered, c_centered, mu, lam):
-    """``E(v, h) = −(v−μ)ᵀb̃ − (h−λ)ᵀc̃ − (v−μ)ᵀW(h−λ)`` for the rows of ``V`` and ``H``,
-    shape (n,)."""
+def centered_energy(V: np.ndarray, H: np.ndarray, W: np.ndarray, b_centered: np.ndarray,
+                    c_centered: np.ndarray, mu: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    """Centered energy ``E(v, h) = −(v−μ)ᵀb̃ − (h−λ)ᵀc̃ − (v−μ)ᵀW(h−λ)`` of paired rows.
+
+    Parameters
+    ----------
+    V : numpy.ndarray, shape (n, n_visible)
+        Visible states.
+    H : numpy.ndarray, shape (n, n_hidden)
+        Hidden states.
+    W : numpy.ndarray, shape (n_visible, n_hidden)
+        Weights.
+    b_centered, c_centered : numpy.ndarray
+        Centered biases ``b̃``, ``c̃``.
+    mu, lam : numpy.ndarray
+        Offsets ``μ``, ``λ``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        The energies.
+    """
     Vc, Hc = V - mu, H - lam
     return -(Vc @ b_centered) - (Hc @ c_centered) - np.einsum("ni,ij,nj->n", Vc, W, Hc)
 
 
-def reparameterise(W, b_centered, c_centered, mu, lam, mu_batch, lam_batch, nu_mu, nu_lambda):
-    """Move the offsets towards the batch means without changing the model
-    (Upadhya & Sastry Alg. 4 steps 4.2–4.3 with the corrected orientation, errata.md seed 001
-    #3; centering.md §2):
+def reparameterise(W: np.ndarray, b_centered: np.ndarray, c_centered: np.ndarray,
+                   mu: np.ndarray, lam: np.ndarray, mu_batch: np.ndarray, lam_batch: np.ndarray,
+                   nu_mu: float, nu_lambda: float
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Move the offsets towards the batch means without changing the model.
 
+    Upadhya & Sastry (2017) Alg. 4 steps 4.2–4.3, with the orientation corrected (the errata
+    noted on the documentation's theory pages):
     ``b̃' = b̃ + ν_λ W(λ_batch − λ)``, ``c̃' = c̃ + ν_μ Wᵀ(μ_batch − μ)``,
     ``μ' = (1−ν_μ)μ + ν_μ μ_batch``, ``λ' = (1−ν_λ)λ + ν_λ λ_batch``.
 
-    Returns ``(b̃', c̃', μ', λ')`` (new arrays)."""
+    Parameters
+    ----------
+    W : numpy.ndarray, shape (n_visible, n_hidden)
+        Weights.
+    b_centered, c_centered : numpy.ndarray
+        Centered biases ``b̃``, ``c̃``.
+    mu, lam : numpy.ndarray
+        Current offsets ``μ``, ``λ``.
+    mu_batch, lam_batch : numpy.ndarray
+        Batch means the offsets slide towards.
+    nu_mu, nu_lambda : float
+        Sliding factors in [0, 1].
+
+    Returns
+    -------
+    b_centered, c_centered, mu, lam : numpy.ndarray
+        The new ``(b̃', c̃', μ', λ')`` (new arrays).
+    """
     b_new = b_centered + nu_lambda * (W @ (lam_batch - lam))
     c_new = c_centered + nu_mu * (W.T @ (mu_batch - mu))
     mu_new = (1.0 - nu_mu) * mu + nu_mu * mu_batch
@@ -97,16 +192,38 @@ class CenteredMixin:
 
     LIVE_OFFSET_KNOBS = ("nu_mu", "nu_lambda")
 
-    def setup(self, rbm, data, batch_size):
+    def setup(self, rbm: RBM, data: np.ndarray, batch_size: int) -> None:
+        """Allocate the rule's state and the offsets: ``μ`` at the mean of ``data``, ``λ`` at 0.5.
+
+        Parameters
+        ----------
+        rbm : RBM
+            The model trained (in place).
+        data : numpy.ndarray, shape (n_samples, n_visible)
+            Training rows.
+        batch_size : int
+            Rows per update.
+        """
         super().setup(rbm, data, batch_size)
         self.mu = np.asarray(data, dtype=np.float64).mean(axis=0).astype(rbm.dtype)
         self.lam = np.full(rbm.n_hidden, 0.5, dtype=rbm.dtype)
         self._mu_batch = np.empty_like(self.mu)
         self._lam_batch = np.empty_like(self.lam)
 
-    def centered_params(self, rbm):
-        """``(W, b̃, c̃, μ, λ)``: the centered parameters of ``rbm`` for the current offsets
-        (copies)."""
+    def centered_params(self, rbm: RBM) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                 np.ndarray]:
+        """The centered parameters of ``rbm`` for the current offsets (copies).
+
+        Parameters
+        ----------
+        rbm : RBM
+            The model being trained.
+
+        Returns
+        -------
+        W, b_centered, c_centered, mu, lam : numpy.ndarray
+            ``(W, b̃, c̃, μ, λ)``.
+        """
         W, b, c = rbm.params
         W, bc, cc = to_centered(W, b, c, self.mu, self.lam)
         return W.copy(), bc, cc, self.mu.copy(), self.lam.copy()
@@ -212,7 +329,14 @@ class CG(CenteredMixin, InnerLoop):
     LIVE_KNOBS = ("k", *InnerLoop.LIVE_KNOBS, *CenteredMixin.LIVE_OFFSET_KNOBS)
 
     @property
-    def k_inner(self):
+    def k_inner(self) -> int:
+        """Gibbs steps per inner step: ``k`` (CG is CS-DCP with ``d = 1``).
+
+        Returns
+        -------
+        int
+            ``self.k``.
+        """
         return self.k
 
 

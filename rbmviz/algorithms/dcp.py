@@ -39,6 +39,8 @@ the same parameters up to rounding (≈20× the BLAS path's epochs/s on 3×3 bar
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numba
 import numpy as np
 import param
@@ -52,6 +54,9 @@ from .base import Algorithm
 from .cd import SERIAL_WORK_LIMIT
 from .knobs import GibbsKnobs
 
+if TYPE_CHECKING:
+    from ..model import RBM
+
 #: when only the Gibbs budget per update ``k`` is given it is split into ``d = k // 4`` inner
 #: steps of ``DEFAULT_K_INNER = 4`` Gibbs steps (Upadhya & Sastry: K′ = 4) if 4 divides ``k``
 #: (see :func:`resolve_budget` otherwise); ``DEFAULT_D``: ``d`` when nothing is given
@@ -59,11 +64,13 @@ DEFAULT_K_INNER = 4
 DEFAULT_D = 3
 
 
-def resolve_budget(k=None, d=None, k_inner=None) -> tuple[int, int]:
-    """``(d, k_inner)`` from any combination of the Gibbs budget per update ``k``, the inner
-    steps ``d`` and the Gibbs steps per inner step ``k_inner`` (K′), with ``k = d·k_inner``.
+def resolve_budget(k: int | None = None, d: int | None = None,
+                   k_inner: int | None = None) -> tuple[int, int]:
+    """``(d, k_inner)`` from any combination of the Gibbs budget ``k``, ``d`` and ``k_inner``.
 
-    Rules (Upadhya & Sastry's equal-compute rule, the DC-programming theory page of the documentation):
+    ``k`` is the Gibbs budget per update, ``d`` the inner steps and ``k_inner`` the Gibbs
+    steps per inner step (K′), with ``k = d·k_inner``.  Rules (Upadhya & Sastry's
+    equal-compute rule, the DC-programming theory page of the documentation):
 
     * nothing given: ``d = 3``, ``k_inner = 4`` (K = 12, their small-data setting);
     * only ``k``: ``k_inner = 4``, ``d = k // 4`` when ``k`` is a multiple of 4
@@ -75,8 +82,30 @@ def resolve_budget(k=None, d=None, k_inner=None) -> tuple[int, int]:
     * ``d`` and/or ``k_inner`` without ``k``: the missing one takes its default (3 / 4);
     * all three: they must satisfy ``k == d * k_inner``.
 
-    Raises ``ValueError``/``TypeError`` naming the argument.
+    Parameters
+    ----------
+    k : int, optional
+        Gibbs steps per update.
+    d : int, optional
+        Inner parameter steps per update.
+    k_inner : int, optional
+        Gibbs steps per inner step.
 
+    Returns
+    -------
+    d : int
+        Inner steps.
+    k_inner : int
+        Gibbs steps per inner step.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the argument: not a positive integer, a budget that does not divide, or
+        inconsistent values.
+
+    Examples
+    --------
     >>> resolve_budget(k=24)
     (6, 4)
     >>> resolve_budget(k=24, d=8)
@@ -117,13 +146,19 @@ def resolve_budget(k=None, d=None, k_inner=None) -> tuple[int, int]:
 
 
 class InnerLoop(Algorithm):
-    """The BLAS-path engine of S-DCP, CS-DCP, CG and SSD: per mini-batch, the data statistics
-    once, then ``d`` inner steps of ``k_inner`` Gibbs steps on chains that start at the batch
-    and carry over between inner steps; each inner step hands the (normal-parameter) ascent
-    direction ``(gW, gb, gc) = ∇g(θ⁽ᵗ⁾) − f̂′(θ, Ṽ)`` to :meth:`_step`.
+    """The BLAS-path engine of S-DCP, CS-DCP, CG and SSD.
 
-    Subclasses set ``self.d`` and ``self.k_inner`` and may override :meth:`_begin_batch`
-    (called with the batch means ``mean X`` and ``mean σ(XW + c)``) and :meth:`_step`.
+    Per mini-batch: the data statistics once, then ``d`` inner steps of ``k_inner`` Gibbs
+    steps on chains that start at the batch and carry over between inner steps; each inner
+    step hands the (normal-parameter) ascent direction ``(gW, gb, gc) = ∇g(θ⁽ᵗ⁾) − f̂′(θ, Ṽ)``
+    (Upadhya & Sastry 2017, eqs. 5–6) to :meth:`_step`.  Subclasses set ``self.d`` and
+    ``self.k_inner`` and may override :meth:`_begin_batch` (called with the batch means
+    ``mean X`` and ``mean σ(XW + c)``) and :meth:`_step`.
+
+    Parameters
+    ----------
+    learning_rate, momentum, weight_decay, seed
+        See :class:`~rbmviz.algorithms.base.Algorithm`.
     """
 
     d: int = 1
@@ -133,12 +168,12 @@ class InnerLoop(Algorithm):
     def gibbs_steps_per_update(self) -> int:
         return self.d * self.k_inner
 
-    def setup(self, rbm, data, batch_size):
+    def setup(self, rbm: RBM, data: np.ndarray, batch_size: int) -> None:
         super().setup(rbm, data, batch_size)
         self.inner_steps = 0      # parameter steps done (d per update)
         self._serial = self._use_serial(rbm, batch_size)
 
-    def resume(self, rbm, data, batch_size):
+    def resume(self, rbm: RBM, data: np.ndarray, batch_size: int) -> None:
         super().resume(rbm, data, batch_size)
         self._serial = self._use_serial(rbm, batch_size)
 
@@ -158,18 +193,37 @@ class InnerLoop(Algorithm):
         empty = np.zeros(0, dtype=rbm.dtype)
         return RULE_PLAIN, empty, empty, 0.0, 0.0, 1.0, 1.0
 
-    def train_epochs(self, rbm, data, order, bounds, max_weight=np.inf):
-        """As :meth:`Algorithm.train_epochs`.
+    def train_epochs(self, rbm: RBM, data: np.ndarray, order: np.ndarray, bounds: np.ndarray,
+                     max_weight: float = np.inf) -> int:
+        """Train over ``len(order)`` epochs, as :meth:`Algorithm.train_epochs`.
 
         Small models (``n_visible · n_hidden · batch_size`` at most
-        :data:`~rbmviz.algorithms.cd.SERIAL_WORK_LIMIT`, the rule CD uses) run whole epochs
-        in one call of the fused serial kernel :func:`~rbmviz.kernels.dc.dc_updates_serial_`:
-        same random stream, same arithmetic up to rounding as :meth:`update` (see
-        :mod:`rbmviz.kernels.dc` for what is and is not bit-for-bit), same divergence check
-        after every epoch.  Larger ones call :meth:`update` per mini-batch (BLAS path); when
-        the batches are still tiny the sampling kernels run on one Numba thread (starting a
-        parallel region costs more than the work; the stream does not depend on the thread
-        count)."""
+        :data:`~rbmviz.algorithms.cd.SERIAL_WORK_LIMIT`, the rule CD uses) run whole epochs in one
+        call of the fused serial kernel :func:`~rbmviz.kernels.dc.dc_updates_serial_`: same random
+        stream, same arithmetic up to rounding as :meth:`update` (see :mod:`rbmviz.kernels.dc` for
+        what is and is not bit-for-bit), same divergence check after every epoch.  Larger ones call
+        :meth:`update` per mini-batch (BLAS path); when the batches are still tiny the sampling
+        kernels run on one Numba thread (starting a parallel region costs more than the work; the
+        stream does not depend on the thread count).
+
+        Parameters
+        ----------
+        rbm : RBM
+            The model trained (in place).
+        data : numpy.ndarray, shape (n_samples, n_visible)
+            Training rows.
+        order : numpy.ndarray, shape (n_epochs, n_samples)
+            One permutation of the rows per epoch.
+        bounds : numpy.ndarray
+            Batch boundaries (:func:`rbmviz.runs.batch_bounds`).
+        max_weight : float
+            Largest healthy ``|parameter|``.
+
+        Returns
+        -------
+        int
+            The number of epochs done (``len(order)`` unless stopped early).
+        """
         if getattr(self, "_serial", False):
             return self._train_epochs_fused(rbm, data, order, bounds, max_weight)
         rows = int(np.diff(bounds).max())
@@ -226,8 +280,16 @@ class InnerLoop(Algorithm):
                 "gc": np.empty(nh, dtype=dt)}
         return buf
 
-    def update(self, rbm, batch):
-        """One update (``d`` inner parameter steps) of ``rbm`` from the rows of ``batch``."""
+    def update(self, rbm: RBM, batch: np.ndarray) -> None:
+        """One update (``d`` inner parameter steps) of ``rbm`` from the rows of ``batch``.
+
+        Parameters
+        ----------
+        rbm : RBM
+            The model trained (in place).
+        batch : numpy.ndarray, shape (batch_size, n_visible)
+            The mini-batch.
+        """
         W, b, c = rbm.params
         dt = W.dtype
         one = dt.type(1.0)
@@ -346,11 +408,18 @@ class SDCP(InnerLoop):
         """The Gibbs budget per update, ``d · k_inner``."""
         return self.d * self.k_inner
 
-    def set_settings(self, **settings):
-        """As :meth:`Algorithm.set_settings`; for the budget, the values given win: ``k``
-        (with or without ``d``/``k_inner``) is split as by the constructor
-        (:func:`resolve_budget`), ``d`` or ``k_inner`` without ``k`` keeps the other and
-        changes ``k``."""
+    def set_settings(self, **settings: Any) -> None:
+        """Change knobs of a running S-DCP, as :meth:`Algorithm.set_settings`.
+
+        For the budget, the values given win: ``k`` (with or without ``d``/``k_inner``) is split
+        as by the constructor (:func:`resolve_budget`), ``d`` or ``k_inner`` without ``k`` keeps
+        the other and changes ``k``.
+
+        Parameters
+        ----------
+        **settings
+            New knob values.
+        """
         self._check_live(settings)
         budget = {key: settings.pop(key) for key in ("k", "d", "k_inner") if key in settings}
         if budget and "k" not in budget:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 import numbers
 import sys
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 import param
@@ -40,7 +40,20 @@ __all__ = ["AlgorithmKnobs", "GibbsKnobs", "knob_params", "knob_kind", "check_kn
 
 
 class AlgorithmKnobs(param.Parameterized):
-    """Knobs every training rule takes."""
+    """Knobs every training rule takes.
+
+    Parameters
+    ----------
+    learning_rate : float
+        Step size η > 0 of each update (the gradient is a mean over the mini-batch).
+    momentum : float
+        Heavy-ball momentum in [0, 1): v ← momentum·v + η(g − weight_decay·W), θ ← θ + v; 0
+        = plain gradient steps (as in the papers).
+    weight_decay : float
+        L2 penalty on the weights W (>= 0); 0 = none.
+    seed : int
+        Seed of the training randomness (Gibbs stream; the run loop's mini-batch shuffles).
+    """
 
     learning_rate = param.Number(
         0.1, bounds=(0.0, None), inclusive_bounds=(False, True), softbounds=(0.001, 1.0),
@@ -60,7 +73,18 @@ class AlgorithmKnobs(param.Parameterized):
 
 
 class GibbsKnobs(AlgorithmKnobs):
-    """Knobs of the rules that run Gibbs chains."""
+    """Knobs of the rules that run Gibbs chains.
+
+    Parameters
+    ----------
+    learning_rate, momentum, weight_decay, seed
+        See :class:`AlgorithmKnobs`.
+    k : int
+        Block-Gibbs steps per parameter update, 1 to 1000 (one step of a 784x500 model on
+        100 rows costs ~2.5 ms).  sdcp/csdcp: the Gibbs budget k = d·K′ (equal compute with
+        CD-k); none = d·K′ from d and K′ (default d = 3, K′ = 4), given alone it is split
+        with K′ = 4 when 4 divides k.
+    """
 
     k = param.Integer(
         1, bounds=(1, K_MAX), softbounds=(1, 50), label="Gibbs steps k",
@@ -70,15 +94,36 @@ class GibbsKnobs(AlgorithmKnobs):
             f"split with K′ = 4 when 4 divides k.")
 
 
-def knob_params(knobs) -> dict[str, param.Parameter]:
-    """The parameters of a ``Knobs`` class (or instance, or an algorithm class/instance), in
-    declaration order, ``name`` excluded."""
+def knob_params(knobs: Any) -> dict[str, param.Parameter]:
+    """The parameters of a ``Knobs`` class, in declaration order, ``name`` excluded.
+
+    Parameters
+    ----------
+    knobs : type or object
+        A ``Knobs`` class or instance, or an algorithm class or instance.
+
+    Returns
+    -------
+    dict
+        ``{knob: param.Parameter}``.
+    """
     knobs = getattr(knobs, "Knobs", knobs)
     return {n: p for n, p in knobs.param.objects("existing").items() if n != "name"}
 
 
 def knob_kind(p: param.Parameter) -> str:
-    """``"choice"``, ``"bool"``, ``"int"``, ``"float"`` (or ``"other"``) for a parameter."""
+    """The kind of widget a knob needs.
+
+    Parameters
+    ----------
+    p : param.Parameter
+        A knob declaration.
+
+    Returns
+    -------
+    str
+        ``"choice"``, ``"bool"``, ``"int"``, ``"float"`` (or ``"other"``).
+    """
     if isinstance(p, param.Selector):
         return "choice"
     if isinstance(p, param.Boolean):
@@ -94,12 +139,32 @@ def _bound_text(op: str, bound) -> str:
     return f"{op} {bound:g}" if isinstance(bound, float) else f"{op} {bound}"
 
 
-def check_knob(p: param.Parameter, value, name: str | None = None):
-    """``value`` checked against the declaration ``p`` (type, bounds, choices) and converted
-    (``3.0`` → ``3`` for an integer knob, numpy scalars → Python numbers).
+def check_knob(p: param.Parameter, value: Any, name: str | None = None) -> Any:
+    """``value`` checked against the declaration ``p`` (type, bounds, choices) and converted.
 
-    Raises ``TypeError`` (wrong type) or ``ValueError`` (out of bounds, unknown choice) whose
-    message starts with the knob's name, e.g. ``"k must be <= 1000, got 5000"``.
+    ``3.0`` becomes ``3`` for an integer knob, numpy scalars become Python numbers.
+
+    Parameters
+    ----------
+    p : param.Parameter
+        The knob's declaration.
+    value : object
+        The value to check.
+    name : str, optional
+        The knob's name in messages (default ``p.name``).
+
+    Returns
+    -------
+    object
+        The converted value.
+
+    Raises
+    ------
+    TypeError
+        For a value of the wrong type; the message starts with the knob's name.
+    ValueError
+        For a value out of bounds, not finite, or an unknown choice, e.g.
+        ``"k must be <= 1000, got 5000"``.
     """
     name = name or p.name
     if value is None:
@@ -137,15 +202,46 @@ def check_knob(p: param.Parameter, value, name: str | None = None):
     return value
 
 
-def defaults(knobs) -> dict:
-    """``{knob: default}`` of a ``Knobs`` class (or an algorithm class)."""
+def defaults(knobs: Any) -> dict:
+    """The knobs' defaults.
+
+    Parameters
+    ----------
+    knobs : type or object
+        A ``Knobs`` class (or an algorithm class).
+
+    Returns
+    -------
+    dict
+        ``{knob: default}``, in declaration order.
+    """
     return {n: p.default for n, p in knob_params(knobs).items()}
 
 
-def check_knobs(knobs, given: Mapping, *, owner: str = "algorithm") -> dict:
-    """All knobs of ``knobs`` (a ``Knobs`` class or an algorithm class): the defaults updated
-    with ``given``, each checked by :func:`check_knob`.  An unknown name is a ``TypeError``
-    that names it and lists the accepted ones."""
+def check_knobs(knobs: Any, given: Mapping, *, owner: str = "algorithm") -> dict:
+    """All knobs of ``knobs``: the defaults updated with ``given``, each checked by :func:`check_knob`.
+
+    Parameters
+    ----------
+    knobs : type
+        A ``Knobs`` class or an algorithm class.
+    given : mapping
+        Values given, ``{knob: value}``.
+    owner : str
+        What takes the knobs, named in messages.
+
+    Returns
+    -------
+    dict
+        ``{knob: checked value}`` for every knob, in declaration order.
+
+    Raises
+    ------
+    TypeError
+        Naming an unknown knob and listing the accepted ones, or a value of the wrong type.
+    ValueError
+        For a value out of bounds.
+    """
     params = knob_params(knobs)
     unknown = sorted(set(given) - set(params))
     if unknown:
@@ -163,12 +259,29 @@ def _same_declaration(a: param.Parameter, b: param.Parameter) -> bool:
 
 
 def union_params(algorithm_classes: Iterable, *, exclude: Iterable[str] = ()) -> dict[str, param.Parameter]:
-    """One copy of every knob of ``algorithm_classes`` (the first declaration in the order
-    given; ``allow_None`` if any rule allows None), ``exclude`` left out.
+    """One copy of every knob of ``algorithm_classes``, ``exclude`` left out.
 
+    The first declaration in the order given wins; ``allow_None`` if any rule allows None.
     Rules that declare a knob of the same name must agree on its type and hard bounds (or
-    choices): otherwise a ``TypeError`` names the knob and the two rules (it guards the one
-    declaration per knob)."""
+    choices) — it guards the one declaration per knob.
+
+    Parameters
+    ----------
+    algorithm_classes : iterable of type
+        Algorithm classes.
+    exclude : iterable of str
+        Knobs left out.
+
+    Returns
+    -------
+    dict
+        ``{knob: param.Parameter}`` (copies).
+
+    Raises
+    ------
+    TypeError
+        Naming the knob and the two rules, when two declarations disagree.
+    """
     out: dict[str, param.Parameter] = {}
     first: dict[str, str] = {}
     exclude = set(exclude)
@@ -199,7 +312,8 @@ def derive_knobs(name: str, algorithms: Iterable, *, include: Iterable[str] | No
     ----------
     name : str
         Name of the new class.
-    algorithms : iterable of algorithm classes
+    algorithms : iterable of type
+        Algorithm classes whose knobs are copied.
     include : iterable of str, optional
         Only these knobs (in this order); default all.
     exclude : iterable of str
@@ -213,6 +327,19 @@ def derive_knobs(name: str, algorithms: Iterable, *, include: Iterable[str] | No
         Base classes of the new class (``param.Parameterized`` subclasses).
     doc : str, optional
         Docstring of the new class.
+
+    Returns
+    -------
+    type
+        The new ``param.Parameterized`` subclass.
+
+    Raises
+    ------
+    ValueError
+        If ``include``, ``defaults`` or ``labels`` name a knob the algorithms do not have, or
+        a default is out of the knob's bounds.
+    TypeError
+        If two algorithms declare a knob differently (:func:`union_params`).
 
     Examples
     --------

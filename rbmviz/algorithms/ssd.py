@@ -2,18 +2,18 @@
 
 SSD takes steepest-descent steps in non-Euclidean norms: the Schatten-∞ (spectral) norm for
 the weights and the ℓ∞ norm for the biases.  With the #-operator of a norm,
-``s# = argmax_x ⟨s, x⟩ − ½‖x‖²`` (ssd.md §2),
+``s# = argmax_x ⟨s, x⟩ − ½‖x‖²`` (Carlson, Cevher & Carin 2015),
 
 * ℓ∞ (dual ℓ1): ``s# = ‖s‖₁ · sign(s)``;
 * Schatten-∞ (dual Schatten-1 / nuclear): ``S# = ‖S‖_S1 · U Vᵀ`` for the thin SVD
   ``S = U diag(σ) Vᵀ`` (components with σ_k = 0 dropped),
 
 one update from a CD-k estimate ``(G_W, g_b, g_c)`` of the log-likelihood gradient (ascent
-direction, data minus model statistics; ssd.md §4 with ``∇F = −G``) is
+direction, data minus model statistics, ``∇F = −G``) is
 
     ``W += ε_W · G_W#``,  ``b += ε_b · g_b#``,  ``c += ε_c · g_c#``.
 
-Step sizes (the paper's constants are UNCONFIRMED; ssd.md §3–4 derives a valid majorisation
+Step sizes (the paper's constants are UNCONFIRMED; rbmviz derives a valid majorisation
 with ``L_W = 3JM``, ``L_b = 3J²``, ``L_c = 3M²`` for J visible, M hidden units):
 
 * ``step_rule="relative"`` (default): ``ε_W = learning_rate``, ``ε_b = learning_rate·M/J``,
@@ -24,7 +24,7 @@ with ``L_W = 3JM``, ``L_b = 3J²``, ``L_c = 3M²`` for J visible, M hidden units
 * ``step_rule="plain"``: ``ε_W = ε_b = ε_c = learning_rate`` (tuned steps).
 
 Cost: one thin SVD of the J×M gradient per update.  SSD needs large batches (≈1000 on MNIST,
-ssd.md §5): ``‖G‖_S1`` grows with the noise of the estimate.
+Carlson et al. 2015): ``‖G‖_S1`` grows with the noise of the estimate.
 """
 from __future__ import annotations
 
@@ -39,17 +39,48 @@ STEP_RULES = ("relative", "plain")
 
 
 def sharp_vector(s: np.ndarray) -> np.ndarray:
-    """``s# = ‖s‖₁ · sign(s)``: the #-operator of the ℓ∞ norm (``sign(0) = 0``), shape of
-    ``s``.  It maximises ``⟨s, x⟩ − ½‖x‖²_∞`` (ssd.md §2)."""
+    """The #-operator of the ℓ∞ norm, ``s# = ‖s‖₁ · sign(s)`` (``sign(0) = 0``).
+
+    It maximises ``⟨s, x⟩ − ½‖x‖²_∞`` (Carlson, Cevher & Carin 2015).
+
+    Parameters
+    ----------
+    s : numpy.ndarray
+        A bias gradient.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``s#``, shape of ``s``.
+    """
     s = np.asarray(s)
     return np.abs(s).sum() * np.sign(s)
 
 
 def sharp_matrix(S: np.ndarray, rtol: float | None = None) -> np.ndarray:
-    """``S# = ‖S‖_S1 · U Vᵀ``: the #-operator of the spectral (Schatten-∞) norm, via the thin
-    SVD ``S = U diag(σ) Vᵀ``; singular directions with ``σ_k ≤ rtol · σ_max`` are dropped
-    (``rtol`` default ``max(J, M) · eps``).  It maximises ``⟨S, X⟩ − ½‖X‖²_S∞``; ``U Vᵀ`` is
-    the polar factor of ``S``.  Shape of ``S``."""
+    """The #-operator of the spectral (Schatten-∞) norm, ``S# = ‖S‖_S1 · U Vᵀ``.
+
+    Via the thin SVD ``S = U diag(σ) Vᵀ``.  It maximises ``⟨S, X⟩ − ½‖X‖²_S∞``; ``U Vᵀ`` is the
+    polar factor of ``S`` (Carlson, Cevher & Carin 2015).
+
+    Parameters
+    ----------
+    S : numpy.ndarray, shape (J, M)
+        A weight gradient.
+    rtol : float, optional
+        Singular directions with ``σ_k ≤ rtol · σ_max`` are dropped; default
+        ``max(J, M) · eps``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (J, M)
+        ``S#``.
+
+    Raises
+    ------
+    ValueError
+        If ``S`` contains NaN or inf.
+    """
     S = np.asarray(S)
     if not np.all(np.isfinite(S)):
         raise ValueError("sharp_matrix: the gradient contains NaN or inf")
@@ -63,8 +94,22 @@ def sharp_matrix(S: np.ndarray, rtol: float | None = None) -> np.ndarray:
 
 
 def bound_learning_rate(n_visible: int, n_hidden: int) -> float:
-    """``1/(3JM)``: the ``learning_rate`` for which ``step_rule="relative"`` takes the
-    majorisation steps ``1/L_W``, ``1/L_b``, ``1/L_c`` of ssd.md §3–4."""
+    """The ``learning_rate`` ``1/(3JM)`` that makes ``step_rule="relative"`` take the bound's steps.
+
+    These are the majorisation steps ``1/L_W``, ``1/L_b``, ``1/L_c`` of the module docstring.
+
+    Parameters
+    ----------
+    n_visible : int
+        ``J``, visible units.
+    n_hidden : int
+        ``M``, hidden units.
+
+    Returns
+    -------
+    float
+        ``1 / (3 J M)``.
+    """
     return 1.0 / (3.0 * n_visible * n_hidden)
 
 
@@ -100,11 +145,31 @@ class SSD(InnerLoop):
     LIVE_KNOBS = ("k", "step_rule", *InnerLoop.LIVE_KNOBS)
 
     @property
-    def k_inner(self):
+    def k_inner(self) -> int:
+        """Gibbs steps per update: ``k`` (one inner step per batch).
+
+        Returns
+        -------
+        int
+            ``self.k``.
+        """
         return self.k
 
-    def step_sizes(self, n_visible, n_hidden) -> tuple[float, float, float]:
-        """``(ε_W, ε_b, ε_c)`` for a model of this size."""
+    def step_sizes(self, n_visible: int, n_hidden: int) -> tuple[float, float, float]:
+        """The step sizes ``(ε_W, ε_b, ε_c)`` for a model of this size.
+
+        Parameters
+        ----------
+        n_visible : int
+            ``J``, visible units.
+        n_hidden : int
+            ``M``, hidden units.
+
+        Returns
+        -------
+        tuple of float
+            ``(ε_W, ε_b, ε_c)`` under ``step_rule``.
+        """
         lr = self.learning_rate
         if self.step_rule == "plain":
             return lr, lr, lr

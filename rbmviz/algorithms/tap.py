@@ -1,6 +1,6 @@
 """TAP training (Tramel et al. 2018, Alg. 2; Gabrié et al. 2015 for binary EMF orders 1–3).
 
-One update from a mini-batch ``X`` of ``M`` rows (the TAP theory page of the documentation B.6–B.7):
+One update from a mini-batch ``X`` of ``M`` rows (the TAP theory page of the documentation):
 
 1. TAP inference (Alg. 1, :func:`rbmviz.tap.solve`) started from the first ``K ≤ M`` rows of
    the batch (data-anchored initialisation, eqs. 37–38: ``a^v = x``, ``c^v = 0``);
@@ -8,23 +8,23 @@ One update from a mini-batch ``X`` of ``M`` rows (the TAP theory page of the doc
 
    * ``ΔW = (1/M) Σ_m x f^h_a(xW, 0) − (1/K) Σ_k (a^v_k a^h_kᵀ + W ∘ c^v_k c^h_kᵀ)`` (eq. 40),
      plus ``−(1/K) Σ_k 2 W∘² ∘ g(a^v_k) g(a^h_k)ᵀ`` at third order and without the ``W ∘ c c``
-     term at first order (binary models, tap.md A.4; ``g(m) = (m − m²)(½ − m)``);
+     term at first order (binary models, Gabrié et al. 2015; ``g(m) = (m − m²)(½ − m)``);
    * hidden prior parameters (``U = c``, and ``V``, ``ρ`` of truncated priors):
      ``(1/M) Σ_m ∂_θ ln Z^h(xW, 0) − (1/K) Σ_k ∂_θ ln Z^h(B^h_k, A^h_k)`` (eq. 41);
    * visible prior parameters (``U = b``, ``V``, ``ρ``):
      ``(1/M) Σ_m ∂_θ ln P^v(x) − (1/K) Σ_k ∂_θ ln Z^v(B^v_k, A^v_k)`` (eq. 42);
 
-3. ``W ← W + γ ΔW(t) + γ ε R(W(t)) + η ΔW(t−1)`` with ``R(W) = −W`` (ℓ2; tap.md B.7,
-   errata seed 002 #16).  ``momentum_form="heavy_ball"`` (the default) uses
+3. ``W ← W + γ ΔW(t) + γ ε R(W(t)) + η ΔW(t−1)`` with ``R(W) = −W`` (ℓ2; see the errata noted on the
+   TAP theory page).  ``momentum_form="heavy_ball"`` (the default) uses
    ``v ← η v + γ(ΔW − εW)``, ``W ← W + v``; ``"printed"`` applies the printed rule literally
    (``ΔW(t−1)`` is the previous *gradient*, so the momentum term is not scaled by ``γ``).
    Why heavy ball by default: read literally, with Table 1's γ = 0.005 and η = 0.5 the
    momentum term is ~100× the gradient step, which no practical schedule intends; which form
-   the authors' code used is UNCONFIRMED (tap.md B.7, errata seed 002 #16), and the
+   the authors' code used is UNCONFIRMED (the errata noted on the TAP theory page), and the
    reproduction, the presets and the explorer use heavy ball too.  Prior parameters take
    plain steps ``θ ← θ + γ Δθ`` (no momentum, no regulariser).
 
-``K`` counts every converged run (multiplicity weighted; the default of tap.md B.6);
+``K`` counts every converged run (multiplicity weighted; the default of the TAP theory page);
 ``unique=True`` averages uniformly over the unique solutions instead.  Runs that hit
 ``max_iter`` are excluded and counted (``not_converged_total``, ``last_not_converged``); if no
 run of a batch converges, all of them are used for that update (counted in
@@ -37,7 +37,10 @@ number of iterations any of its ``K`` runs needed.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 import param
 
 from .. import tap, units
@@ -47,6 +50,10 @@ from ..kernels.priors import moments_rows
 from ..tap import adatap
 from .base import Algorithm, params_healthy
 from .knobs import AlgorithmKnobs
+
+if TYPE_CHECKING:
+    from ..model import RBM
+    from ..tap.inference import TAPSolution
 
 __all__ = ["TAP", "tap_gradient", "grad_log_z_rows", "V_MIN", "RHO_MIN"]
 
@@ -74,19 +81,37 @@ def _is_binary(prior) -> bool:
 
 
 def _g(m):
-    """Third-order EMF factor g(m) = (m − m²)(½ − m) (tap.md A.1)."""
+    """Third-order EMF factor g(m) = (m − m²)(½ − m) (Gabrié et al. 2015)."""
     return (m - m * m) * (0.5 - m)
 
 
-def grad_log_z_rows(prior, U, B, A) -> dict:
-    """Mean over rows of ``∂_θ ln Z(B, A; θ)`` — the same as ``prior.grad_log_z(U, B, A)`` —
-    with the tilted moments from the parallel Numba kernel
-    (:func:`rbmviz.kernels.priors.moments_rows`) for truncated priors (tap-priors.md §1–2):
+def grad_log_z_rows(prior: units.Prior, U: np.ndarray, B: np.ndarray, A: np.ndarray) -> dict:
+    """Mean over rows of ``∂_θ ln Z(B, A; θ)``, the same as ``prior.grad_log_z(U, B, A)``.
 
-    ``∂_U = ⟨f_a⟩ − ⟨x⟩_P``, ``∂_V = −½(⟨f_c + f_a²⟩ − ⟨x²⟩_P)``,
+    For truncated priors the tilted moments come from the parallel Numba kernel
+    (:func:`rbmviz.kernels.priors.moments_rows`; the TAP theory page of the documentation,
+    unit priors): ``∂_U = ⟨f_a⟩ − ⟨x⟩_P``, ``∂_V = −½(⟨f_c + f_a²⟩ − ⟨x²⟩_P)``,
     ``∂_ρ = (⟨π_Q⟩ − π_0)/(ρ(1 − ρ))`` with ``π_Q = 1 − (1 − ρ) e^{−(ln Z + ln Z_P)}`` (the
     tilted probability of ``x ≠ 0``, from the kernel's ``ln Z``) and ``π_0`` its value at
-    ``B = A = 0``.  Other priors use ``prior.grad_log_z``."""
+    ``B = A = 0``.  Other priors use ``prior.grad_log_z``.
+
+    Parameters
+    ----------
+    prior : rbmviz.units.Prior
+        The layer's prior.
+    U : numpy.ndarray, shape (n,)
+        The layer's bias (the prior's linear natural parameter).
+    B : numpy.ndarray, shape (n_rows, n)
+        Linear fields of the tilted distributions.
+    A : numpy.ndarray
+        Quadratic fields (broadcast to the shape of ``B``).
+
+    Returns
+    -------
+    dict
+        ``{parameter: gradient}``, float64 arrays of shape (n,): ``"U"`` and the prior's own
+        parameters (``"V"``, ``"rho"``).
+    """
     if getattr(prior, "name", "") not in ("truncated_gaussian", "truncated_gauss_bernoulli"):
         return prior.grad_log_z(U, B, A)
     args = prior.kernel_args(np.asarray(U, dtype=np.float64))
@@ -104,25 +129,39 @@ def grad_log_z_rows(prior, U, B, A) -> dict:
     return out
 
 
-def tap_gradient(rbm, X, sol, rows=None, *, order=2) -> dict:
-    """Ascent directions of the TAP log-likelihood (eq. 39) for a batch and a set of TAP
-    solutions (eqs. 40–42; binary EMF orders 1 and 3 per tap.md A.4).
+def tap_gradient(rbm: RBM, X: ArrayLike, sol: TAPSolution, rows: ArrayLike | None = None, *,
+                 order: int = 2) -> dict:
+    """Ascent directions of the TAP log-likelihood (Tramel et al. 2018, eq. 39).
+
+    For a batch and a set of TAP solutions (eqs. 40–42; binary EMF orders 1 and 3 as
+    Gabrié et al. 2015).
 
     Parameters
     ----------
     rbm : RBM
-    X : array (M, n_visible) — the data rows (checked against the visible prior).
-    sol : TAPSolution — from :func:`rbmviz.tap.solve` at the current parameters.
-    rows : int array, optional — the solutions (rows of ``sol``) to average over, uniformly
-        (repeat a row to weight it); default all rows.
-    order : {1, 2, 3} — the TAP order the solutions were computed at (1 and 3 only for
-        all-binary models).
+        The model (any unit priors).
+    X : array_like, shape (M, n_visible)
+        The data rows (checked against the visible prior).
+    sol : rbmviz.tap.TAPSolution
+        From :func:`rbmviz.tap.solve` at the current parameters.
+    rows : array_like of int, optional
+        The solutions (rows of ``sol``) to average over, uniformly (repeat a row to weight it);
+        default all rows.
+    order : {1, 2, 3}
+        The TAP order the solutions were computed at (1 and 3 only for all-binary models).
 
     Returns
     -------
-    dict with float64 arrays ``"W"`` (n_v, n_h), ``"b"`` (n_v,), ``"c"`` (n_h,), and
-    ``"visible"`` / ``"hidden"``: dicts of the prior's own parameters (e.g. ``{"V": (n,)}``),
-    empty for Bernoulli units.
+    dict
+        Float64 arrays ``"W"`` (n_v, n_h), ``"b"`` (n_v,), ``"c"`` (n_h,), and ``"visible"`` /
+        ``"hidden"``: dicts of the prior's own parameters (e.g. ``{"V": (n,)}``), empty for
+        Bernoulli units.
+
+    Raises
+    ------
+    ValueError
+        If ``order`` is not 2 for a model with non-binary units, or ``X`` does not fit the
+        visible layer.
     """
     vp, hp = _priors(rbm)
     order = check_int(order, "order", low=1, high=3)
@@ -199,12 +238,16 @@ class TAP(Algorithm):
         TAP/EMF order; 1 (naive mean field) and 3 only for binary visible and hidden units.
     damping : float in (0, 1]
         Weight of the new iterate in Alg. 1 (1 = undamped).
+    inference : {"tap", "adatap"}
+        TAP inference: Alg. 1, or adaTAP via VAMP (App. D, Alg. 3; binary units, order 2).
     tol, max_iter
         Convergence: MSE between successive iterates of both layers' means < tol
         (Fig. 3: 1e-8); runs hitting ``max_iter`` are excluded and counted.
     unique : bool
         Average uniformly over unique solutions (``rbmviz.tap.unique_solutions``, tolerance
         ``unique_tol``) instead of over all converged runs.
+    unique_tol : float
+        Tolerance of the de-duplication.
     momentum_form : {"heavy_ball", "printed"}
         See the module docstring (default ``"heavy_ball"``, and why).
     learning_rate_final, decay_epochs
@@ -283,7 +326,7 @@ class TAP(Algorithm):
             raise ValueError("learning_rate_final and decay_epochs go together (both or neither)")
         super()._set_knobs(values)
 
-    def __init__(self, **knobs):
+    def __init__(self, **knobs: Any) -> None:
         super().__init__(**knobs)
         self.tap_iterations = 0        # TAP iterations (largest per update), cumulative
         self.not_converged_total = 0   # TAP runs excluded for hitting max_iter, cumulative
@@ -311,20 +354,26 @@ class TAP(Algorithm):
             raise ValueError(f"n_solutions (K={self.n_solutions}) must be at most the batch size "
                              f"(M={batch_size}): the TAP runs start from rows of the batch")
 
-    def setup(self, rbm, data, batch_size):
+    def setup(self, rbm: RBM, data: np.ndarray, batch_size: int) -> None:
         batch_size = check_int(batch_size, "batch_size", low=1)
         self._check_model(rbm, data, batch_size)
         super().setup(rbm, data, batch_size)
         self.prev_gW = np.zeros(rbm.W.shape, dtype=np.float64)
         self.n_batches = max(1, int(np.shape(data)[0]) // batch_size)
 
-    def resume(self, rbm, data, batch_size):
+    def resume(self, rbm: RBM, data: np.ndarray, batch_size: int) -> None:
         super().resume(rbm, data, batch_size)
         self._check_model(rbm, data, batch_size)
         self.n_batches = max(1, int(np.shape(data)[0]) // batch_size)
 
     def current_learning_rate(self) -> float:
-        """γ of the next update (geometric decay when ``learning_rate_final`` is set)."""
+        """γ of the next update (geometric decay when ``learning_rate_final`` is set).
+
+        Returns
+        -------
+        float
+            The learning rate.
+        """
         if self.learning_rate_final is None:
             return self.learning_rate
         epoch = self.updates // max(1, getattr(self, "n_batches", 1))
@@ -332,9 +381,31 @@ class TAP(Algorithm):
         return float(self.learning_rate * (self.learning_rate_final / self.learning_rate) ** frac)
 
     # ------------------------------------------------------------------ training
-    def train_epochs(self, rbm, data, order, bounds, max_weight=np.inf):
-        """As the base loop, but the parameters are checked after every update: a diverging
-        update stops the epoch (the run loop then reports the divergence)."""
+    def train_epochs(self, rbm: RBM, data: np.ndarray, order: np.ndarray, bounds: np.ndarray,
+                     max_weight: float = np.inf) -> int:
+        """Train over ``len(order)`` epochs, checking the parameters after every update.
+
+        As the base loop, but a diverging update stops the epoch (the run loop then reports the
+        divergence).
+
+        Parameters
+        ----------
+        rbm : RBM
+            The model trained (in place).
+        data : numpy.ndarray, shape (n_samples, n_visible)
+            Training rows.
+        order : numpy.ndarray, shape (n_epochs, n_samples)
+            One permutation of the rows per epoch.
+        bounds : numpy.ndarray
+            Batch boundaries (:func:`rbmviz.runs.batch_bounds`).
+        max_weight : float
+            Largest healthy ``|parameter|``.
+
+        Returns
+        -------
+        int
+            The number of epochs done (``len(order)`` unless stopped early).
+        """
         for e, perm in enumerate(order):
             for lo, hi in zip(bounds[:-1], bounds[1:]):
                 self.update(rbm, data[perm[lo:hi]])
@@ -343,16 +414,42 @@ class TAP(Algorithm):
         return len(order)
 
     def record_fields(self) -> dict:
-        """Reported in every run record: TAP runs excluded so far for hitting ``max_iter``
-        (``tap_not_converged``), updates in which none converged and all were used
-        (``tap_fallback_updates``), and the solutions averaged in the last update."""
+        """Values reported in every run record.
+
+        Returns
+        -------
+        dict
+            ``tap_not_converged``: TAP runs excluded so far for hitting ``max_iter``;
+            ``tap_fallback_updates``: updates in which none converged and all were used;
+            ``tap_solutions``: the solutions averaged in the last update.
+        """
         return {"tap_not_converged": self.not_converged_total,
                 "tap_fallback_updates": self.fallback_updates,
                 "tap_solutions": self.last_n_solutions}
 
-    def solutions(self, rbm, batch):
-        """Run Alg. 1 from the first K rows of ``batch``; returns ``(sol, rows)`` — the
-        solution and the rows averaged over (converged runs, or unique solutions)."""
+    def solutions(self, rbm: RBM, batch: np.ndarray) -> tuple[TAPSolution, np.ndarray]:
+        """Run Alg. 1 (or adaTAP) from the first K rows of ``batch``.
+
+        Parameters
+        ----------
+        rbm : RBM
+            The model at its current parameters.
+        batch : numpy.ndarray, shape (M, n_visible)
+            The mini-batch.
+
+        Returns
+        -------
+        sol : rbmviz.tap.TAPSolution
+            The solutions of the K runs.
+        rows : numpy.ndarray
+            The rows of ``sol`` averaged over (converged runs, or unique solutions; all runs if
+            none converged).
+
+        Raises
+        ------
+        ValueError
+            If ``n_solutions`` is larger than the batch.
+        """
         K = self.n_solutions or batch.shape[0]
         if K > batch.shape[0]:
             raise ValueError(f"n_solutions (K={K}) is larger than the batch ({batch.shape[0]} rows)")
@@ -376,8 +473,16 @@ class TAP(Algorithm):
         self.last_n_solutions = len(rows)
         return sol, rows
 
-    def update(self, rbm, batch):
-        """One Alg. 2 step from the rows of ``batch`` (in place)."""
+    def update(self, rbm: RBM, batch: np.ndarray) -> None:
+        """One Alg. 2 step (Tramel et al. 2018) from the rows of ``batch``, in place.
+
+        Parameters
+        ----------
+        rbm : RBM
+            The model trained (in place).
+        batch : numpy.ndarray, shape (M, n_visible)
+            The mini-batch.
+        """
         batch = np.asarray(batch, dtype=np.float64)
         sol, rows = self.solutions(rbm, batch)
         g = tap_gradient(rbm, batch, sol, rows, order=self.order)

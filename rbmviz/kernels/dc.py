@@ -26,7 +26,7 @@ The step rules (``rule``):
 * ``RULE_CENTERED`` (CS-DCP, CG): offsets slide towards the batch means, then the centered
   direction ``∇W̃ = ∇W − ∇b λᵀ − μ∇cᵀ``, ``∇b − ∇W̃λ``, ``∇c − ∇W̃ᵀμ`` (centering.md §5) is
   applied to the normal parameters;
-* ``RULE_SSD``: the #-operators ``‖G‖_S1·UVᵀ`` (thin SVD) and ``‖g‖₁·sign g`` (ssd.md §2, §4);
+* ``RULE_SSD``: the #-operators ``‖G‖_S1·UVᵀ`` (thin SVD) and ``‖g‖₁·sign g`` (Carlson, Cevher & Carin 2015);
   a non-finite gradient gives a NaN step, so the run's divergence check reports the epoch.
 """
 import numpy as np
@@ -158,7 +158,7 @@ def _sharp_vector_(g, scale):
 def sharp_direction_(gW, gb, gc, scale_b, scale_c):
     """In place: ``gW ← ‖gW‖_S1 · U Vᵀ`` (thin SVD, directions with ``σ_k ≤ max(J, M)·eps·σ_max``
     dropped), ``gb ← scale_b·‖gb‖₁ sign(gb)``, ``gc ← scale_c·‖gc‖₁ sign(gc)`` — the
-    #-operators of the Schatten-∞ and ℓ∞ norms (ssd.md §2, §4).  A non-finite ``gW`` becomes
+    #-operators of the Schatten-∞ and ℓ∞ norms (Carlson, Cevher & Carin 2015).  A non-finite ``gW`` becomes
     all NaN (no SVD is attempted)."""
     nv, nh = gW.shape
     finite = True
