@@ -4,7 +4,7 @@ Every unit type is a NORMALISED prior ``P(x; θ)`` whose linear natural paramete
 RBM's bias of that unit (``rbm.b`` for visible units, ``rbm.c`` for hidden units; it is passed
 to every method rather than stored, so the prior object holds only the *extra* parameters).
 The TAP quantities of a unit with fields ``B`` (linear) and ``A`` (quadratic) are
-(the TAP theory page of the documentation B.2)
+(the TAP theory page of the documentation)
 
     Z(B, A; θ) = ∫ P(x; θ) e^{B x − A x²/2} dx,   f_a = ∂_B ln Z,   f_c = ∂²_B ln Z,
 
@@ -20,11 +20,11 @@ Types (``make(name, n, **kw)``):
   / ((1 − ρ) + ρ G(V, U))`` (eq. 94; a density with respect to ``δ_0`` + Lebesgue measure;
   requires ``lo ≤ 0 ≤ hi``) (eqs. 93–109).
 
-Corrections of the printed formulas (errata.md, tap-priors.md):
+Corrections of the printed formulas (the errata noted on the TAP theory page):
 
 * eq. (78), ``a = A + V < 0``: the printed mean has the wrong sign (#5); eq. (82) prints
   ``−ln Z_TG`` up to a constant (#6).  Neither closed form is used: all truncated-Gaussian
-  quantities come from the Gauss–Legendre recipe of tap-priors.md §1.1 (stable for every
+  quantities come from a Gauss–Legendre recipe (:func:`tg_log_g_moments`; stable for every
   sign of ``a``, ``a = 0``, and centres far outside the interval, eq. 91), in log form —
   ``ln G`` is kept, never ``G``;
 * eq. (94) is used throughout for the Gauss–Bernoulli prior (eqs. 93 and 104–106 use another
@@ -38,7 +38,10 @@ The methods here are numpy (vectorised, independent of the Numba kernels of
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._numerics import sigmoid as _sigmoid, softplus as _softplus
 from ._validation import check_choice, check_data as _check_array, check_int
@@ -52,7 +55,7 @@ _CHUNK = 4096  # elements per block of the numpy Gauss–Legendre evaluation
 
 # ---------------------------------------------------------------------------- numerics
 def _tg_block(a, b, lo, hi):
-    """Gauss–Legendre recipe of tap-priors.md §1.1 on 1-D arrays ``a, b`` (same length)."""
+    """Gauss–Legendre recipe of :func:`tg_log_g_moments` on 1-D arrays ``a, b`` (same length)."""
     T = _k.GL_CUT
     t = _k.GL_NODES
     w = _k.GL_WEIGHTS
@@ -93,12 +96,32 @@ def _tg_block(a, b, lo, hi):
     return fmax + m + np.log(S), ref + mean, var
 
 
-def tg_log_g_moments(a, b, lo, hi):
-    """``(ln G(a, b), mean, variance)`` of the truncated Gaussian ``∝ e^{−a x²/2 + b x}`` on
-    ``[lo, hi]``, broadcasting ``a`` and ``b``; any real ``a`` (including ``a ≤ 0``) and ``b``.
+def tg_log_g_moments(a: ArrayLike, b: ArrayLike, lo: float,
+                     hi: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(ln G(a, b), mean, variance)`` of the truncated Gaussian ``∝ e^{−a x²/2 + b x}`` on ``[lo, hi]``.
 
-    ``G`` is the integral of eq. (75); mean and variance are eqs. (78) (sign-corrected for
-    ``a < 0``) and (81), all evaluated by the Gauss–Legendre recipe of tap-priors.md §1.1."""
+    ``G`` is the integral of Tramel et al. (2018), eq. (75); mean and variance are eqs. (78)
+    (sign-corrected for ``a < 0``) and (81), all evaluated by a Gauss–Legendre recipe that is
+    stable for any real ``a`` (including ``a ≤ 0``) and ``b``.
+
+    Parameters
+    ----------
+    a : array_like
+        Precisions (any real value).
+    b : array_like
+        Linear coefficients, broadcast with ``a``.
+    lo, hi : float
+        The finite interval.
+
+    Returns
+    -------
+    log_g : numpy.ndarray
+        ``ln G(a, b)``.
+    mean : numpy.ndarray
+        Mean of the truncated Gaussian.
+    variance : numpy.ndarray
+        Its variance.
+    """
     a, b = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
     shape = a.shape
     a, b = a.ravel(), b.ravel()
@@ -140,7 +163,7 @@ def _check_interval(interval, *, contains_zero=False):
         raise TypeError(f"interval must be a pair (lo, hi) of real numbers, got {interval!r}") from exc
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise ValueError(f"interval bounds must be finite (the truncation keeps every TAP message "
-                         f"normalisable, tap-priors.md §0), got {(lo, hi)}")
+                         f"normalisable), got {(lo, hi)}")
     if not lo < hi:
         raise ValueError(f"interval must have lo < hi, got {(lo, hi)}")
     if contains_zero and not lo <= 0.0 <= hi:
@@ -151,13 +174,19 @@ def _check_interval(interval, *, contains_zero=False):
 
 # ---------------------------------------------------------------------------- priors
 class Prior:
-    """Base class of the unit priors; ``n`` units with per-unit parameters."""
+    """Base class of the unit priors; ``n`` units with per-unit parameters.
+
+    Parameters
+    ----------
+    n : int
+        Number of units (>= 1).
+    """
 
     name = ""
     kind = -1
     param_names: tuple = ()
 
-    def __init__(self, n):
+    def __init__(self, n: int) -> None:
         self.n = check_int(n, "n", low=1)
 
     # -------------------------------------------------------------- argument checks
@@ -183,9 +212,29 @@ class Prior:
         except ValueError:
             raise ValueError(f"B and A must have the same shape, got {out[0].shape} and {out[1].shape}") from None
 
-    def check_data(self, X, name="data"):
-        """``X`` as a float64 array of shape (R, n) after checking it: numeric, finite, ``n``
-        columns, and values in the prior's support (ValueError naming the first bad entry)."""
+    def check_data(self, X: ArrayLike, name: str = "data") -> np.ndarray:
+        """``X`` checked to be numeric, finite, with ``n`` columns and values in the prior's support.
+
+        Parameters
+        ----------
+        X : array_like, shape (R, n)
+            Rows of unit values.
+        name : str
+            The argument's name in messages.
+
+        Returns
+        -------
+        numpy.ndarray, shape (R, n)
+            ``X`` as float64.
+
+        Raises
+        ------
+        TypeError
+            If ``X`` is not numeric.
+        ValueError
+            Naming the first bad entry: wrong number of columns, NaN or inf, or a value outside
+            the support.
+        """
         arr = np.asarray(X) if X is not None else X
         if arr is not None and getattr(arr, "ndim", 0) == 1 and arr.shape[0] == self.n:
             arr = arr[None, :]
@@ -204,45 +253,167 @@ class Prior:
         """``(log_z, f_a, f_c, extra)`` on checked, broadcast arrays."""
         raise NotImplementedError
 
-    def moments(self, U, B, A):
-        """``(ln Z(B, A; θ), f_a, f_c)`` elementwise; ``U``: (n,), ``B``, ``A``: (n,) or (R, n)."""
+    def moments(self, U: ArrayLike, B: ArrayLike,
+                A: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The TAP quantities ``(ln Z(B, A; θ), f_a, f_c)`` elementwise.
+
+        ``Z(B, A; θ) = ∫ P(x; θ) e^{B x − A x²/2} dx``, ``f_a = ∂_B ln Z``, ``f_c = ∂²_B ln Z``
+        (Tramel et al. 2018, eqs. 32 (sign corrected) and 35).
+
+        Parameters
+        ----------
+        U : array_like, shape (n,)
+            The layer's bias (the prior's linear natural parameter).
+        B : array_like, shape (n,) or (R, n)
+            Linear fields.
+        A : array_like, shape of ``B``
+            Quadratic fields.
+
+        Returns
+        -------
+        log_z : numpy.ndarray
+            ``ln Z``, shape of ``B``.
+        f_a : numpy.ndarray
+            Mean of the tilted distribution.
+        f_c : numpy.ndarray
+            Its variance.
+        """
         U = self._U(U)
         B, A = self._fields(B, A)
         return self._moments(U, B, A)[:3]
 
-    def log_z(self, U, B, A):
-        """``ln Z(B, A; θ)`` elementwise (shape of ``B``)."""
+    def log_z(self, U: ArrayLike, B: ArrayLike, A: ArrayLike) -> np.ndarray:
+        """``ln Z(B, A; θ)`` elementwise.
+
+        Parameters
+        ----------
+        U : array_like, shape (n,)
+            The layer's bias (the prior's linear natural parameter).
+        B : array_like, shape (n,) or (R, n)
+            Linear fields.
+        A : array_like, shape of ``B``
+            Quadratic fields.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``ln Z``, shape of ``B``.
+        """
         return self.moments(U, B, A)[0]
 
-    def log_normaliser(self, U):
-        """The prior's own log-normaliser (the ``logz0`` of the kernels), shape (n,)."""
+    def log_normaliser(self, U: ArrayLike) -> np.ndarray:
+        """The prior's own log-normaliser (the ``logz0`` of the kernels).
+
+        Parameters
+        ----------
+        U : array_like, shape (n,)
+            The layer's bias (the prior's linear natural parameter).
+
+        Returns
+        -------
+        numpy.ndarray, shape (n,)
+            ``ln`` of the normaliser of ``P(x; θ)``.
+        """
         raise NotImplementedError
 
-    def prior_moments(self, U):
-        """``(⟨x⟩_P, ⟨x²⟩_P)`` of the prior itself (``f_a``, ``f_c + f_a²`` at ``B = A = 0``)."""
+    def prior_moments(self, U: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        """The moments ``(⟨x⟩_P, ⟨x²⟩_P)`` of the prior itself.
+
+        That is ``f_a`` and ``f_c + f_a²`` at ``B = A = 0``.
+
+        Parameters
+        ----------
+        U : array_like, shape (n,)
+            The layer's bias (the prior's linear natural parameter).
+
+        Returns
+        -------
+        mean : numpy.ndarray, shape (n,)
+            ``⟨x⟩_P``.
+        second_moment : numpy.ndarray, shape (n,)
+            ``⟨x²⟩_P``.
+        """
         U = self._U(U)
         zero = np.zeros(self.n)
         _, fa, fc, _ = self._moments(U, zero, zero)
         return fa, fc + fa * fa
 
-    def log_prior(self, U, X):
-        """``ln P(x; θ)`` elementwise for rows ``X`` (R, n) of the support."""
+    def log_prior(self, U: ArrayLike, X: ArrayLike) -> np.ndarray:
+        """``ln P(x; θ)`` elementwise for rows ``X`` of the support.
+
+        Parameters
+        ----------
+        U : array_like, shape (n,)
+            The layer's bias (the prior's linear natural parameter).
+        X : array_like, shape (R, n)
+            Rows of values in the prior's support.
+
+        Returns
+        -------
+        numpy.ndarray, shape (R, n)
+            The log-densities.
+        """
         raise NotImplementedError
 
-    def grad_log_prior(self, U, X):
-        """Mean over the rows of ``X`` of ``∂_θ ln P(x; θ)``, as ``{"U": (n,), <param>: (n,)}``
-        (eqs. 83–84, 100–101, corrected 106)."""
+    def grad_log_prior(self, U: ArrayLike, X: ArrayLike) -> dict:
+        """Mean over the rows of ``X`` of ``∂_θ ln P(x; θ)``.
+
+        Tramel et al. (2018), eqs. 83–84, 100–101, 117 and the corrected 106.
+
+        Parameters
+        ----------
+        U : array_like, shape (n,)
+            The layer's bias (the prior's linear natural parameter).
+        X : array_like, shape (R, n)
+            Rows of values in the prior's support.
+
+        Returns
+        -------
+        dict
+            ``{"U": (n,), <param>: (n,)}`` — one float64 array per parameter (``"V"``, ``"rho"``
+            for truncated priors).
+        """
         raise NotImplementedError
 
-    def grad_log_z(self, U, B, A):
-        """Mean over rows of ``∂_θ ln Z(B, A; θ)``, same keys as :meth:`grad_log_prior`
-        (eqs. 85–86, 102–103, 107; ``∂_U ln Z = f_a − ⟨x⟩_P``)."""
+    def grad_log_z(self, U: ArrayLike, B: ArrayLike, A: ArrayLike) -> dict:
+        """Mean over rows of ``∂_θ ln Z(B, A; θ)``.
+
+        Tramel et al. (2018), eqs. 85–86, 102–103, 107, 118; ``∂_U ln Z = f_a − ⟨x⟩_P``.
+
+        Parameters
+        ----------
+        U : array_like, shape (n,)
+            The layer's bias (the prior's linear natural parameter).
+        B : array_like, shape (n,) or (R, n)
+            Linear fields.
+        A : array_like, shape of ``B``
+            Quadratic fields.
+
+        Returns
+        -------
+        dict
+            ``{"U": (n,), <param>: (n,)}`` — one float64 array per parameter (``"V"``, ``"rho"``
+            for truncated priors).
+        """
         raise NotImplementedError
 
-    def kernel_args(self, U):
-        """``(kind, U, V, rho, lo, hi, logz0)`` for :func:`rbmviz.kernels.priors.moments_rows`
-        and :func:`~rbmviz.kernels.priors.moments_scalar` (float64 arrays of shape (n,),
-        float ``lo``/``hi``; unused parameters are zeros)."""
+    def kernel_args(self, U: ArrayLike) -> tuple:
+        """The arguments of the prior kernels.
+
+        For :func:`rbmviz.kernels.priors.moments_rows` and
+        :func:`~rbmviz.kernels.priors.moments_scalar`.
+
+        Parameters
+        ----------
+        U : array_like, shape (n,)
+            The layer's bias (the prior's linear natural parameter).
+
+        Returns
+        -------
+        tuple
+            ``(kind, U, V, rho, lo, hi, logz0)``: float64 arrays of shape (n,), floats
+            ``lo``/``hi``; unused parameters are zeros.
+        """
         U = self._U(U)
         V, rho = self._kernel_params()
         lo, hi = self._kernel_interval()
@@ -260,19 +431,44 @@ class Prior:
     def _kwargs(self):
         return {}
 
-    def copy(self):
+    def copy(self) -> "Prior":
+        """A copy with its own parameter arrays.
+
+        Returns
+        -------
+        Prior
+            A prior equal to this one.
+        """
         return type(self)(self.n, **{k: (v.copy() if isinstance(v, np.ndarray) else v)
                                      for k, v in self._kwargs().items()})
 
-    def to_dict(self):
-        """Plain values for saving: ``{"name", "n", <params as arrays>, "interval"}``."""
+    def to_dict(self) -> dict:
+        """Plain values for saving.
+
+        Returns
+        -------
+        dict
+            ``{"name", "n", <params as arrays>, "interval"}``.
+        """
         d = {"name": self.name, "n": self.n}
         for k, v in self._kwargs().items():
             d[k] = np.asarray(v, dtype=np.float64).copy()
         return d
 
     @classmethod
-    def from_dict(cls, d):
+    def from_dict(cls, d: dict) -> "Prior":
+        """Inverse of :meth:`to_dict`.
+
+        Parameters
+        ----------
+        d : dict
+            As written by :meth:`to_dict`.
+
+        Returns
+        -------
+        Prior
+            The prior.
+        """
         return from_dict(d)
 
     def __eq__(self, other):
@@ -292,12 +488,18 @@ class Prior:
 
 
 class Bernoulli(Prior):
-    """Binary units ``x ∈ {0, 1}``, ``P(x) = e^{Ux}/(1 + e^U)`` (eqs. 110–111).
+    """Binary units ``x ∈ {0, 1}``, ``P(x) = e^{Ux}/(1 + e^U)`` (Tramel et al. 2018, eqs. 110–111).
 
     ``ln Z = softplus(U + B − A/2) − softplus(U)`` (eq. 112; ``x² = x`` gives the ``−A/2``
     shift), ``f_a = σ(U + B − A/2)``, ``f_c = f_a(1 − f_a)`` (eqs. 113–114, which mislabel the
-    derivative as ``∂_U`` — errata #11); ``∂_U ln P(x) = x − σ(U)``,
-    ``∂_U ln Z = f_a − σ(U)`` (eqs. 117–118)."""
+    derivative as ``∂_U``); ``∂_U ln P(x) = x − σ(U)``, ``∂_U ln Z = f_a − σ(U)``
+    (eqs. 117–118).
+
+    Parameters
+    ----------
+    n : int
+        Number of units.
+    """
 
     name = "bernoulli"
     kind = _k.KIND_BERNOULLI
@@ -314,20 +516,20 @@ class Bernoulli(Prior):
         fa = _sigmoid(t)
         return _softplus(t) - _softplus(U), fa, fa * _sigmoid(-t), None
 
-    def log_normaliser(self, U):
+    def log_normaliser(self, U: ArrayLike) -> np.ndarray:
         return _softplus(self._U(U))
 
-    def log_prior(self, U, X):
+    def log_prior(self, U: ArrayLike, X: ArrayLike) -> np.ndarray:
         U = self._U(U)
         X = self.check_data(X, "X")
         return X * U - _softplus(U)
 
-    def grad_log_prior(self, U, X):
+    def grad_log_prior(self, U: ArrayLike, X: ArrayLike) -> dict:
         U = self._U(U)
         X = self.check_data(X, "X")
         return {"U": X.mean(axis=0) - _sigmoid(U)}
 
-    def grad_log_z(self, U, B, A):
+    def grad_log_z(self, U: ArrayLike, B: ArrayLike, A: ArrayLike) -> dict:
         U = self._U(U)
         B, A = self._fields(B, A)
         fa = self._moments(U, B, A)[1]
@@ -347,6 +549,8 @@ class TruncatedGaussian(Prior):
     interval : (lo, hi)
         Finite support, ``lo < hi``.
 
+    Notes
+    -----
     ``ln Z(B, A) = ln G(A + V, B + U) − ln G(V, U)`` (eqs. 74–75), ``f_a``/``f_c`` the mean and
     variance of the tilted truncated Gaussian (eq. 78 with the sign of the ``a < 0`` branch
     corrected, eq. 81), ``ln Z_TG = ln G(V, U)`` (the printed eq. 82 is its negative up to a
@@ -358,7 +562,8 @@ class TruncatedGaussian(Prior):
     kind = _k.KIND_TG
     param_names = ("V",)
 
-    def __init__(self, n, V=1.0, interval=(0.0, 1.0)):
+    def __init__(self, n: int, V: ArrayLike = 1.0,
+                 interval: tuple[float, float] = (0.0, 1.0)) -> None:
         super().__init__(n)
         self.V = V
         self.interval = _check_interval(interval, contains_zero=self._needs_zero)
@@ -366,7 +571,14 @@ class TruncatedGaussian(Prior):
     _needs_zero = False
 
     @property
-    def V(self):
+    def V(self) -> np.ndarray:
+        """Precision ``1/σ²`` of the untruncated Gaussian, one value per unit.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n,)
+            ``V`` (set it with a scalar or an array of shape (n,)).
+        """
         return self._V
 
     @V.setter
@@ -376,7 +588,7 @@ class TruncatedGaussian(Prior):
     def _kwargs(self):
         return {"V": self.V, "interval": self.interval}
 
-    def to_dict(self):
+    def to_dict(self) -> dict:
         d = super().to_dict()
         d["interval"] = np.array(self.interval, dtype=np.float64)
         return d
@@ -401,21 +613,21 @@ class TruncatedGaussian(Prior):
         lg, m, v = self._tg(A + self.V, B + U)
         return lg - self._tg(self.V, U)[0], m, v, None
 
-    def log_normaliser(self, U):
+    def log_normaliser(self, U: ArrayLike) -> np.ndarray:
         return self._tg(self.V, self._U(U))[0]
 
-    def log_prior(self, U, X):
+    def log_prior(self, U: ArrayLike, X: ArrayLike) -> np.ndarray:
         U = self._U(U)
         X = self.check_data(X, "X")
         return X * (U - 0.5 * self.V * X) - self.log_normaliser(U)
 
-    def grad_log_prior(self, U, X):
+    def grad_log_prior(self, U: ArrayLike, X: ArrayLike) -> dict:
         U = self._U(U)
         X = self.check_data(X, "X")
         m1, m2 = self.prior_moments(U)
         return {"U": X.mean(axis=0) - m1, "V": -0.5 * ((X * X).mean(axis=0) - m2)}
 
-    def grad_log_z(self, U, B, A):
+    def grad_log_z(self, U: ArrayLike, B: ArrayLike, A: ArrayLike) -> dict:
         U = self._U(U)
         B, A = self._fields(B, A)
         _, fa, fc, _ = self._moments(U, B, A)
@@ -431,20 +643,25 @@ class TruncatedGaussBernoulli(TruncatedGaussian):
     Parameters
     ----------
     n : int
+        Number of units.
     rho : float or array (n,)
         Weight of the continuous part, in (0, 1).  Under (94) ``ρ`` is NOT ``P[x ≠ 0]``; that is
         ``π_0 = σ(ln G(V, U) + logit ρ)`` (eq. 95).  (Eq. 93's parameterisation, where it is,
-        is not used — errata #8.)
+        is not used — see the errata.)
     V : float or array (n,)
-    interval : (lo, hi) with ``lo ≤ 0 ≤ hi``.
+        Precision of the continuous part, as for :class:`TruncatedGaussian`.
+    interval : (lo, hi)
+        Finite support of the continuous part, with ``lo ≤ 0 ≤ hi``.
 
+    Notes
+    -----
     ``f_a = π_Q f_a^TG`` (eq. 97), ``f_c = π_Q f_c^TG + π_Q(1 − π_Q)(f_a^TG)²`` (eq. 98, square
-    restored — errata #9), ``π_Q = σ(ln G(A + V, B + U) + logit ρ)``; ``ln Z`` by log-add-exp.
+    restored — see the errata), ``π_Q = σ(ln G(A + V, B + U) + logit ρ)``; ``ln Z`` by log-add-exp.
     ``ln P`` is a density with respect to ``δ_0`` + Lebesgue measure:
     ``ln(1 − ρ) − ln Z_TGB`` at ``x = 0``.  Gradients as for :class:`TruncatedGaussian` in ``U``
     and ``V`` (eqs. 100–103) and ``∂_ρ ln P = (1[x ≠ 0] − π_0)/(ρ(1 − ρ))``,
     ``∂_ρ ln Z = (π_Q − π_0)/(ρ(1 − ρ))`` (eq. 107 plus the normaliser term; replaces the
-    printed eqs. 104–106, 108 — errata #10, #17).
+    printed eqs. 104–106, 108 — see the errata).
     """
 
     name = "truncated_gauss_bernoulli"
@@ -452,12 +669,20 @@ class TruncatedGaussBernoulli(TruncatedGaussian):
     param_names = ("V", "rho")
     _needs_zero = True
 
-    def __init__(self, n, rho=0.5, V=1.0, interval=(0.0, 1.0)):
+    def __init__(self, n: int, rho: ArrayLike = 0.5, V: ArrayLike = 1.0,
+                 interval: tuple[float, float] = (0.0, 1.0)) -> None:
         super().__init__(n, V=V, interval=interval)
         self.rho = rho
 
     @property
-    def rho(self):
+    def rho(self) -> np.ndarray:
+        """Weight ``ρ`` of the continuous part, one value per unit, in (0, 1).
+
+        Returns
+        -------
+        numpy.ndarray, shape (n,)
+            ``ρ`` (set it with a scalar or an array of shape (n,)).
+        """
         return self._rho
 
     @rho.setter
@@ -485,10 +710,10 @@ class TruncatedGaussBernoulli(TruncatedGaussian):
         fc = pq * v + pq * qq * m * m
         return lq - self.log_normaliser(U), fa, fc, pq
 
-    def log_normaliser(self, U):
+    def log_normaliser(self, U: ArrayLike) -> np.ndarray:
         return self._mix(self._tg(self.V, self._U(U))[0])[0]
 
-    def log_prior(self, U, X):
+    def log_prior(self, U: ArrayLike, X: ArrayLike) -> np.ndarray:
         U = self._U(U)
         X = self.check_data(X, "X")
         slab = np.log(self.rho) + X * (U - 0.5 * self.V * X)
@@ -497,14 +722,14 @@ class TruncatedGaussBernoulli(TruncatedGaussian):
     def _pi0(self, U):
         return self._mix(self._tg(self.V, U)[0])[1]
 
-    def grad_log_prior(self, U, X):
+    def grad_log_prior(self, U: ArrayLike, X: ArrayLike) -> dict:
         g = super().grad_log_prior(U, X)
         U, X = self._U(U), self.check_data(X, "X")
         r = self.rho
         g["rho"] = ((X != 0).mean(axis=0) - self._pi0(U)) / (r * (1.0 - r))
         return g
 
-    def grad_log_z(self, U, B, A):
+    def grad_log_z(self, U: ArrayLike, B: ArrayLike, A: ArrayLike) -> dict:
         g = super().grad_log_z(U, B, A)
         U = self._U(U)
         B, A = self._fields(B, A)
@@ -518,17 +743,49 @@ _CLASSES = {c.name: c for c in (Bernoulli, TruncatedGaussian, TruncatedGaussBern
 PRIOR_NAMES = tuple(_CLASSES)
 
 
-def make(name, n, **kw) -> Prior:
-    """A prior by name: ``"bernoulli"``, ``"truncated_gaussian"`` or
-    ``"truncated_gauss_bernoulli"``, with ``n`` units and the class's keyword parameters."""
+def make(name: str, n: int, **kw: Any) -> Prior:
+    """A prior by name.
+
+    Parameters
+    ----------
+    name : {"bernoulli", "truncated_gaussian", "truncated_gauss_bernoulli"}
+        The unit type.
+    n : int
+        Number of units.
+    **kw
+        The class's keyword parameters (``V``, ``rho``, ``interval``).
+
+    Returns
+    -------
+    Prior
+        The new prior.
+
+    Raises
+    ------
+    TypeError
+        If parameters are given for Bernoulli units, or are unknown to the class.
+    ValueError
+        For an unknown ``name`` or invalid parameters.
+    """
     check_choice(name, "unit type", PRIOR_NAMES)
     if name == "bernoulli" and kw:
         raise TypeError(f"Bernoulli units take no parameters, got {sorted(kw)}")
     return _CLASSES[name](n, **kw)
 
 
-def from_dict(d) -> Prior:
-    """Inverse of :meth:`Prior.to_dict`."""
+def from_dict(d: dict) -> Prior:
+    """Inverse of :meth:`Prior.to_dict`.
+
+    Parameters
+    ----------
+    d : dict
+        ``{"name", "n", <params>, "interval"}``.
+
+    Returns
+    -------
+    Prior
+        The prior.
+    """
     d = dict(d)
     name = str(d.pop("name"))
     n = int(d.pop("n"))
