@@ -1,15 +1,19 @@
-"""The exact CD-k bias, Δ and the bounds of Fischer & Igel (2011) (the CD-bias theory page of the documentation§5); see :mod:`rbmviz.bias` for what is computed and its limits."""
+"""The exact CD-k bias, Δ and the bounds of Fischer & Igel (2011) (the CD-bias theory page of the documentation); see :mod:`rbmviz.bias` for what is computed and its limits."""
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import evaluate
 from .._validation import check_data, check_int
 from ..kernels import bias as _kb
 from ..model import RBM
+
+if TYPE_CHECKING:
+    import pandas
 
 __all__ = [
     "MAX_EXACT_UNITS", "BoundFactors", "delta", "delta_terms", "delta_brute_force",
@@ -26,8 +30,20 @@ MAX_BRUTE_FORCE_UNITS = 20
 class BoundFactors(NamedTuple):
     """The Fischer–Igel bound and its two antagonistic factors (Theorems 3 and 4).
 
-    ``bound = distance * mixing``; floats for the batch bound, arrays of shape
-    (n_samples,) per pattern (``delta`` is a float either way)."""
+    ``bound = distance * mixing``; floats for the batch bound, arrays of shape (n_samples,)
+    per pattern (``delta`` is a float either way).
+
+    Parameters
+    ----------
+    bound : float or numpy.ndarray
+        The bound on the bias.
+    distance : float or numpy.ndarray
+        Total-variation distance ``½‖μ − p‖₁`` between the chain's start and the model.
+    mixing : float
+        ``(1 − exp(−(n_visible + n_hidden) Δ))**k``.
+    delta : float
+        Δ (:func:`delta`).
+    """
 
     bound: float | np.ndarray
     #: total-variation distance ``½‖μ − p‖₁`` between the chain's start and the model
@@ -70,18 +86,21 @@ def _state_index(V) -> np.ndarray:
     return (V.astype(np.int64) << np.arange(n - 1, -1, -1)).sum(axis=1)
 
 
-def empirical_distribution(data, n_visible) -> np.ndarray:
+def empirical_distribution(data: ArrayLike, n_visible: int) -> np.ndarray:
     """The empirical distribution ``p_e`` of the rows of ``data`` over all visible states.
 
     Parameters
     ----------
-    data : array (n_samples, n_visible) of 0/1 (duplicate rows count twice).
-    n_visible : int, at most 24.
+    data : array_like, shape (n_samples, n_visible)
+        0/1 rows (duplicate rows count twice).
+    n_visible : int
+        Visible units, at most 24.
 
     Returns
     -------
-    p_e : (2**n_visible,) float64, in :func:`rbmviz.evaluate.all_states` order (unit 0 is
-        the most significant bit of the state index).
+    numpy.ndarray, shape (2**n_visible,)
+        ``p_e``, float64, in :func:`rbmviz.evaluate.all_states` order (unit 0 is the most
+        significant bit of the state index).
     """
     n_visible = check_int(n_visible, "n_visible", low=1, high=24)
     V = check_data(data, "data", n_visible=n_visible)
@@ -90,17 +109,24 @@ def empirical_distribution(data, n_visible) -> np.ndarray:
 
 # ---------------------------------------------------------------------------- Δ
 
-def delta_terms(rbm) -> tuple[np.ndarray, np.ndarray]:
-    """ϑ (visible units) and ξ (hidden units) of Theorem 3 (cd-bias.md §5).
+def delta_terms(rbm: RBM) -> tuple[np.ndarray, np.ndarray]:
+    """ϑ (visible units) and ξ (hidden units) of Theorem 3 (Fischer & Igel 2011).
 
     ``ϑ_l = max(|b_l + Σ_s max(W_ls, 0)|, |b_l + Σ_s min(W_ls, 0)|)`` is the largest change
     of energy obtainable by flipping visible unit ``l`` alone (the hidden units "select"
     all positive or all negative weights); ``ξ_s`` is the same for hidden unit ``s``.
 
+    Parameters
+    ----------
+    rbm : RBM
+        The model.
+
     Returns
     -------
-    vartheta : (n_visible,) float64
-    xi : (n_hidden,) float64
+    vartheta : numpy.ndarray, shape (n_visible,)
+        ϑ, float64.
+    xi : numpy.ndarray, shape (n_hidden,)
+        ξ, float64.
     """
     W, b, c = _params64(_check_rbm(rbm))
     pos, neg = np.clip(W, 0, None), np.clip(W, None, 0)
@@ -109,20 +135,47 @@ def delta_terms(rbm) -> tuple[np.ndarray, np.ndarray]:
     return vartheta, xi
 
 
-def delta(rbm) -> float:
-    """Δ = max(max_l ϑ_l, max_s ξ_s) (Theorem 3, cd-bias.md §5): the largest change of the
-    energy caused by flipping one unit.  It enters the bound through the mixing factor
-    ``(1 − exp(−(n_visible + n_hidden) Δ))**k``."""
+def delta(rbm: RBM) -> float:
+    """Δ = max(max_l ϑ_l, max_s ξ_s), the largest change of the energy caused by flipping one unit.
+
+    Fischer & Igel (2011), Theorem 3.  It enters the bound through the mixing factor
+    ``(1 − exp(−(n_visible + n_hidden) Δ))**k``.
+
+    Parameters
+    ----------
+    rbm : RBM
+        The model.
+
+    Returns
+    -------
+    float
+        Δ.
+    """
     vartheta, xi = delta_terms(rbm)
     return float(max(vartheta.max(), xi.max()))
 
 
-def delta_brute_force(rbm) -> float:
-    """Δ by brute force: ``max |E(x) − E(x')|`` over all joint states ``x = (v, h)`` and
-    all ``x'`` differing from ``x`` in exactly one unit (Brémaud's definition, eq. B′).
+def delta_brute_force(rbm: RBM) -> float:
+    """Δ by brute force: ``max |E(x) − E(x')|`` over joint states differing in one unit.
 
-    A check of :func:`delta` for tests; enumerates ``2**(n_visible + n_hidden)`` states,
-    so it needs ``n_visible + n_hidden <= 20``.
+    Over all joint states ``x = (v, h)`` and all ``x'`` differing from ``x`` in exactly one
+    unit (Brémaud's definition).  A check of :func:`delta` for tests; enumerates
+    ``2**(n_visible + n_hidden)`` states.
+
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model with ``n_visible + n_hidden <= 20``.
+
+    Returns
+    -------
+    float
+        Δ.
+
+    Raises
+    ------
+    ValueError
+        If the model has more than 20 units.
     """
     _check_rbm(rbm)
     nv, nh = rbm.n_visible, rbm.n_hidden
@@ -177,10 +230,11 @@ def _finite(x):
     return x
 
 
-def cd_bias_exact(rbm, data, k, *, per_pattern=False):
+def cd_bias_exact(rbm: RBM, data: ArrayLike, k: int, *,
+                  per_pattern: bool = False) -> float | np.ndarray:
     """The bias of the expected CD-k update, maximised over all parameters, computed exactly.
 
-    Batch (default; the left side of Theorem 4, cd-bias.md §6)::
+    Batch (default; the left side of Fischer & Igel's Theorem 4)::
 
         max_a | ∂/∂θ_a (1/N) Σ_n ln p(v⁽ⁿ⁾) − E[CD_k(θ_a)] |
           = max_a | Σ_v (q_k(v) − p(v)) φ̄_a(v) |,   q_k = p_e Tᵏ,
@@ -192,16 +246,20 @@ def cd_bias_exact(rbm, data, k, *, per_pattern=False):
 
     Parameters
     ----------
-    rbm : RBM with n_visible <= 10 and n_hidden <= 10 (both layers are enumerated).
-    data : array (n_samples, n_visible) of 0/1, or one pattern of shape (n_visible,).
-    k : int >= 1 — number of Gibbs steps of CD-k.
+    rbm : RBM
+        A binary model with n_visible <= 10 and n_hidden <= 10 (both layers are enumerated).
+    data : array_like, shape (n_samples, n_visible) or (n_visible,)
+        0/1 training rows, or one pattern.
+    k : int
+        Number of Gibbs steps of CD-k (>= 1).
     per_pattern : bool
         If True, the single-pattern bias of Theorem 3 (§5) for every row as ``v⁽⁰⁾``
         (chain started at that pattern).
 
     Returns
     -------
-    float, or (n_samples,) float64 if ``per_pattern``.
+    float or numpy.ndarray
+        The bias; shape (n_samples,), float64, if ``per_pattern``.
 
     Raises
     ------
@@ -222,18 +280,33 @@ def cd_bias_exact(rbm, data, k, *, per_pattern=False):
     return out if per_pattern else float(out[0])
 
 
-def cd_bias_parameters(rbm, data, k, *, signed=False):
+def cd_bias_parameters(rbm: RBM, data: ArrayLike, k: int, *,
+                       signed: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The batch bias of the expected CD-k update for every parameter separately.
 
-    ``gradient − E[CD-k update] = Σ_v (q_k(v) − p(v)) φ̄(v)`` (cd-bias.md §2.1, §7.1), with
+    ``gradient − E[CD-k update] = Σ_v (q_k(v) − p(v)) φ̄(v)`` (the CD-bias theory page of the documentation), with
     the absolute value taken unless ``signed``.  Arguments as in :func:`cd_bias_exact`
     (batch form).
 
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model with n_visible <= 10 and n_hidden <= 10.
+    data : array_like, shape (n_samples, n_visible)
+        0/1 training rows.
+    k : int
+        Gibbs steps of CD-k (>= 1).
+    signed : bool
+        Keep the sign of the bias.
+
     Returns
     -------
-    bias_W : (n_visible, n_hidden) float64
-    bias_b : (n_visible,) float64
-    bias_c : (n_hidden,) float64
+    bias_W : numpy.ndarray, shape (n_visible, n_hidden)
+        Bias of the ``W`` update, float64.
+    bias_b : numpy.ndarray, shape (n_visible,)
+        Bias of the ``b`` update.
+    bias_c : numpy.ndarray, shape (n_hidden,)
+        Bias of the ``c`` update.
     """
     D = _signed_bias(rbm, data, k, False)[0]
     if not signed:
@@ -267,10 +340,11 @@ def _one_minus_mixing(rbm, k, d):
     return -math.expm1(k * math.log1p(-math.exp(-(rbm.n_visible + rbm.n_hidden) * d)))
 
 
-def bound_factors(rbm, data, k, *, per_pattern=False) -> BoundFactors:
+def bound_factors(rbm: RBM, data: ArrayLike, k: int, *,
+                  per_pattern: bool = False) -> BoundFactors:
     """The Fischer–Igel bound and its two factors.
 
-    Theorem 4 (batch, cd-bias.md §6)::
+    Theorem 4 (batch; Fischer & Igel 2011)::
 
         bias ≤ ½‖p_e − p‖₁ · (1 − exp(−(n_visible + n_hidden) Δ))**k
                └ distance ┘   └──────────── mixing ────────────┘
@@ -284,15 +358,20 @@ def bound_factors(rbm, data, k, *, per_pattern=False) -> BoundFactors:
 
     Parameters
     ----------
-    rbm : RBM — only ``p(v)`` on the data rows is needed (log Z by enumerating the smaller
+    rbm : RBM
+        Only ``p(v)`` on the data rows is needed (log Z by enumerating the smaller
         layer, at most 30 units), so this works for models too large for the exact bias.
-    data : array (n_samples, n_visible) of 0/1, or one pattern (n_visible,).
-    k : int >= 1.
-    per_pattern : bool — Theorem 3 for every row instead of Theorem 4.
+    data : array_like, shape (n_samples, n_visible) or (n_visible,)
+        0/1 training rows, or one pattern.
+    k : int
+        Gibbs steps of CD-k (>= 1).
+    per_pattern : bool
+        Theorem 3 for every row instead of Theorem 4.
 
     Returns
     -------
-    BoundFactors(bound, distance, mixing, delta)
+    BoundFactors
+        ``(bound, distance, mixing, delta)``.
     """
     _check_rbm(rbm)
     k = _check_k(k)
@@ -304,27 +383,40 @@ def bound_factors(rbm, data, k, *, per_pattern=False) -> BoundFactors:
     return BoundFactors(dist * mix, dist, mix, d)
 
 
-def cd_bias_bound(rbm, data, k, *, per_pattern=False):
+def cd_bias_bound(rbm: RBM, data: ArrayLike, k: int, *,
+                  per_pattern: bool = False) -> float | np.ndarray:
     """Fischer & Igel's bound on the bias: ``½‖p_e − p‖₁ (1 − e^{−(m+n)Δ})ᵏ`` (Theorem 4),
     or ``(1 − p(v⁽⁰⁾)) (1 − e^{−(m+n)Δ})ᵏ`` for every row (Theorem 3, ``per_pattern``);
     ``m + n = n_visible + n_hidden``.  See :func:`bound_factors` for the two factors.
 
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model (``p(v)`` of the data rows by enumerating the smaller layer).
+    data : array_like, shape (n_samples, n_visible) or (n_visible,)
+        0/1 training rows, or one pattern.
+    k : int
+        Gibbs steps of CD-k (>= 1).
+    per_pattern : bool
+        Theorem 3 for every row instead of Theorem 4.
+
     Returns
     -------
-    float, or (n_samples,) float64 if ``per_pattern``.
+    float or numpy.ndarray
+        The bound; shape (n_samples,), float64, if ``per_pattern``.
     """
     return bound_factors(rbm, data, k, per_pattern=per_pattern).bound
 
 
-def bengio_delalleau_bound(rbm, k) -> float:
+def bengio_delalleau_bound(rbm: RBM, k: int) -> float:
     """A bound of the Bengio–Delalleau (2009) type on the bias of CD-k — **a stand-in, not
     their exact expression**.
 
     Fischer & Igel compare their bound with the earlier one of Bengio & Delalleau, which
     depends on the magnitude of the parameters through two quantities α and β, grows
     quickly with them and approaches ``2**n_visible``.  Its exact formula and the exact
-    definitions of α and β are not available to this project (cd-bias.md §2.2,
-    UNCONFIRMED).  This function returns the bound of the same form derived there from a
+    definitions of α and β are not available to this project (UNCONFIRMED; the CD-bias theory page of the
+    documentation).  This function returns the bound of the same form derived there from a
     Doeblin (minorisation) argument::
 
         2**m (1 − 2**m σ(−α)**n σ(−β)**m)**k,
@@ -338,12 +430,15 @@ def bengio_delalleau_bound(rbm, k) -> float:
 
     Parameters
     ----------
-    rbm : RBM (any size; only the parameters are used).
-    k : int >= 1.
+    rbm : RBM
+        Any size; only the parameters are used.
+    k : int
+        Gibbs steps of CD-k (>= 1).
 
     Returns
     -------
-    float — between 0 and ``2**n_visible``.
+    float
+        Between 0 and ``2**n_visible``.
     """
     _check_rbm(rbm)
     k = _check_k(k)
@@ -355,14 +450,29 @@ def bengio_delalleau_bound(rbm, k) -> float:
     return float(2.0 ** m * (-math.expm1(log_eps)) ** k)
 
 
-def bias_table(rbm, data, ks=(1, 2, 5, 10)):
+def bias_table(rbm: RBM, data: ArrayLike, ks: Sequence[int] = (1, 2, 5, 10)) -> "pandas.DataFrame":
     """Exact batch bias, both bounds and the bound's factors for several ``k`` at once
     (the transition matrix is built once).
 
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model with n_visible <= 10 and n_hidden <= 10.
+    data : array_like, shape (n_samples, n_visible)
+        0/1 training rows.
+    ks : sequence of int
+        The values of ``k``.
+
     Returns
     -------
-    pandas.DataFrame with one row per k and columns ``k``, ``bias``, ``bound``, ``distance``,
-    ``mixing``, ``one_minus_mixing``, ``delta``, ``bd_bound``.
+    pandas.DataFrame
+        One row per k and columns ``k``, ``bias``, ``bound``, ``distance``, ``mixing``,
+        ``one_minus_mixing``, ``delta``, ``bd_bound``.
+
+    Raises
+    ------
+    ValueError
+        If ``ks`` is empty or holds a value below 1, or the data or model do not fit.
     """
     import pandas as pd
     _check_rbm(rbm)

@@ -6,13 +6,19 @@ from __future__ import annotations
 import math
 import time
 
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_float, check_int
 from ..errors import Interrupted, RunDiverged
 from ..kernels import bias as _kb
 from ..model import RBM
 from .exact import _check_exact_size, _check_k, _check_rbm, empirical_distribution
+
+if TYPE_CHECKING:
+    import pandas
 
 __all__ = ["train_expected_cd", "RECORD_COLUMNS", "CHUNK_SECONDS"]
 
@@ -50,12 +56,16 @@ def _guard_limit(value, name) -> float:
 CHUNK_SECONDS = 0.25
 
 
-def train_expected_cd(rbms, data, *, k=1, learning_rate=0.1, iterations=1000,
-                      weight_decay=0.0, record_every=None, record_at=None, progress=False,
-                      chunk="auto", max_weight=1e3, max_ll_drop="auto"):
+def train_expected_cd(rbms: RBM | Sequence[RBM], data: ArrayLike, *, k: int = 1,
+                      learning_rate: float = 0.1, iterations: int = 1000,
+                      weight_decay: float = 0.0, record_every: int | None = None,
+                      record_at: Sequence[int] | None = None,
+                      progress: bool | Callable[[int], Any] = False, chunk: str | int = "auto",
+                      max_weight: float = 1e3, max_ll_drop: str | float = "auto"
+                      ) -> "pandas.DataFrame":
     """Train small RBMs in place with the exact expected CD-k update (no sampling noise).
 
-    Every iteration is one full-batch step (cd-bias.md §7.1, step 7)::
+    Every iteration is one full-batch step (the CD-bias theory page of the documentation)::
 
         W ← W + η (CD_W − λ W),   b ← b + η CD_b,   c ← c + η CD_c,
         CD = Σ_v (p_e(v) − q_k(v)) φ̄(v),   q_k = p_e Tᵏ,
@@ -75,27 +85,38 @@ def train_expected_cd(rbms, data, *, k=1, learning_rate=0.1, iterations=1000,
 
     Parameters
     ----------
-    rbms : RBM or sequence of RBMs of the same shape, each with n_visible <= 10 and
-        n_hidden <= 10.  Updated in place (also when interrupted: parameters are written
+    rbms : RBM or sequence of RBM
+        Models of the same shape, each with n_visible <= 10 and n_hidden <= 10.  Updated in place (also when interrupted: parameters are written
         back after every chunk of iterations).
-    data : array (n_samples, n_visible) of 0/1 — the training set; its empirical
+    data : array (n_samples, n_visible) of 0/1
+        The training set; its empirical
         distribution ``p_e`` is used.
-    k : int >= 1 — Gibbs steps of CD-k.
-    learning_rate : float > 0 — η.
-    iterations : int >= 0 — number of updates.
-    weight_decay : float >= 0 — λ, L2 decay of the weights only.
-    record_every : int, optional — record every this many iterations (default: 100
+    k : int >= 1
+        Gibbs steps of CD-k.
+    learning_rate : float > 0
+        Η.
+    iterations : int >= 0
+        Number of updates.
+    weight_decay : float >= 0
+        Λ, L2 decay of the weights only.
+    record_every : int, optional
+        Record every this many iterations (default: 100
         records), plus at 0 and at ``iterations``.
-    record_at : sequence of int, optional — explicit iteration numbers (in
+    record_at : sequence of int, optional
+        Explicit iteration numbers (in
         ``[0, iterations]``) instead of ``record_every``.
-    progress : bool or callable — True shows a tqdm progress bar; a callable is called
+    progress : bool or callable
+        True shows a tqdm progress bar; a callable is called
         with the number of iterations done after every chunk.
-    chunk : "auto" or int — iterations per kernel call.  ``"auto"`` sizes the calls to
+    chunk : "auto" or int
+        Iterations per kernel call.  ``"auto"`` sizes the calls to
         about :data:`CHUNK_SECONDS` of wall time each, so Ctrl-C (``KeyboardInterrupt``)
         takes effect within about that long; an int fixes the number.
-    max_weight : float > 0 — largest allowed ``|parameter|`` (the default, 1e3, is that of
+    max_weight : float > 0
+        Largest allowed ``|parameter|`` (the default, 1e3, is that of
         :class:`rbmviz.runs.Run`; the paper's runs stay below 10); ``inf`` turns this off.
-    max_ll_drop : "auto" or float > 0 (``inf``: off) — largest allowed fall of the recorded mean
+    max_ll_drop : "auto" or float > 0 (``inf``: off)
+        Largest allowed fall of the recorded mean
         log-likelihood below its best recorded value, in nats; ``"auto"`` is
         ``10 · n_visible · ln 2``, ten times the loss of the uniform model.
 
@@ -116,6 +137,9 @@ def train_expected_cd(rbms, data, *, k=1, learning_rate=0.1, iterations=1000,
         say what showed it, ``records`` holds the records (dicts) made before it; the
         diverged model holds its last healthy parameters (those after ``epoch`` updates), the
         other models those reached when training stopped.
+    ValueError
+        For an empty ``rbms``, models of different shapes, a bad record schedule or an
+        argument out of range.
     rbmviz.errors.Interrupted
         Ctrl-C (a ``KeyboardInterrupt``), between two kernel calls: the models hold the
         parameters written back after the last finished call, ``records`` the records (dicts)
