@@ -19,7 +19,7 @@ with the new ``(A₁, B₁)`` damped as ``δ·new + (1 − δ)·old``.  At the f
 (the magnetisations) and ``v₁ = d`` (the variances), the outputs that replace Alg. 1's in
 the training update (Alg. 2, eq. 40).
 
-Stability (not in the seed; tap-appendices.md §1): as printed (damping 0.5, ``A₁ = B₁ = 0``)
+Stability (not in the paper): as printed (damping 0.5, ``A₁ = B₁ = 0``)
 the iteration reaches ``v₁ → 0`` and then ``1/v₁ = ∞`` on some strongly coupled models;
 ``v₁`` is floored at ``var_floor`` (1e-12) and the default damping is 0.1 (weight of the new
 iterate).
@@ -50,6 +50,7 @@ import contextlib
 import dataclasses
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._numerics import sigmoid as _sigmoid, softplus as _softplus
 from ..model import RBM
@@ -87,8 +88,10 @@ class AdaTAPSolution(TAPSolution):
     estimate ``ln Z_EC`` and ``free_energy = −ln Z_EC + Σ softplus(b) + Σ softplus(c)``
     (normalised priors, as ``𝔽_RBM`` of eq. 36).
 
-    Extra attributes
-    ----------------
+    Parameters
+    ----------
+    av, cv, ah, ch, Bv, Av, Bh, Ah, converged, n_iter, free_energy, log_z, order, damping, tol
+        As in :class:`TAPSolution`, with the meaning above.
     a2, d : ndarray (R, n)
         Interaction-side means ``a₂ = C₂(B₂ + H)`` and variances ``d = diag C₂``, units
         stacked ``(visible, hidden)``.
@@ -100,7 +103,8 @@ class AdaTAPSolution(TAPSolution):
         Per iteration, over the rows still running: ``"active"`` (count), ``"max_da"``
         (max ``|a₁ − a₂|``), ``"max_dv"`` (max ``|v₁ − d|``) and ``"max_step"`` (max mean
         squared change of ``a₁`` from the previous iteration).
-    method, var_floor : the settings used.
+    method, var_floor
+        The settings used.
     """
 
     a2: np.ndarray = None
@@ -138,7 +142,9 @@ def _outer_table(Wl):
     return K, ia, ib, np.where(ia == ib, 1.0, 2.0)
 
 
-def interaction_step(W, A2, y, *, method="schur", logdet=False, table=None):
+def interaction_step(W: np.ndarray, A2: np.ndarray, y: np.ndarray, *, method: str = "schur",
+                     logdet: bool = False, table: np.ndarray | bool | None = None
+                     ) -> tuple[np.ndarray, np.ndarray] | tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Gaussian (interaction) step of Alg. 3 for a batch of rows.
 
     For every row ``r``: ``M_r = diag(A2_r) − J`` with ``J = [[0, W], [Wᵀ, 0]]``; returns
@@ -151,6 +157,31 @@ def interaction_step(W, A2, y, *, method="schur", logdet=False, table=None):
     products ``W_ia W_ib`` (:func:`_outer_table`, ``n_l · n_s(n_s + 1)/2`` numbers) fits in
     that budget, ``S`` and ``diag(W_l S⁻¹ W_lᵀ)`` of a chunk are single matrix products with
     it (pass ``table`` to reuse it across calls, ``table=False`` to use stacked products).
+
+    Parameters
+    ----------
+    W : numpy.ndarray, shape (n_v, n_h)
+        Weights.
+    A2 : numpy.ndarray, shape (R, n)
+        Diagonal of every row's ``M_r`` (units stacked visible then hidden).
+    y : numpy.ndarray, shape (R, n)
+        Right-hand sides.
+    method : {"schur", "direct"}
+        How the system is solved.
+    logdet : bool
+        Also return ``ln|det M_r|``.
+    table : numpy.ndarray or bool, optional
+        The product table to reuse, ``False`` for stacked products, None to build it when
+        it fits.
+
+    Returns
+    -------
+    x : numpy.ndarray, shape (R, n)
+        ``M_r⁻¹ y_r``.
+    d : numpy.ndarray, shape (R, n)
+        ``diag(M_r⁻¹)``.
+    logdet : numpy.ndarray, shape (R,)
+        ``ln|det M_r|``; only with ``logdet=True``.
     """
     method = check_choice(method, "method", METHODS)
     W = np.asarray(W, dtype=np.float64)
@@ -238,8 +269,9 @@ def _log_z_ec(W, H, A1, B1, method, var_floor):
 
 
 # ---------------------------------------------------------------------------- solve
-def solve(rbm, init=None, *, damping=0.5, tol=1e-10, max_iter=2000, init_clip=0.01,
-          var_floor=1e-12, method="schur", min_iter=1) -> AdaTAPSolution:
+def solve(rbm: RBM, init: ArrayLike | None = None, *, damping: float = 0.5, tol: float = 1e-10,
+          max_iter: int = 2000, init_clip: float = 0.01, var_floor: float = 1e-12,
+          method: str = "schur", min_iter: int = 1) -> AdaTAPSolution:
     """adaTAP fixed points of a binary RBM from ``R`` initialisations (Alg. 3 via VAMP).
 
     Parameters
@@ -253,13 +285,15 @@ def solve(rbm, init=None, *, damping=0.5, tol=1e-10, max_iter=2000, init_clip=0.
         ``None``: one run from ``A₁ = B₁ = 0`` (all means ½), as printed.
     damping : float in (0, 1]
         δ, weight of the new ``(A₁, B₁)``; 1 is the undamped iteration of the seed.  Fig. 10
-        uses 0.5; at strong coupling 0.5 can diverge (tap-appendices.md §1).
+        uses 0.5; at strong coupling 0.5 can diverge.
     tol : float ≥ 0
         A row has converged when both ``mean_i (a₁ − a₂)²`` and ``mean_i (v₁ − d)²`` are
         below ``tol`` (0: never — run exactly ``max_iter`` iterations, Fig. 10's fixed
         iteration counts).
     max_iter : int ≥ 1
+        Largest number of iterations.
     init_clip : float in (0, ½)
+        Clipping of the initial means.
     var_floor : float > 0
         Floor of ``v₁`` (avoids ``1/v₁ = ∞`` when a mean saturates).
     method : {"schur", "direct"}
@@ -272,6 +306,13 @@ def solve(rbm, init=None, *, damping=0.5, tol=1e-10, max_iter=2000, init_clip=0.
     AdaTAPSolution
         Non-converged rows hold their last iterate (``converged`` False, ``n_iter =
         max_iter``); a row whose messages become non-finite stops there and is flagged.
+
+    Raises
+    ------
+    TypeError
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
+    ValueError
+        If the model is not binary, or an argument is out of range.
     """
     if not isinstance(rbm, RBM):
         raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")

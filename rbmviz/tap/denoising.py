@@ -3,7 +3,7 @@
 
 Channel: every bit of a clean binary image ``x`` is flipped independently with probability
 ``p`` ∈ [0, 0.5] (:func:`corrupt`).  As a function of ``x`` its likelihood is a field on the
-visible units (eq. 44, **sign corrected** — errata.md, seed 002 #3):
+visible units (eq. 44, **sign corrected** — see the errata noted on the TAP theory page):
 
     P(y | x) ∝ exp(Σ_i D_i x_i),    D_i = (2 y_i − 1) ln((1 − p) / p)        (:func:`channel_field`)
 
@@ -24,9 +24,16 @@ Score: the Matthews correlation coefficient of the binary estimate against the c
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_choice, check_data, check_float, check_int, check_seed
+
+if TYPE_CHECKING:
+    import pandas
+    from ..model import RBM
 
 __all__ = ["corrupt", "channel_field", "data_marginals", "ope", "nearest_neighbour", "mcc",
            "denoise", "denoising_curve", "METHODS"]
@@ -49,22 +56,27 @@ def _binary(X, name, n_visible=None):
     return check_data(X, name, n_visible=n_visible, binary=True)
 
 
-def corrupt(X, p, seed=0) -> np.ndarray:
+def corrupt(X: ArrayLike, p: float, seed: int | np.random.Generator = 0) -> np.ndarray:
     """Pass binary rows through a binary symmetric channel: flip each bit with probability ``p``.
 
     The flips are ``U < p`` for one array of uniforms ``U`` drawn from ``seed``, so the same
-    seed gives nested noise for increasing ``p`` (every bit flipped at ``p`` is also flipped
-    at any larger ``p``): the curves of :func:`denoising_curve` use common random numbers.
+    seed gives nested noise for increasing ``p`` (every bit flipped at ``p`` is also flipped at
+    any larger ``p``): the curves of :func:`denoising_curve` use common random numbers
+    (Tramel et al. 2018, eq. 43, corrected).
 
     Parameters
     ----------
-    X : array (n, N) of 0/1
-    p : float in [0, 0.5]
+    X : array_like, shape (n, N)
+        Clean 0/1 rows.
+    p : float
+        Flip probability in [0, 0.5].
     seed : int or numpy.random.Generator
+        Seed of the uniforms.
 
     Returns
     -------
-    Y : array (n, N) float64 of 0/1.
+    numpy.ndarray, shape (n, N)
+        The noisy rows, 0/1 float64.
     """
     X = _binary(X, "X")
     p = _check_p(p)
@@ -73,11 +85,23 @@ def corrupt(X, p, seed=0) -> np.ndarray:
     return np.where(flips, 1.0 - X, X)
 
 
-def channel_field(Y, p) -> np.ndarray:
-    """The channel's log-likelihood ratio per pixel, ``D_i = (2 y_i − 1) ln((1 − p)/p)``
-    (eq. 44 with the sign corrected, errata.md seed 002 #3), shape of ``Y``.
+def channel_field(Y: ArrayLike, p: float) -> np.ndarray:
+    """The channel's log-likelihood ratio per pixel, ``D_i = (2 y_i − 1) ln((1 − p)/p)``.
 
-    ``+inf``/``−inf`` at ``p = 0`` (the observation is certain), 0 at ``p = 0.5``.
+    Tramel et al. (2018), eq. 44 with the sign corrected.  ``+inf``/``−inf`` at ``p = 0`` (the
+    observation is certain), 0 at ``p = 0.5``.
+
+    Parameters
+    ----------
+    Y : array_like, shape (n, N)
+        Noisy 0/1 observations.
+    p : float
+        Flip probability in [0, 0.5].
+
+    Returns
+    -------
+    numpy.ndarray
+        ``D``, shape of ``Y``.
     """
     shape = np.shape(Y)
     Y = _binary(np.atleast_2d(Y), "Y").reshape(shape)
@@ -87,28 +111,52 @@ def channel_field(Y, p) -> np.ndarray:
     return (2.0 * Y - 1.0) * llr
 
 
-def data_marginals(X, eps=1e-3) -> np.ndarray:
-    """Per-pixel means of binary training rows, clipped to ``[eps, 1 − eps]`` (pixels that are
-    constant in the training set would otherwise give an infinite prior field), shape (N,)."""
+def data_marginals(X: ArrayLike, eps: float = 1e-3) -> np.ndarray:
+    """Per-pixel means of binary training rows, clipped to ``[eps, 1 − eps]``.
+
+    Pixels that are constant in the training set would otherwise give an infinite prior field.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, N)
+        0/1 training rows.
+    eps : float
+        Clipping.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N,)
+        The clipped means.
+    """
     X = _binary(X, "X")
     eps = check_float(eps, "eps", low=0.0, high=0.5)
     return np.clip(X.mean(axis=0), eps, 1.0 - eps)
 
 
-def ope(Y, p, marginals) -> np.ndarray:
-    """Optimal pointwise estimator: ``P(x_i = 1 | y_i) = σ(logit m_i + (2y_i − 1) ln((1−p)/p))``
-    (eq. 46, corrected — errata.md seed 002 #4).
+def ope(Y: ArrayLike, p: float, marginals: ArrayLike) -> np.ndarray:
+    """Optimal pointwise estimator, ``P(x_i = 1 | y_i) = σ(logit m_i + (2y_i − 1) ln((1−p)/p))``.
+
+    Tramel et al. (2018), eq. 46, corrected by Bayes' rule.
 
     Parameters
     ----------
-    Y : array (n, N) of 0/1 — noisy observations.
-    p : float in [0, 0.5]
-    marginals : array (N,) in (0, 1) — prior pixel means ``m`` (see :func:`data_marginals`);
-        values in {0, 1} are allowed only at ``p = 0``.
+    Y : array_like, shape (n, N)
+        Noisy 0/1 observations.
+    p : float
+        Flip probability in [0, 0.5].
+    marginals : array_like, shape (N,)
+        Prior pixel means ``m`` in (0, 1) (see :func:`data_marginals`); values in {0, 1} are
+        allowed only at ``p = 0``.
 
     Returns
     -------
-    array (n, N) of posterior means: exactly ``Y`` at ``p = 0``, ``m`` at ``p = 0.5``.
+    numpy.ndarray, shape (n, N)
+        Posterior means: exactly ``Y`` at ``p = 0``, ``m`` at ``p = 0.5``.
+
+    Raises
+    ------
+    ValueError
+        If ``marginals`` has the wrong shape or lies outside [0, 1] (or (0, 1) for ``p > 0``).
     """
     Y = _binary(Y, "Y")
     p = _check_p(p)
@@ -128,12 +176,31 @@ def ope(Y, p, marginals) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * z))          # σ(z), overflow-free
 
 
-def nearest_neighbour(Y, train, *, chunk=512, return_index=False):
-    """1-NN estimate: for every row of ``Y`` the training row at the smallest Hamming distance
-    (the first one on ties), shape (n, N).  ``return_index=True`` also returns the indices.
+def nearest_neighbour(Y: ArrayLike, train: ArrayLike, *, chunk: int = 512,
+                      return_index: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """1-NN estimate: for every row of ``Y`` the training row at the smallest Hamming distance.
 
-    Distances are computed as ``d = y·(1 − t) + (1 − y)·t`` by matrix products, ``chunk`` rows
-    of ``Y`` at a time (memory ``chunk × n_train``)."""
+    The first one on ties.  Distances are computed as ``d = y·(1 − t) + (1 − y)·t`` by
+    matrix products, ``chunk`` rows of ``Y`` at a time (memory ``chunk × n_train``).
+
+    Parameters
+    ----------
+    Y : array_like, shape (n, N)
+        Noisy 0/1 observations.
+    train : array_like, shape (n_train, N)
+        0/1 training rows.
+    chunk : int
+        Rows of ``Y`` per matrix product.
+    return_index : bool
+        Also return the indices of the nearest rows.
+
+    Returns
+    -------
+    estimate : numpy.ndarray, shape (n, N)
+        The nearest training rows.
+    index : numpy.ndarray, shape (n,)
+        Their indices; only with ``return_index=True``.
+    """
     Y = _binary(Y, "Y")
     T = _binary(train, "train", n_visible=Y.shape[1])
     chunk = check_int(chunk, "chunk", low=1)
@@ -149,14 +216,30 @@ def nearest_neighbour(Y, train, *, chunk=512, return_index=False):
     return (est, idx) if return_index else est
 
 
-def mcc(estimate, truth) -> np.ndarray:
-    """Matthews correlation coefficient of binary estimates against the clean images, per row
-    (positive class = pixel value 1):
+def mcc(estimate: ArrayLike, truth: ArrayLike) -> np.ndarray | float:
+    """Matthews correlation coefficient of binary estimates against the clean images, per row.
 
-        MCC = (TP·TN − FP·FN) / sqrt((TP+FP)(TP+FN)(TN+FP)(TN+FN)),
+    Positive class = pixel value 1:
+    ``MCC = (TP·TN − FP·FN) / sqrt((TP+FP)(TP+FN)(TN+FP)(TN+FN))``, defined as 0 when the
+    denominator is 0 (as ``sklearn.metrics.matthews_corrcoef``).
 
-    defined as 0 when the denominator is 0 (as ``sklearn.metrics.matthews_corrcoef``).
-    Shape (n,) for 2-D inputs; a float for 1-D inputs."""
+    Parameters
+    ----------
+    estimate : array_like, shape (n, N) or (N,)
+        0/1 estimates.
+    truth : array_like
+        Clean 0/1 images, shape of ``estimate``.
+
+    Returns
+    -------
+    numpy.ndarray or float
+        Shape (n,) for 2-D inputs; a float for 1-D inputs.
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ.
+    """
     one_d = np.ndim(estimate) == 1 and np.ndim(truth) == 1
     E = _binary(np.atleast_2d(estimate), "estimate")
     T = _binary(np.atleast_2d(truth), "truth", n_visible=E.shape[1])
@@ -201,15 +284,22 @@ def tap_means(rbm, Y, p, marginals, *, order=2, damping=0.5, tol=1e-8, max_iter=
     return (av, sol) if details else av
 
 
-def denoise(rbm, Y, p, *, method="tap", marginals=None, train=None, order=2, damping=0.5,
-            tol=1e-8, max_iter=1000, threshold=0.5, return_means=False):
+def denoise(rbm: RBM | None, Y: ArrayLike, p: float, *, method: str = "tap",
+            marginals: ArrayLike | None = None, train: ArrayLike | None = None, order: int = 2,
+            damping: float = 0.5, tol: float = 1e-8, max_iter: int = 1000,
+            threshold: float = 0.5,
+            return_means: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Denoise binary observations ``Y`` of a binary symmetric channel with flip probability ``p``.
 
     Parameters
     ----------
-    rbm : RBM with Bernoulli visible units (used by ``method="tap"`` only; may be None otherwise).
-    Y : array (n, N) of 0/1 — the noisy images.
-    p : float in [0, 0.5] — the channel's flip probability (known to the decoder).
+    rbm : RBM or None
+        A model with Bernoulli visible units (used by ``method="tap"`` only; may be None
+        otherwise).
+    Y : array (n, N) of 0/1
+        The noisy images.
+    p : float in [0, 0.5]
+        The channel's flip probability (known to the decoder).
     method : {"tap", "ope", "nn"}
         TAP inference on the RBM with the channel field (eq. 47), the optimal pointwise
         estimator (eq. 46) or the nearest training image (Hamming).
@@ -227,8 +317,16 @@ def denoise(rbm, Y, p, *, method="tap", marginals=None, train=None, order=2, dam
 
     Returns
     -------
-    array (n, N) of 0/1 (and the means if asked).  At ``p = 0`` every method except "nn"
-    returns ``Y``.
+    estimate : numpy.ndarray, shape (n, N)
+        0/1 estimates.  At ``p = 0`` every method except "nn" returns ``Y``.
+    means : numpy.ndarray, shape (n, N)
+        The posterior means; only with ``return_means=True``.
+
+    Raises
+    ------
+    ValueError
+        If a method lacks what it needs (``train``, ``marginals``, an RBM with Bernoulli
+        visible units), or ``p`` is outside [0, 0.5].
     """
     check_choice(method, "method", METHODS)
     p = _check_p(p)
@@ -256,8 +354,10 @@ def denoise(rbm, Y, p, *, method="tap", marginals=None, train=None, order=2, dam
     return (est, means) if return_means else est
 
 
-def denoising_curve(rbm, X, ps, *, train, methods=METHODS, seed=0, order=2, damping=0.5,
-                    tol=1e-8, max_iter=1000, marginals=None):
+def denoising_curve(rbm: RBM | None, X: ArrayLike, ps: Sequence[float], *, train: ArrayLike,
+                    methods: Sequence[str] = METHODS, seed: int = 0, order: int = 2,
+                    damping: float = 0.5, tol: float = 1e-8, max_iter: int = 1000,
+                    marginals: ArrayLike | None = None) -> "pandas.DataFrame":
     """Average denoising performance (MCC) against the flip probability (Fig. 8).
 
     Every method sees the same noise realisation at each ``p`` (one :func:`corrupt` draw per
@@ -265,17 +365,34 @@ def denoising_curve(rbm, X, ps, *, train, methods=METHODS, seed=0, order=2, damp
 
     Parameters
     ----------
-    rbm : RBM (binary) — for "tap"; may be None if "tap" is not among ``methods``.
-    X : array (n, N) of 0/1 — clean held-out images (the paper: 1,000 test images).
-    ps : sequence of floats in [0, 0.5]
-    train : array of 0/1 — training images (marginals for the OPE, the 1-NN database).
-    methods : subset of ("tap", "ope", "nn")
+    rbm : RBM or None
+        A binary model, for "tap"; may be None if "tap" is not among ``methods``.
+    X : array (n, N) of 0/1
+        Clean held-out images (the paper: 1,000 test images).
+    ps : sequence of float
+        Flip probabilities in [0, 0.5].
+    train : array of 0/1
+        Training images (marginals for the OPE, the 1-NN database).
+    methods : sequence of str
+        A subset of ("tap", "ope", "nn").
+    seed : int
+        Seed of the noise (:func:`corrupt`).
+    order, damping, tol, max_iter
+        Passed to ``rbmviz.tap.solve``.
+    marginals : array (N,), optional
+        Prior pixel means; default ``data_marginals(train)``.
 
     Returns
     -------
-    pandas.DataFrame with columns ``p``, ``method``, ``mcc`` (mean over images),
-    ``mcc_sem`` (standard error), ``bit_error`` (fraction of wrong pixels), ``n_images``,
-    and ``not_converged`` (TAP rows that hit ``max_iter``; 0 for the baselines).
+    pandas.DataFrame
+        Columns ``p``, ``method``, ``mcc`` (mean over images), ``mcc_sem`` (standard error),
+        ``bit_error`` (fraction of wrong pixels), ``n_images``, and ``not_converged`` (TAP
+        rows that hit ``max_iter``; 0 for the baselines).
+
+    Raises
+    ------
+    ValueError
+        If ``ps`` or ``methods`` is empty, or a method lacks what it needs.
     """
     import pandas as pd
 

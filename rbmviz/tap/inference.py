@@ -3,11 +3,11 @@ energies, unique solutions and the TAP log-likelihood.
 
 References (formulas restated and checked in the TAP theory page of the documentation):
 
-* binary RBMs, orders 1–3 (Gabrié, Tramel & Krzakala 2015; tap.md Part A): the expansion
+* binary RBMs, orders 1–3 (Gabrié, Tramel & Krzakala 2015): the expansion
   ``−Γ(m^v, m^h)`` of A.1 and its self-consistency equations A.2, with the derived
   third-order factor ``g(m) = (m − m²)(½ − m)`` (not the reference code's ``m²(1 − m)``,
-  errata.md EMF #1);
-* general priors, second order (Tramel et al. 2018; tap.md Part B): Alg. 1 (B.4) with
+  the errata noted on the TAP theory page);
+* general priors, second order (Tramel et al. 2018): Alg. 1 with
   data-anchored initialisation (eqs. 37–38), the TAP free energy ``𝔽_RBM`` (eq. 36) and the
   TAP log-likelihood (eq. 39).  With Bernoulli priors Alg. 1 is TAP2 of A.2 (B.8).
 
@@ -22,16 +22,22 @@ median 117 iterations, max 706) in 16–17 s; the matmuls alone account for ~60 
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import dataclasses
 import time
 import warnings
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._numerics import softplus as _softplus
 from .._validation import check_choice, check_data, check_float, check_int, check_seed
 from ..kernels import priors as _kp
 from ..kernels import tap as _k
+
+if TYPE_CHECKING:
+    from ..model import RBM
 
 __all__ = ["solve", "TAPSolution", "unique_solutions", "UniqueSolutions", "log_likelihood", "COUNT_TOL",
            "TAPLogLikelihood", "free_energy_binary"]
@@ -49,7 +55,7 @@ _CHUNK = 2048
 class TAPSolution:
     """TAP fixed points reached from ``R`` initialisations (one per row).
 
-    Attributes
+    Parameters
     ----------
     av, cv, Bv, Av : ndarray (R, n_visible)
         Visible means ``a^v``, variances ``c^v`` and the fields ``B^v``, ``A^v`` of eqs.
@@ -66,7 +72,7 @@ class TAPSolution:
     free_energy : ndarray (R,)
         ``𝔽_RBM`` of eq. (36) at the solution, ≈ ``−ln 𝒵`` of the model with NORMALISED unit
         priors (eq. 9).  For binary models it is ``Γ(m^v, m^h) + Σ softplus(b) +
-        Σ softplus(c)`` with ``Γ`` the order-``order`` expansion of tap.md A.1 (B.8).
+        Σ softplus(c)`` with ``Γ`` the order-``order`` expansion (Gabrié et al. 2015).
     log_z : ndarray (R,)
         The same estimate as the RBM's own log partition function:
         ``−𝔽_RBM + Σ_i ln z_i + Σ_j ln z_j`` with ``ln z`` the priors' log-normalisers
@@ -74,7 +80,8 @@ class TAPSolution:
         :func:`rbmviz.evaluate.log_partition_exact`.  With a ``visible_field`` ``D`` both
         refer to the model with the extra factor ``e^{D·x}`` (for Bernoulli units: visible
         biases ``b + D``).
-    order, damping, tol : the settings used.
+    order, damping, tol
+        The settings used.
     """
 
     av: np.ndarray
@@ -101,6 +108,13 @@ class TAPSolution:
 
     @property
     def n_converged(self) -> int:
+        """Number of rows that converged.
+
+        Returns
+        -------
+        int
+            ``converged.sum()``.
+        """
         return int(np.count_nonzero(self.converged))
 
     @property
@@ -108,8 +122,26 @@ class TAPSolution:
         """Indices of the rows that did not converge within ``max_iter``."""
         return np.flatnonzero(~self.converged)
 
-    def subset(self, idx) -> "TAPSolution":
-        """The solutions of the rows ``idx`` (indices or a boolean mask), copied."""
+    def subset(self, idx: ArrayLike) -> "TAPSolution":
+        """The solutions of the rows ``idx``, copied.
+
+        Parameters
+        ----------
+        idx : array_like of int or bool
+            Row indices, or a boolean mask of length ``len(self)``.
+
+        Returns
+        -------
+        TAPSolution
+            The selected rows (same settings).
+
+        Raises
+        ------
+        ValueError
+            If a boolean mask has the wrong length.
+        TypeError
+            If ``idx`` holds neither integers nor booleans.
+        """
         idx = np.asarray(idx)
         if idx.dtype == bool:
             if idx.shape != (len(self),):
@@ -130,7 +162,7 @@ class TAPSolution:
 class UniqueSolutions:
     """Distinct TAP solutions among the converged rows of a :class:`TAPSolution`.
 
-    Attributes
+    Parameters
     ----------
     representatives : ndarray of int (n_unique,)
         One row index (into the solution) per distinct solution, in canonical order.
@@ -141,7 +173,9 @@ class UniqueSolutions:
     free_energy : ndarray (n_unique,)
         ``𝔽_RBM`` (eq. 36) of each solution (its representative's).
     n_unique : int
+        Number of distinct solutions.
     tol : float
+        The tolerance used.
     solutions : TAPSolution
         The representatives' solutions (``sol.subset(representatives)``).
     """
@@ -160,12 +194,27 @@ class UniqueSolutions:
 
 @dataclasses.dataclass
 class TAPLogLikelihood:
-    """Detailed result of :func:`log_likelihood` (``details=True``).
+    """Detailed result of :func:`log_likelihood` (``details=True``); ``float(result)`` is ``value``.
 
-    ``value`` is eq. (39) averaged over the rows of ``V``; ``data_term`` (N,) the per-row
-    ``Σ_i ln P_i(x_i) + Σ_j ln Z^h_j(Σ_i W_ij x_i, 0)``; ``mean_free_energy`` the average
-    ``𝔽_RBM`` over the solutions used; ``n_solutions`` how many entered the average
-    (unique ones if ``unique``), ``n_not_converged`` the excluded initialisations."""
+    Parameters
+    ----------
+    value : float
+        Tramel et al. (2018), eq. (39), averaged over the rows of ``V``.
+    data_term : numpy.ndarray, shape (N,)
+        The per-row ``Σ_i ln P_i(x_i) + Σ_j ln Z^h_j(Σ_i W_ij x_i, 0)``.
+    mean_free_energy : float
+        The average ``𝔽_RBM`` over the solutions used.
+    n_solutions : int
+        How many solutions entered the average (unique ones if ``unique``).
+    n_not_converged : int
+        The excluded initialisations.
+    unique : bool
+        Whether the average ran over unique solutions.
+    solution : TAPSolution
+        All runs.
+    unique_solutions : UniqueSolutions or None
+        The de-duplication, if ``unique``.
+    """
 
     value: float
     data_term: np.ndarray
@@ -380,15 +429,38 @@ def _g(m):
     return (m - m * m) * (0.5 - m)
 
 
-def free_energy_binary(rbm, av, ah, *, order=2, visible_field=None):
-    """``−Γ(m^v, m^h)`` of tap.md A.1 (order 1, 2 or 3) for binary RBMs, per row:
+def free_energy_binary(rbm: RBM, av: ArrayLike, ah: ArrayLike, *, order: int = 2,
+                       visible_field: ArrayLike | None = None) -> np.ndarray:
+    """``−Γ(m^v, m^h)`` of the order-1, 2 or 3 expansion for binary RBMs, per row.
 
     ``S(m^v) + S(m^h) + bᵀm^v + cᵀm^h + Σ W_ij m^v_i m^h_j + ½ Σ W_ij² ν(m^v_i) ν(m^h_j)
-    + ⅔ Σ W_ij³ g(m^v_i) g(m^h_j)``  (the last two terms from order 2 and 3 on).
+    + ⅔ Σ W_ij³ g(m^v_i) g(m^h_j)`` (the last two terms from order 2 and 3 on; Gabrié et al.
+    2015; Tramel et al. 2018, eq. 36 with Bernoulli priors).  This is the TAP estimate of the
+    RBM's own ``ln Z`` (``TAPSolution.log_z``).
 
-    This is the TAP estimate of the RBM's own ``ln Z`` (``TAPSolution.log_z``).  With a
-    ``visible_field`` ``D`` (R, n_visible) the visible biases are ``b + D``.  ``av`` (R,
-    n_visible), ``ah`` (R, n_hidden) in [0, 1]; returns shape (R,)."""
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model.
+    av : array_like, shape (R, n_visible)
+        Visible magnetisations in [0, 1].
+    ah : array_like, shape (R, n_hidden)
+        Hidden magnetisations in [0, 1].
+    order : {1, 2, 3}
+        Order of the expansion.
+    visible_field : array_like, shape (R, n_visible), optional
+        Extra field ``D``: the visible biases are ``b + D``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (R,)
+        ``−Γ`` of every row.
+
+    Raises
+    ------
+    ValueError
+        If the model is not binary or ``av`` and ``ah`` have different numbers of rows.
+    """
     order = check_choice(order, "order", (1, 2, 3))
     vis, hid = _layers(rbm)
     if not (vis.binary and hid.binary):
@@ -414,7 +486,7 @@ def free_energy_binary(rbm, av, ah, *, order=2, visible_field=None):
 
 # ---------------------------------------------------------------------------- general path
 def _solve_general(W, vis, hid, damping, tol, max_iter, av0, ah0, field):
-    """Alg. 1 (tap.md B.4) for any priors (order 2), batched over rows, with damping."""
+    """Alg. 1 of Tramel et al. (2018) for any priors (order 2), batched over rows, with damping."""
     R, nv = av0.shape
     nh = W.shape[1]
     WT = np.ascontiguousarray(W.T)
@@ -485,9 +557,10 @@ def _free_energy_eq36(W, vis, hid, av, cv, ah, ch, Bv, Av, Bh, Ah, field):
 
 
 # ---------------------------------------------------------------------------- solve
-def solve(rbm, init_visible, *, order=2, damping=0.5, tol=1e-8, max_iter=1000,
-          visible_field=None, init_hidden=None, data_anchored=True) -> TAPSolution:
-    """TAP fixed points from ``R`` initialisations (Alg. 1, tap.md B.4; Part A for orders 1/3).
+def solve(rbm: RBM, init_visible: ArrayLike, *, order: int = 2, damping: float | None = 0.5,
+          tol: float = 1e-8, max_iter: int = 1000, visible_field: ArrayLike | None = None,
+          init_hidden: ArrayLike | None = None, data_anchored: bool = True) -> TAPSolution:
+    """TAP fixed points from ``R`` initialisations (Tramel et al. 2018, Alg. 1; Gabrié et al. 2015 for orders 1/3).
 
     Each row of ``init_visible`` starts one run of the iteration (data-anchored
     initialisation, eqs. 37–38: ``a^v(0) = x``, ``c^v(0) = 0``; with damping the hidden
@@ -499,9 +572,9 @@ def solve(rbm, init_visible, *, order=2, damping=0.5, tol=1e-8, max_iter=1000,
     ``A^v = −(W∘W)c^h``, ``B^v = A^v a^v + W a^h [+ D]``, ``a^v = f_a^v``, ``c^v = f_c^v``,
 
     each new value damped as ``δ·new + (1 − δ)·old``.  For all-binary models ``order`` picks
-    the expansion of tap.md A.1–A.2: 1 = naive mean field, 2 = TAP2 (identical to Alg. 1
-    with Bernoulli priors, B.8), 3 = TAP3 (with ``g(m) = (m − m²)(½ − m)``; at orders 1 and 3
-    only the magnetisations are damped, A.3).  Other priors: order 2 only.
+    the expansion of Gabrié et al. (2015): 1 = naive mean field, 2 = TAP2 (identical to Alg. 1
+    with Bernoulli priors), 3 = TAP3 (with ``g(m) = (m − m²)(½ − m)``; at orders 1 and 3
+    only the magnetisations are damped).  Other priors: order 2 only.
 
     A row has converged when the mean squared change of both layers' means between two
     successive iterations, ``(‖Δa^v‖² + ‖Δa^h‖²)/(n_v + n_h)``, falls below ``tol``
@@ -510,14 +583,18 @@ def solve(rbm, init_visible, *, order=2, damping=0.5, tol=1e-8, max_iter=1000,
     Parameters
     ----------
     rbm : rbmviz.RBM
+        The model (any unit priors).
     init_visible : array (R, n_visible)
         Initial visible means.  With ``data_anchored=True`` they must be data of the visible
         prior (0/1 for Bernoulli units, inside the interval for truncated priors).
     order : {1, 2, 3}
+        TAP order; 1 and 3 for all-binary models only.
     damping : float in (0, 1] or None
         δ; ``None`` or 1 is the undamped iteration.
     tol : float > 0
+        Convergence threshold of the mean squared change.
     max_iter : int ≥ 1
+        Largest number of iterations.
     visible_field : array (R, n_visible) or (n_visible,), optional
         Extra field ``D`` added to ``B^v`` at every iteration (e.g. a channel's
         log-likelihood ratio in denoising: the visible biases become ``b + D``).
@@ -532,6 +609,15 @@ def solve(rbm, init_visible, *, order=2, damping=0.5, tol=1e-8, max_iter=1000,
     Returns
     -------
     TAPSolution
+        The fixed points (or last iterates) of every row.
+
+    Raises
+    ------
+    ValueError
+        For an order other than 2 with non-binary units, initial means outside the prior's
+        support (or range), or arrays whose rows do not match ``init_visible``.
+    TypeError
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM` or ``data_anchored`` is not a bool.
     """
     vis, hid = _layers(rbm)
     order = check_choice(order, "order", (1, 2, 3))
@@ -616,8 +702,8 @@ def _cluster_sorted(X, s, n_first, window, tol_first, tol_second):
     return _k.labels_from_parent(parent)
 
 
-def unique_solutions(sol, tol=1e-4) -> UniqueSolutions:
-    """De-duplicate the converged solutions of ``sol`` (tap-experiments.md §3).
+def unique_solutions(sol: TAPSolution, tol: float = 1e-4) -> UniqueSolutions:
+    """De-duplicate the converged solutions of ``sol``.
 
     Two solutions are the same when ``max_i |Δa^v_i| < tol`` and ``max_j |Δa^h_j| < tol``;
     solutions are grouped by single linkage (connected components of that relation), so the
@@ -632,8 +718,25 @@ def unique_solutions(sol, tol=1e-4) -> UniqueSolutions:
     larger when the iteration contracts slowly.  Measured on a 784×100 RBM trained 3 epochs
     with CD-1 on MNIST (1,000 inits): solved to 1e-8 the counts at tol 1e-5/1e-4/1e-3/1e-2 are
     786/284/98/16, solved to 1e-12 they are 19/11/5/5 — report the count's sensitivity to
-    ``tol`` (tap-experiments.md §3) or solve more tightly before counting: solutions solved
+    ``tol`` or solve more tightly before counting: solutions solved
     with a tolerance looser than :data:`COUNT_TOL` (1e-12) draw a ``RuntimeWarning``.
+
+    Parameters
+    ----------
+    sol : TAPSolution
+        From :func:`solve`.
+    tol : float
+        Two solutions are the same when ``max_i |Δa^v_i| < tol`` and ``max_j |Δa^h_j| < tol``.
+
+    Returns
+    -------
+    UniqueSolutions
+        The distinct solutions, their labels and counts.
+
+    Raises
+    ------
+    TypeError
+        If ``sol`` is not a :class:`TAPSolution`.
     """
     if not isinstance(sol, TAPSolution):
         raise TypeError(f"sol must be a TAPSolution (from rbmviz.tap.solve), got {type(sol).__name__}")
@@ -684,26 +787,55 @@ def _data_term(rbm, vis, hid, X):
     return lp + lz
 
 
-def log_likelihood(rbm, V, *, init=None, n_init=None, unique=True, seed=0, order=2,
-                   damping=0.5, tol=None, max_iter=1000, unique_tol=1e-4, details=False):
-    """TAP estimate of the average log-likelihood of the rows of ``V`` (eq. 39), in nats:
+def log_likelihood(rbm: RBM, V: ArrayLike, *, init: ArrayLike | None = None,
+                   n_init: int | None = None, unique: bool = True, seed: int = 0,
+                   order: int = 2, damping: float | None = 0.5, tol: float | None = None,
+                   max_iter: int = 1000, unique_tol: float = 1e-4,
+                   details: bool = False) -> float | TAPLogLikelihood:
+    """TAP estimate of the average log-likelihood of the rows of ``V`` (eq. 39), in nats.
 
     ``ln P(x) ≈ Σ_i ln P_i(x_i) + Σ_j ln Z^h_j(Σ_i W_ij x_i, 0) + (1/K) Σ_k 𝔽_RBM(k)``
-
     averaged over the rows ``x`` of ``V``, with the ``K`` TAP solutions obtained by
-    :func:`solve` from data-anchored initialisations (eqs. 37–38): the rows of ``init``
-    (default: ``V`` itself), or ``n_init`` of them drawn without replacement with ``seed``.
-    ``unique=True`` averages uniformly over the unique converged solutions (Fig. 3, Sec.
-    V.2; :func:`unique_solutions` with ``unique_tol``), ``unique=False`` over all converged
-    runs (multiplicity-weighted).  ``tol`` (solve tolerance) defaults to :data:`COUNT_TOL`
-    (1e-12) with ``unique=True`` — at the paper's 1e-8 the same solution is scattered by more
-    than ``unique_tol`` and would be counted many times (see :func:`unique_solutions`) — and
-    to 1e-8 otherwise.  Initialisations that do not converge within ``max_iter``
-    are excluded with a ``RuntimeWarning``; if none converges the result is NaN.  For binary
-    models ``order`` 1 or 3 uses the corresponding expansion of tap.md A.1.
+    :func:`solve` from data-anchored initialisations (eqs. 37–38).  Initialisations that do
+    not converge within ``max_iter`` are excluded with a ``RuntimeWarning``; if none converges
+    the result is NaN.  The per-unit value of the paper's figures is this divided by
+    ``n_visible + n_hidden``.
 
-    Returns a float, or a :class:`TAPLogLikelihood` with the details if ``details=True``.
-    The per-unit value of the paper's figures is this divided by ``n_visible + n_hidden``.
+    Parameters
+    ----------
+    rbm : RBM
+        The model (any unit priors).
+    V : array_like, shape (N, n_visible)
+        Rows to evaluate (data of the visible prior).
+    init : array_like, shape (R, n_visible), optional
+        Initialisations; default ``V`` itself.
+    n_init : int, optional
+        Draw this many rows of ``init`` without replacement, with ``seed``.
+    unique : bool
+        Average uniformly over the unique converged solutions (Fig. 3, Sec. V.2;
+        :func:`unique_solutions` with ``unique_tol``); False: over all converged runs
+        (multiplicity-weighted).
+    seed : int
+        Seed of the draw of ``n_init`` rows.
+    order : {1, 2, 3}
+        TAP order; 1 and 3 for binary models only.
+    damping : float or None
+        Damping of :func:`solve`.
+    tol : float, optional
+        Tolerance of :func:`solve`; default :data:`COUNT_TOL` (1e-12) with ``unique=True`` — at
+        the paper's 1e-8 the same solution is scattered by more than ``unique_tol`` and would
+        be counted many times (see :func:`unique_solutions`) — and 1e-8 otherwise.
+    max_iter : int
+        Iterations of :func:`solve`.
+    unique_tol : float
+        Tolerance of :func:`unique_solutions`.
+    details : bool
+        Return a :class:`TAPLogLikelihood` instead of a float.
+
+    Returns
+    -------
+    float or TAPLogLikelihood
+        The estimate, or the details if ``details=True``.
     """
     vis, hid = _layers(rbm)
     X = vis.check(V, "V", True)

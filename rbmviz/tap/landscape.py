@@ -19,9 +19,17 @@ these live in :mod:`rbmviz.viz.tap`.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Mapping
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_choice, check_float, check_int
+
+if TYPE_CHECKING:
+    import pandas
+    from ..model import RBM
+    from .inference import TAPSolution
 
 __all__ = ["solution_statistics", "epoch_statistics", "free_energy_histogram",
            "free_energy_kde", "SolutionMap", "solution_features", "epoch_maps", "data_solution_map",
@@ -49,8 +57,8 @@ def _as_2d(X, name):
 
 # ---------------------------------------------------------------------------- counting
 
-def solution_statistics(sol, *, tol=1e-4) -> dict:
-    """Counts and free energies of the TAP solutions of one epoch (Fig. 5).
+def solution_statistics(sol: TAPSolution, *, tol: float = 1e-4) -> dict:
+    """Counts and free energies of the TAP solutions of one epoch (Tramel et al. 2018, Fig. 5).
 
     Parameters
     ----------
@@ -58,15 +66,16 @@ def solution_statistics(sol, *, tol=1e-4) -> dict:
         From ``rbmviz.tap.solve(rbm, X)`` with one data-anchored initialisation per row of X.
     tol : float
         De-duplication tolerance of ``rbmviz.tap.unique_solutions`` (max-abs difference of
-        ``a^v`` and ``a^h``; tap-experiments.md §3 default 1e-4).
+        ``a^v`` and ``a^h``; default 1e-4).
 
     Returns
     -------
-    dict with ``n_init``, ``n_converged``, ``n_unique``, ``unique_fraction`` (unique /
-    initialisations), ``free_energy`` (array, one per unique solution, eq. 36), ``counts``
-    (initialisations reaching each unique solution), ``mean_free_energy`` (unweighted mean
-    over unique solutions — the estimate of −ln 𝒵 used in the paper), ``labels`` (solution id
-    of every initialisation, −1 if not converged), ``representatives``.
+    dict
+        ``n_init``, ``n_converged``, ``n_unique``, ``unique_fraction`` (unique /
+        initialisations), ``free_energy`` (array, one per unique solution, eq. 36), ``counts``
+        (initialisations reaching each unique solution), ``mean_free_energy`` (unweighted mean
+        over unique solutions: the estimate of −ln 𝒵 used in the paper), ``labels`` (solution
+        id of every initialisation, −1 if not converged), ``representatives``.
     """
     from . import unique_solutions
 
@@ -80,20 +89,21 @@ def solution_statistics(sol, *, tol=1e-4) -> dict:
             "labels": np.asarray(u.labels), "representatives": np.asarray(u.representatives)}
 
 
-def epoch_statistics(stats_by_epoch) -> "tuple":
+def epoch_statistics(stats_by_epoch: Mapping[int, dict]) -> "tuple[pandas.DataFrame, pandas.DataFrame]":
     """Tidy tables of :func:`solution_statistics` results over epochs.
 
     Parameters
     ----------
-    stats_by_epoch : mapping ``epoch -> dict`` (as returned by :func:`solution_statistics`)
+    stats_by_epoch : mapping
+        ``epoch -> dict`` as returned by :func:`solution_statistics`.
 
     Returns
     -------
-    (summary, solutions) : two pandas DataFrames —
-    ``summary`` one row per epoch (``epoch``, ``n_init``, ``n_converged``, ``n_unique``,
-    ``unique_fraction``, ``mean_free_energy``, ``min_free_energy``, ``max_free_energy``);
-    ``solutions`` one row per unique solution (``epoch``, ``solution``, ``free_energy``,
-    ``count``).
+    summary : pandas.DataFrame
+        One row per epoch (``epoch``, ``n_init``, ``n_converged``, ``n_unique``,
+        ``unique_fraction``, ``mean_free_energy``, ``min_free_energy``, ``max_free_energy``).
+    solutions : pandas.DataFrame
+        One row per unique solution (``epoch``, ``solution``, ``free_energy``, ``count``).
     """
     import pandas as pd
 
@@ -111,9 +121,36 @@ def epoch_statistics(stats_by_epoch) -> "tuple":
             pd.DataFrame(sols, columns=["epoch", "solution", "free_energy", "count"]))
 
 
-def free_energy_histogram(free_energy, bins=30, range=None, *, density=True):
-    """Histogram of TAP free energies: ``(edges, heights)`` (``np.histogram`` semantics).
-    A single distinct value gets one bin of width 1 centred on it."""
+def free_energy_histogram(free_energy: ArrayLike, bins: int | ArrayLike = 30,
+                          range: tuple[float, float] | None = None, *,
+                          density: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Histogram of TAP free energies (``np.histogram`` semantics).
+
+    A single distinct value gets one bin of width 1 centred on it.
+
+    Parameters
+    ----------
+    free_energy : array_like
+        The free energies.
+    bins : int or array_like
+        Number of bins or their edges.
+    range : tuple of float, optional
+        Range of the bins.
+    density : bool
+        Normalise to a density.
+
+    Returns
+    -------
+    edges : numpy.ndarray
+        Bin edges.
+    heights : numpy.ndarray
+        Bin heights.
+
+    Raises
+    ------
+    ValueError
+        If ``free_energy`` is empty or not finite.
+    """
     fe = _as_1d(free_energy, "free_energy")
     if range is None and fe.min() == fe.max():
         range = (fe[0] - 0.5, fe[0] + 0.5)
@@ -121,12 +158,39 @@ def free_energy_histogram(free_energy, bins=30, range=None, *, density=True):
     return edges, heights
 
 
-def free_energy_kde(free_energy, grid=None, *, n_grid=200, bandwidth=None, weights=None):
-    """Gaussian kernel density estimate of TAP free energies on a grid: ``(grid, density)``.
+def free_energy_kde(free_energy: ArrayLike, grid: ArrayLike | None = None, *, n_grid: int = 200,
+                    bandwidth: float | None = None,
+                    weights: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Gaussian kernel density estimate of TAP free energies on a grid.
 
-    ``bandwidth`` is the kernel's standard deviation (default Scott's rule,
-    ``1.06 σ̂ n^(−1/5)``; a spread-free sample uses 1 % of ``|value|`` or 1e-3).  Densities
-    integrate to 1 over the real line (weights, if given, are normalised)."""
+    Densities integrate to 1 over the real line (weights, if given, are normalised).
+
+    Parameters
+    ----------
+    free_energy : array_like
+        The free energies.
+    grid : array_like, optional
+        Where to evaluate; default ``n_grid`` points spanning the values plus 3 bandwidths.
+    n_grid : int
+        Size of the default grid.
+    bandwidth : float, optional
+        The kernel's standard deviation; default Scott's rule, ``1.06 σ̂ n^(−1/5)`` (a
+        spread-free sample uses 1 % of ``|value|`` or 1e-3).
+    weights : array_like, optional
+        One non-negative weight per free energy.
+
+    Returns
+    -------
+    grid : numpy.ndarray
+        The grid.
+    density : numpy.ndarray
+        The density on it.
+
+    Raises
+    ------
+    ValueError
+        If the weights are negative, of the wrong length or all zero.
+    """
     fe = _as_1d(free_energy, "free_energy")
     w = np.ones_like(fe) if weights is None else _as_1d(weights, "weights")
     if w.shape != fe.shape or np.any(w < 0) or w.sum() <= 0:
@@ -151,27 +215,42 @@ def free_energy_kde(free_energy, grid=None, *, n_grid=200, bandwidth=None, weigh
 
 # ---------------------------------------------------------------------------- Isomap
 
-def solution_features(sol, rows=None) -> np.ndarray:
-    """``[a^v, a^h]`` — the concatenated visible and hidden means of a ``TAPSolution`` (the
-    coordinates Fig. 6 embeds), restricted to ``rows`` if given; shape (R, n_v + n_h)."""
+def solution_features(sol: TAPSolution, rows: ArrayLike | None = None) -> np.ndarray:
+    """``[a^v, a^h]``, the concatenated visible and hidden means of a ``TAPSolution``.
+
+    The coordinates Fig. 6 embeds.
+
+    Parameters
+    ----------
+    sol : TAPSolution
+        The solutions.
+    rows : array_like of int, optional
+        Rows to keep.
+
+    Returns
+    -------
+    numpy.ndarray, shape (R, n_v + n_h)
+        The features.
+    """
     av, ah = np.asarray(sol.av, dtype=np.float64), np.asarray(sol.ah, dtype=np.float64)
     F = np.concatenate([av, ah], axis=1)
     return F if rows is None else F[np.asarray(rows)]
 
 
 class SolutionMap:
-    """A 2-D (or ``n_components``-D) Isomap fitted once and applied to other point sets, so
-    that the maps of different epochs share one coordinate system (Fig. 6, Fig. 7).
+    """A 2-D (or ``n_components``-D) Isomap fitted once and applied to other point sets.
+
+    The maps of different epochs then share one coordinate system (Fig. 6, Fig. 7).  After
+    :meth:`fit`: ``embedding_`` (n_fit, n_components), ``isomap_`` (the scikit-learn
+    ``Isomap``), ``n_features_``.
 
     Parameters
     ----------
     n_neighbors : int
-        Isomap neighbourhood size (scikit-learn's default 5; the paper does not say —
-        tap-experiments.md §4).  Reduced to ``n_points − 1`` for a fit on fewer points.
+        Isomap neighbourhood size (scikit-learn's default 5; the paper does not say).  Reduced
+        to ``n_points − 1`` for a fit on fewer points.
     n_components : int
-
-    Attributes (after :meth:`fit`): ``embedding_`` (n_fit, n_components), ``isomap_`` (the
-    scikit-learn ``Isomap``), ``n_features_``.
+        Dimension of the map.
 
     Examples
     --------
@@ -182,11 +261,28 @@ class SolutionMap:
     True
     """
 
-    def __init__(self, n_neighbors=5, n_components=2):
+    def __init__(self, n_neighbors: int = 5, n_components: int = 2) -> None:
         self.n_neighbors = check_int(n_neighbors, "n_neighbors", low=1)
         self.n_components = check_int(n_components, "n_components", low=1)
 
-    def fit(self, X) -> "SolutionMap":
+    def fit(self, X: ArrayLike) -> "SolutionMap":
+        """Fit the Isomap on the points ``X``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_points, n_features)
+            The points (at least 3).
+
+        Returns
+        -------
+        SolutionMap
+            ``self``, fitted.
+
+        Raises
+        ------
+        ValueError
+            For fewer than 3 points, or points that are not finite.
+        """
         from sklearn.manifold import Isomap
 
         X = _as_2d(X, "X")
@@ -199,8 +295,24 @@ class SolutionMap:
         self.n_features_ = X.shape[1]
         return self
 
-    def transform(self, X) -> np.ndarray:
-        """Embed new points with the fitted map (geodesic distances through the fit graph)."""
+    def transform(self, X: ArrayLike) -> np.ndarray:
+        """Embed new points with the fitted map (geodesic distances through the fit graph).
+
+        Parameters
+        ----------
+        X : array_like, shape (n_points, n_features)
+            The points.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n_points, n_components)
+            Their coordinates.
+
+        Raises
+        ------
+        ValueError
+            Before :meth:`fit`, or for points of another number of features.
+        """
         if not hasattr(self, "isomap_"):
             raise ValueError("SolutionMap.transform() before fit()")
         X = _as_2d(X, "X")
@@ -209,9 +321,21 @@ class SolutionMap:
                              f"{self.n_features_}")
         return self.isomap_.transform(X)
 
-    def frame(self, X, **columns):
-        """``transform(X)`` as a DataFrame with columns ``x``, ``y`` (, ``z``...) plus the
-        given per-point ``columns`` (e.g. ``free_energy=..., epoch=...``)."""
+    def frame(self, X: ArrayLike, **columns: Any) -> "pandas.DataFrame":
+        """``transform(X)`` as a DataFrame.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_points, n_features)
+            The points.
+        **columns
+            Per-point columns to add (e.g. ``free_energy=..., epoch=...``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``x``, ``y`` (, ``z``...) plus ``columns``.
+        """
         import pandas as pd
 
         E = self.transform(X)
@@ -222,20 +346,33 @@ class SolutionMap:
         return df
 
 
-def epoch_maps(points_by_epoch, fit_epoch, *, n_neighbors=5):
+def epoch_maps(points_by_epoch: Mapping, fit_epoch: Any, *,
+               n_neighbors: int = 5) -> "tuple[SolutionMap, pandas.DataFrame]":
     """Fig. 6: one Isomap fitted on the solutions of ``fit_epoch`` and applied to every epoch.
 
     Parameters
     ----------
-    points_by_epoch : mapping ``epoch -> (features, free_energy)`` — e.g. the unique solutions
-        of each epoch, ``solution_features(sol, u.representatives)`` and ``u.free_energy``.
-    fit_epoch : a key of ``points_by_epoch`` (the paper: the last epoch, 100).
+    points_by_epoch : mapping
+        ``epoch -> (features, free_energy)``, e.g. the unique solutions of each epoch,
+        ``solution_features(sol, u.representatives)`` and ``u.free_energy``.
+    fit_epoch : object
+        A key of ``points_by_epoch`` (the paper: the last epoch, 100).
+    n_neighbors : int
+        Isomap neighbourhood size.
 
     Returns
     -------
-    (map, frame) — the fitted :class:`SolutionMap` and a DataFrame with ``epoch``, ``x``,
-    ``y``, ``free_energy`` and ``fe_scaled`` (free energy rescaled to [0, 1] within each
-    epoch, the colour scale of Fig. 6; 0.5 for an epoch whose solutions share one value).
+    map : SolutionMap
+        The fitted map.
+    frame : pandas.DataFrame
+        ``epoch``, ``x``, ``y``, ``free_energy`` and ``fe_scaled`` (free energy rescaled to
+        [0, 1] within each epoch, the colour scale of Fig. 6; 0.5 for an epoch whose solutions
+        share one value).
+
+    Raises
+    ------
+    ValueError
+        If ``fit_epoch`` is not a key, or an epoch's points and free energies differ in number.
     """
     import pandas as pd
 
@@ -256,16 +393,40 @@ def epoch_maps(points_by_epoch, fit_epoch, *, n_neighbors=5):
     return m, pd.concat(frames, ignore_index=True)
 
 
-def data_solution_map(X_init, av, *, n_neighbors=5, labels=None, free_energy=None):
-    """Fig. 7: a 2-D Isomap fitted on the initialisation data ``X_init`` with the visible TAP
-    magnetisations ``av`` they converged to embedded in the same space (row ``r`` of ``av``
-    is the solution reached from row ``r`` of ``X_init``).
+def data_solution_map(X_init: ArrayLike, av: ArrayLike, *, n_neighbors: int = 5,
+                      labels: ArrayLike | None = None, free_energy: ArrayLike | None = None
+                      ) -> "tuple[SolutionMap, pandas.DataFrame]":
+    """Fig. 7: an Isomap of the initialisation data with the TAP solutions embedded in it.
+
+    A 2-D Isomap fitted on the initialisation data ``X_init`` with the visible TAP
+    magnetisations ``av`` they converged to embedded in the same space (row ``r`` of ``av`` is
+    the solution reached from row ``r`` of ``X_init``).
+
+    Parameters
+    ----------
+    X_init : array_like, shape (R, n_visible)
+        Initialisation data.
+    av : array_like, shape (R, n_visible)
+        The visible magnetisations reached.
+    n_neighbors : int
+        Isomap neighbourhood size.
+    labels : array_like, shape (R,), optional
+        Per-point labels (e.g. the digit).
+    free_energy : array_like, shape (R,), optional
+        Per-point free energies.
 
     Returns
     -------
-    (map, frame) — the fitted :class:`SolutionMap` and a DataFrame with one row per
-    initialisation: ``x``, ``y`` (the data point), ``sol_x``, ``sol_y`` (its solution),
-    and ``label`` / ``free_energy`` when given.
+    map : SolutionMap
+        The fitted map.
+    frame : pandas.DataFrame
+        One row per initialisation: ``x``, ``y`` (the data point), ``sol_x``, ``sol_y`` (its
+        solution), and ``label`` / ``free_energy`` when given.
+
+    Raises
+    ------
+    ValueError
+        If ``av`` does not have the shape of ``X_init``.
     """
     import pandas as pd
 
@@ -286,11 +447,25 @@ def data_solution_map(X_init, av, *, n_neighbors=5, labels=None, free_energy=Non
 
 # ---------------------------------------------------------------------------- receptive fields
 
-def receptive_field_spread(W, p=0.1) -> np.ndarray:
-    """ℓ_p "norm" of every receptive field (column ``W[:, j]``), ``(Σ_i |W_ij|^p)^(1/p)``;
-    with ``p = 0.1`` (Fig. 4) it measures how spread out (large) or localised (small) the
-    field is.  Shape (n_hidden,).  Computed in log space so that ``^(1/p)`` cannot overflow
-    prematurely (values above ~1e308 are inf)."""
+def receptive_field_spread(W: ArrayLike, p: float = 0.1) -> np.ndarray:
+    """ℓ_p "norm" of every receptive field (column ``W[:, j]``), ``(Σ_i |W_ij|^p)^(1/p)``.
+
+    With ``p = 0.1`` (Fig. 4) it measures how spread out (large) or localised (small) the field
+    is.  Computed in log space so that ``^(1/p)`` cannot overflow prematurely (values above
+    ~1e308 are inf).
+
+    Parameters
+    ----------
+    W : array_like, shape (n_visible, n_hidden)
+        Weights.
+    p : float
+        Exponent.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_hidden,)
+        The spreads.
+    """
     W = _as_2d(W, "W")
     p = check_float(p, "p", low=0.0, low_open=True)
     A = np.abs(W)
@@ -304,10 +479,28 @@ def receptive_field_spread(W, p=0.1) -> np.ndarray:
     return np.where(np.isfinite(mx), out, 0.0)
 
 
-def mean_activation(rbm, X) -> np.ndarray:
-    """Mean over the rows of ``X`` of each hidden unit's conditional mean
-    ``f^h_a(Σ_i W_ij x_i, 0; θ^h_j)`` (= ``σ(c_j + Σ_i W_ij x_i)`` for binary hidden units),
-    shape (n_hidden,)."""
+def mean_activation(rbm: RBM, X: ArrayLike) -> np.ndarray:
+    """Mean over the rows of ``X`` of each hidden unit's conditional mean.
+
+    ``f^h_a(Σ_i W_ij x_i, 0; θ^h_j)`` (= ``σ(c_j + Σ_i W_ij x_i)`` for binary hidden units).
+
+    Parameters
+    ----------
+    rbm : RBM
+        The model (any hidden prior).
+    X : array_like, shape (n_samples, n_visible)
+        Data rows.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_hidden,)
+        The mean activations.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` does not have ``n_visible`` columns.
+    """
     X = _as_2d(X, "X")
     if X.shape[1] != rbm.n_visible:
         raise ValueError(f"X has {X.shape[1]} columns but the model has n_visible={rbm.n_visible}")
@@ -323,22 +516,34 @@ def mean_activation(rbm, X) -> np.ndarray:
     return np.asarray(P).mean(axis=0)
 
 
-def rank_receptive_fields(W, *, by="spread", activation=None, p=0.1):
+def rank_receptive_fields(W: ArrayLike, *, by: str = "spread",
+                          activation: ArrayLike | None = None,
+                          p: float = 0.1) -> "pandas.DataFrame":
     """Hidden units ordered by receptive-field spread or by mean activation (Fig. 4).
 
     Parameters
     ----------
-    W : array (n_visible, n_hidden)
+    W : array_like, shape (n_visible, n_hidden)
+        Weights.
     by : {"spread", "activation"}
-    activation : array (n_hidden,) — from :func:`mean_activation`; required for
-        ``by="activation"`` and added as a column when given.
-    p : float — exponent of the spread "norm" (0.1).
+        The criterion.
+    activation : array_like, shape (n_hidden,), optional
+        From :func:`mean_activation`; required for ``by="activation"`` and added as a column
+        when given.
+    p : float
+        Exponent of the spread "norm" (0.1).
 
     Returns
     -------
-    pandas.DataFrame sorted by the criterion, ascending (most localised / least active
-    first), with columns ``unit``, ``spread`` and ``activation`` (if given), ``rank``.
-    Ties keep unit order (stable sort).
+    pandas.DataFrame
+        Sorted by the criterion, ascending (most localised / least active first), with
+        columns ``unit``, ``spread`` and ``activation`` (if given), ``rank``.  Ties keep unit
+        order (stable sort).
+
+    Raises
+    ------
+    ValueError
+        If ``activation`` is missing for ``by="activation"`` or has the wrong length.
     """
     import pandas as pd
 

@@ -1,5 +1,5 @@
 """Table 1 of Tramel et al. (2018): the TAP-training settings of the paper's experiments, as
-data (the TAP theory page of the documentation B.7, tap-experiments.md §1).
+data (the TAP theory page of the documentation).
 
 =====================  ====================  ====================  ====================
                        binary-MNIST          real-MNIST            CBCL
@@ -35,7 +35,7 @@ real-MNIST images the TAP log-likelihood falls over three epochs.  Pass
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -50,11 +50,39 @@ __all__ = ["TAPPreset", "PRESETS", "names", "get", "load_data", "build", "Built"
 
 @dataclass(frozen=True)
 class TAPPreset:
-    """One column of Table 1 with one hidden-layer size.
+    """One column of Table 1 of Tramel et al. (2018) with one hidden-layer size.
 
-    ``dataset`` is ``"binary-mnist"``, ``"real-mnist"`` or ``"cbcl"``; ``visible``/``hidden``
-    are unit-type names of :mod:`rbmviz.units`; ``learning_rate_final`` (with ``epochs`` as the
-    decay horizon) gives a geometric decay of γ."""
+    Parameters
+    ----------
+    name : str
+        Key in :data:`PRESETS`.
+    dataset : {"binary-mnist", "real-mnist", "cbcl"}
+        The data set.
+    n_visible, n_hidden : int
+        Layer sizes.
+    batch_size : int
+        Rows per update ``M``.
+    n_solutions : int
+        TAP runs per batch ``K``.
+    visible, hidden : str
+        Unit-type names of :mod:`rbmviz.units`.
+    learning_rate, weight_decay, momentum : float
+        γ, ε, η of Alg. 2.
+    learning_rate_final : float, optional
+        With ``epochs`` as the decay horizon, a geometric decay of γ.
+    epochs : int
+        Training epochs.
+    init_scale : float
+        Standard deviation of the initial weights.
+    interval : tuple
+        Support of truncated priors.
+    order, damping, tol, max_iter : int or float
+        Settings of TAP inference (:func:`rbmviz.tap.solve`).
+    momentum_form : str
+        See :class:`rbmviz.algorithms.tap.TAP`.
+    reference : str
+        Where the numbers come from.
+    """
 
     name: str
     dataset: str
@@ -79,7 +107,14 @@ class TAPPreset:
     reference: str = "Tramel et al. (2018) Table 1"
 
     def algorithm_settings(self) -> dict:
-        """Keyword arguments of :class:`rbmviz.algorithms.tap.TAP` for this preset."""
+        """Keyword arguments of :class:`rbmviz.algorithms.tap.TAP` for this preset.
+
+        Returns
+        -------
+        dict
+            ``learning_rate``, ``momentum``, ``weight_decay``, ``n_solutions``, the inference
+            settings and the decay.
+        """
         return {"learning_rate": self.learning_rate, "momentum": self.momentum,
                 "weight_decay": self.weight_decay, "n_solutions": self.n_solutions,
                 "order": self.order, "damping": self.damping, "tol": self.tol,
@@ -88,6 +123,13 @@ class TAPPreset:
                 "decay_epochs": self.epochs if self.learning_rate_final is not None else None}
 
     def to_dict(self) -> dict:
+        """The preset as plain values.
+
+        Returns
+        -------
+        dict
+            ``{field: value}``.
+        """
         return asdict(self)
 
 
@@ -112,11 +154,38 @@ PRESETS: dict[str, TAPPreset] = _presets()
 
 
 def names() -> list[str]:
+    """Names of the Table 1 presets.
+
+    Returns
+    -------
+    list of str
+        The keys of :data:`PRESETS`.
+    """
     return list(PRESETS)
 
 
-def get(name, **overrides) -> TAPPreset:
-    """The preset ``name`` with fields replaced by ``overrides`` (unknown fields: TypeError)."""
+def get(name: str, **overrides: Any) -> TAPPreset:
+    """The preset ``name`` with fields replaced by ``overrides``.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`names`.
+    **overrides
+        :class:`TAPPreset` fields to replace.
+
+    Returns
+    -------
+    TAPPreset
+        The preset.
+
+    Raises
+    ------
+    TypeError
+        For unknown fields.
+    ValueError
+        For an unknown ``name``.
+    """
     check_choice(name, "TAP preset", tuple(PRESETS))
     fields = set(TAPPreset.__dataclass_fields__)
     unknown = sorted(set(overrides) - fields)
@@ -125,9 +194,28 @@ def get(name, **overrides) -> TAPPreset:
     return replace(PRESETS[name], **overrides)
 
 
-def load_data(preset, split="train", limit=None) -> np.ndarray:
-    """The preset's data rows: ``split`` "train" or "test" (MNIST), "train" only for CBCL
-    (the 2,429 training faces; the loader has no test faces).  ``limit`` keeps the first rows."""
+def load_data(preset: TAPPreset | str, split: str = "train", limit: int | None = None) -> np.ndarray:
+    """The preset's data rows.
+
+    Parameters
+    ----------
+    preset : TAPPreset or str
+        The preset or its name.
+    split : {"train", "test"}
+        "test" for MNIST only (the CBCL loader has the 2,429 training faces only).
+    limit : int, optional
+        Keep the first ``limit`` rows.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_samples, n_visible)
+        The rows, in the preset's visible units' support.
+
+    Raises
+    ------
+    ValueError
+        For ``split="test"`` with CBCL, or an unknown split.
+    """
     p = preset if isinstance(preset, TAPPreset) else get(preset)
     check_choice(split, "split", ("train", "test"))
     if p.dataset == "cbcl":
@@ -164,7 +252,7 @@ def _match_mean(V, mu, lo, hi, *, iters=60):
     return U, tg_log_g_moments(V, U, lo, hi)[0]
 
 
-def init_priors_from_data(rbm, X, *, eps=1e-3) -> None:
+def init_priors_from_data(rbm: RBM, X: np.ndarray, *, eps: float = 1e-3) -> None:
     """Initialise the visible prior from the data so that the initial model (W ≈ 0) has the
     data's moments — Alg. 2's "θ(0) ← X" (the rule is UNCONFIRMED in the paper); in place.
 
@@ -179,6 +267,15 @@ def init_priors_from_data(rbm, X, *, eps=1e-3) -> None:
       ρ to the fraction itself — the rule of eq. 93's parameterisation — gives π₀ ≈ 1 on
       MNIST, whose slab normaliser G is large.)  The model's mean is then π₀ times the
       slab mean, i.e. the data mean.
+
+    Parameters
+    ----------
+    rbm : RBM
+        The model whose visible prior and biases are set, in place.
+    X : numpy.ndarray, shape (n_samples, n_visible)
+        Training rows.
+    eps : float
+        Clipping of means and fractions.
     """
     vp = getattr(rbm, "visible_prior", None)
     X = np.asarray(X, dtype=np.float64)
@@ -209,15 +306,24 @@ def init_priors_from_data(rbm, X, *, eps=1e-3) -> None:
 
 
 class Built(NamedTuple):
-    """What :func:`build` returns: training rows, the initialised model, and the keyword
-    arguments of the TAP algorithm (``rbmviz.algorithms.create("tap", **settings)``)."""
+    """What :func:`build` returns.
+
+    Parameters
+    ----------
+    data : numpy.ndarray
+        Training rows.
+    rbm : RBM
+        The initialised model.
+    settings : dict
+        Keyword arguments of the TAP algorithm (``rbmviz.algorithms.create("tap", **settings)``).
+    """
 
     data: np.ndarray
     rbm: object
     settings: dict
 
 
-def build(name, *, limit=None, seed=0, **overrides) -> Built:
+def build(name: str, *, limit: int | None = None, seed: int = 0, **overrides: Any) -> Built:
     """Data, an initialised RBM and the TAP algorithm's settings for a Table 1 preset.
 
     Parameters
@@ -238,6 +344,12 @@ def build(name, *, limit=None, seed=0, **overrides) -> Built:
         batch_size=p.batch_size)`` where ``alg = rbmviz.algorithms.create("tap", **settings)``.
         The algorithm itself is not made here: ``rbmviz.tap`` sits below ``rbmviz.algorithms``,
         whose TAP rule imports it.
+
+    Raises
+    ------
+    ValueError
+        If the data do not have the preset's number of visible units, or an override is
+        invalid.
 
     Examples
     --------
