@@ -219,11 +219,6 @@ def test_model_copy_is_independent():
 def test_the_tab_falls_back_offline_and_reports_a_missing_file(tmp_path, monkeypatch):
     """The Panel side, headless (no server document: updates apply directly)."""
     pytest.importorskip("panel")
-    import sys
-
-    import holoviews as hv
-    hv.extension("bokeh")
-    from pathlib import Path
     from rbmviz.app import tap_tab
 
     monkeypatch.setenv("RBMVIZ_DATA", str(tmp_path))
@@ -234,9 +229,25 @@ def test_the_tab_falls_back_offline_and_reports_a_missing_file(tmp_path, monkeyp
         session.settings.param.update(**{k: v for k, v in SMALL.items() if k != "dataset"})
         session.reset()
         session.race.step()
-        assert len(session.buffers["tap_ll"].data) == 1
+        assert session.hold_document is False                  # plain Bokeh sources only
+        ll = session.curves["ll"].frame("tap_ll")
+        rec = session.race.records[0]
+        assert len(ll) == 1 and ll.value[0] == rec["tap_ll"] and ll.updates[0] == 0
+        assert list(session.curves["count"].frame("n_unique").value) == [rec["n_unique"]]
         assert session.shown_snapshot == 1 and "Landscape at epoch 0.00" in session.landscape_text.object
+        snap = session.race.snapshot
+        sols = session.scatter.source.data
+        assert list(sols["free_energy"]) == list(snap["free_energy"])
+        assert len(session.scatter.background.data["x"]) == len(session.race.landscape_data)
+        assert sum(session.histogram.source.data["solutions"]) == snap["n_unique"]
+        names = {m.name for m in (*session.curves["ll"].sources.values(), session.scatter.source,
+                                  session.histogram.source)}
+        rid = session.race_id
+        assert {f"curve-tap:{rid}:tap_ll", f"landscape-tap:{rid}:solutions",
+                f"landscape-tap:{rid}:histogram"} <= names
         assert wait_for(lambda: "MCC against the clean digit" in session.denoise_text.object)
+        noisy = session.denoise_images["noisy"].source.data["image"][0]
+        assert noisy.shape == (8, 8) and set(np.unique(noisy)) <= {0.0, 1.0}
         session.settings.dataset = "mnist"
         assert "Reset (TAP)" in session.settings_text.object
         session.reset()
@@ -294,3 +305,33 @@ def test_a_race_starts_from_a_shipped_model_with_a_rich_landscape():
         race.stop()
     with pytest.raises(ValueError, match="pixel"):
         TapRace(TapSettings(start_from=name, dataset="digits"))
+
+
+def test_live_scatter_and_histogram_replace_their_data():
+    """The plain-Bokeh landscape figures (rbmviz.app.live_plots): data replaced whole, the
+    colour mapper follows the values, bad input is refused."""
+    pytest.importorskip("bokeh")
+    from rbmviz.app.live_plots import LiveHistogram, LiveScatter
+    sc = LiveScatter(("x", "y", "fe", "size"), color="fe", size="size", name="pts",
+                     background_name="bg")
+    assert sc.source.name == "pts" and sc.background.name == "bg"
+    sc.update({"x": [0, 1, 2], "y": [1, 2, 3], "fe": [-5.0, -3.0, -4.0], "size": [6, 7, 8]},
+              background={"x": np.arange(10), "y": np.arange(10)})
+    assert (sc.mapper.low, sc.mapper.high) == (-5.0, -3.0)
+    assert list(sc.source.data["fe"]) == [-5.0, -3.0, -4.0] and len(sc.background.data["x"]) == 10
+    sc.update({"x": [0], "y": [0], "fe": [2.0], "size": [6]})          # background kept
+    assert sc.mapper.low < 2.0 < sc.mapper.high and len(sc.background.data["x"]) == 10
+    with pytest.raises(ValueError, match="length"):
+        sc.update({"x": [0, 1], "y": [0], "fe": [1.0], "size": [6]})
+    with pytest.raises(ValueError, match="fe"):
+        sc.update({"x": [0], "y": [0], "size": [6]})
+    with pytest.raises(ValueError, match="among"):
+        LiveScatter(("x", "y"), color="fe", name="n")
+    h = LiveHistogram(name="hist", count_column="solutions")
+    h.update([0.0, 1.0, 3.0], [2, 5])
+    d = h.source.data
+    assert list(d["left"]) == [0, 1] and list(d["right"]) == [1, 3] and list(d["solutions"]) == [2, 5]
+    h.update([], [])
+    assert len(h.source.data["solutions"]) == 0
+    with pytest.raises(ValueError, match="edges"):
+        h.update([0.0, 1.0], [1, 2])

@@ -29,17 +29,20 @@ from bokeh.models import (
     Range1d,
     Span,
 )
-from bokeh.palettes import Greys256, RdBu, interp_palette
+from bokeh.palettes import Greys256, RdBu, Viridis256, interp_palette
 from bokeh.plotting import figure
 
 from ..viz import X_LABELS, tile_images
 
-__all__ = ["DIVERGING", "GREYS", "LiveBars", "LiveCurves", "LiveImage"]
+__all__ = ["DIVERGING", "GREYS", "VIRIDIS", "LiveBars", "LiveCurves", "LiveHistogram",
+           "LiveImage", "LiveScatter"]
 
 #: negative weights blue, positive red (matplotlib's ``RdBu_r``)
 DIVERGING = tuple(interp_palette(RdBu[11], 256))
 #: 0 white, 1 black (matplotlib's ``gray_r``)
 GREYS = tuple(reversed(Greys256))
+#: a sequential palette for values without a natural zero (e.g. free energies)
+VIRIDIS = tuple(Viridis256)
 
 
 class LiveCurves:
@@ -290,3 +293,146 @@ class LiveBars:
             cols.append(h)
         top = np.stack(cols, axis=1).ravel()
         self.source.patch({"top": [(slice(0, len(top)), top)]})
+
+
+class LiveScatter:
+    """Points coloured by one of their columns (e.g. TAP solutions coloured by their free
+    energy), optionally drawn over a grey background set; both replaced whole.
+
+    Parameters
+    ----------
+    columns : sequence of str
+        The columns of a point; ``"x"``, ``"y"`` and ``color`` must be among them (the others
+        appear in the hover tool, and ``size`` may name one).
+    color : str
+        The column mapped to colour through a :class:`~bokeh.models.LinearColorMapper` whose
+        limits follow the data of every update.
+    name : str
+        Name of the points' ``ColumnDataSource`` (browser tests find the data by it).
+    background_name : str, optional
+        With a name, a grey background layer (columns ``x``, ``y``) drawn under the points.
+    size : str or float
+        Marker size in pixels, or the column holding it.
+    palette : sequence of str
+        Colours of the mapper (:data:`VIRIDIS` by default).
+    title, x_label, y_label, color_label : str
+        Figure title, axis labels and colour-bar title.
+    height : int
+        Minimum height in pixels (the figure stretches to the width of its pane).
+
+    Raises
+    ------
+    ValueError
+        When ``x``, ``y`` or ``color`` is not among ``columns``.
+    """
+
+    def __init__(self, columns: Sequence[str], *, color: str, name: str,
+                 background_name: str | None = None, size: str | float = 6,
+                 palette: Sequence[str] = VIRIDIS, title: str = "", x_label: str = "x",
+                 y_label: str = "y", color_label: str = "", height: int = 420):
+        self.columns = list(columns)
+        for col in ("x", "y", color) + ((size,) if isinstance(size, str) else ()):
+            if col not in self.columns:
+                raise ValueError(f"column {col!r} is not among the scatter columns {self.columns}")
+        self.color = color
+        self.mapper = LinearColorMapper(palette=list(palette), low=0.0, high=1.0)
+        self.figure = figure(title=title, sizing_mode="stretch_width", min_height=height,
+                             height=height, tools="pan,wheel_zoom,box_zoom,reset,save",
+                             x_axis_label=x_label, y_axis_label=y_label)
+        self.figure.grid.grid_line_alpha = 0.5
+        self.background = None
+        if background_name is not None:
+            self.background = ColumnDataSource({"x": np.zeros(0), "y": np.zeros(0)},
+                                               name=background_name)
+            self.figure.scatter(x="x", y="y", source=self.background, size=3, color="#d0d0d0")
+        self.source = ColumnDataSource({c: np.zeros(0) for c in self.columns}, name=name)
+        self.renderer = self.figure.scatter(
+            x="x", y="y", source=self.source, size=size, line_color="black",
+            fill_color={"field": color, "transform": self.mapper})
+        self.figure.add_tools(HoverTool(
+            tooltips=[(c, f"@{{{c}}}{{0.[0000]}}") for c in self.columns if c != size],
+            renderers=[self.renderer]))
+        self.figure.add_layout(ColorBar(color_mapper=self.mapper, width=10, title=color_label),
+                               "right")
+
+    def update(self, points: Mapping[str, Sequence[float]] | pd.DataFrame,
+               background: Mapping[str, Sequence[float]] | None = None) -> None:
+        """Replace the points (every column, equal lengths) and, if given, the background.
+
+        Raises
+        ------
+        ValueError
+            When a column is missing or the columns differ in length.
+        """
+        data = {}
+        for c in self.columns:
+            if c not in points:
+                raise ValueError(f"points need the column {c!r}")
+            data[c] = np.asarray(points[c], dtype=np.float64).ravel()
+        if len({len(v) for v in data.values()}) > 1:
+            raise ValueError(f"scatter columns differ in length: "
+                             f"{ {c: len(v) for c, v in data.items()} }")
+        if background is not None:
+            if self.background is None:
+                raise ValueError("this scatter has no background layer (background_name)")
+            bx = np.asarray(background["x"], dtype=np.float64).ravel()
+            by = np.asarray(background["y"], dtype=np.float64).ravel()
+            if bx.shape != by.shape:
+                raise ValueError("background x and y differ in length")
+            self.background.data = {"x": bx, "y": by}
+        values = data[self.color][np.isfinite(data[self.color])]
+        if len(values):
+            lo, hi = float(values.min()), float(values.max())
+            if hi - lo <= 1e-12 * max(1.0, abs(hi)):     # one value: a visible band around it
+                lo, hi = lo - 0.5, hi + 0.5
+            self.mapper.update(low=lo, high=hi)
+        self.source.data = data
+
+
+class LiveHistogram:
+    """A histogram drawn from precomputed bin edges and heights (one ``quad`` glyph), replaced
+    whole.
+
+    Parameters
+    ----------
+    name : str
+        Name of the ``ColumnDataSource`` (columns ``left``, ``right`` and ``count_column``).
+    count_column : str
+        Name of the heights column (e.g. ``"solutions"``).
+    color : str
+        Bar colour.
+    title, x_label, y_label : str
+        Figure title and axis labels.
+    height : int
+        Minimum height in pixels (the figure stretches to the width of its pane).
+    """
+
+    def __init__(self, *, name: str, count_column: str = "count", color: str = "#9467bd",
+                 title: str = "", x_label: str = "value", y_label: str = "count",
+                 height: int = 260):
+        self.count_column = count_column
+        self.source = ColumnDataSource({"left": np.zeros(0), "right": np.zeros(0),
+                                        count_column: np.zeros(0)}, name=name)
+        self.figure = figure(title=title, sizing_mode="stretch_width", min_height=height,
+                             height=height, tools="pan,wheel_zoom,box_zoom,reset,save",
+                             x_axis_label=x_label, y_axis_label=y_label,
+                             tooltips=[("from", "@left{0.[0000]}"), ("to", "@right{0.[0000]}"),
+                                       (y_label, f"@{{{count_column}}}")])
+        self.figure.quad(left="left", right="right", bottom=0, top=count_column,
+                         source=self.source, color=color, line_color="white")
+        self.figure.y_range.start = 0
+
+    def update(self, edges: Sequence[float], heights: Sequence[float]) -> None:
+        """Replace the bins (``len(edges) == len(heights) + 1``, or both empty).
+
+        Raises
+        ------
+        ValueError
+            When the lengths do not match.
+        """
+        edges = np.asarray(edges, dtype=np.float64).ravel()
+        heights = np.asarray(heights, dtype=np.float64).ravel()
+        if not (len(edges) == len(heights) + 1 or len(edges) == len(heights) == 0):
+            raise ValueError(f"a histogram needs len(edges) == len(heights) + 1, got "
+                             f"{len(edges)} edges and {len(heights)} heights")
+        self.source.data = {"left": edges[:-1], "right": edges[1:], self.count_column: heights}

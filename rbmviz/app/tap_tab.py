@@ -7,9 +7,11 @@ the OPE, 1-NN and TAP estimates.
 Mirrors :class:`rbmviz.app.bias_tab.BiasSession`: :class:`rbmviz.live.tap.TapRace` trains on its own
 thread and calls its sink (``_current_sink``) at most 10 times a second; the
 :class:`rbmviz.app.feed.DocumentFeed` mix-in applies back-pressure and runs ``_apply_batch`` on the
-document's event loop under ``doc.models.freeze()`` and ``pn.io.hold``, which sends the
-records to one HoloViews ``Buffer`` per curve and, when the snapshot id changed, the landscape
-to ``Pipe`` streams.  Denoising runs on a short-lived worker thread when the p slider or the
+document's event loop, which streams the records into the curves' Bokeh
+``ColumnDataSource`` s and, when the snapshot id changed, replaces the landscape's sources
+(:mod:`rbmviz.app.live_plots`: plain Bokeh figures made at Reset and only fed afterwards — a
+batch costs the server's event loop milliseconds, not the ~0.1 s per HoloViews stream update
+that kept clicks waiting while the tab streamed).  Denoising runs on a short-lived worker thread when the p slider or the
 digit moves (never on the training thread, never on the event loop); its result is handed to
 the document the same way.  One :class:`TapSession` per browser session; closing the tab stops
 its thread.
@@ -19,15 +21,17 @@ from __future__ import annotations
 import threading
 from functools import partial
 
-import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
+from bokeh.core.property.vectorization import value as _literal
+from bokeh.layouts import row as _bokeh_row
 
 from .. import datasets
 from . import limits
 from .feed import DocumentFeed, SessionControls
 from .help import help_card
+from .live_plots import GREYS, LiveCurves, LiveHistogram, LiveImage, LiveScatter
 from .widgets import widget_for
 from ..live.tap import (LIVE_TAP_KNOBS, N_TEST, PACE_KNOBS, TAP_DATASETS, TapRace,
                              TapSettings, mnist_available)
@@ -38,6 +42,8 @@ SERIES = {
     "n_unique": ("unique TAP solutions", "#2ca02c", "count"),
     "n_not_converged": ("not converged", "#7f7f7f", "count"),
 }
+#: the columns of a streamed curve point
+CURVE_COLUMNS = ("epoch", "updates", "value")
 RESET_KNOBS = {"dataset", "limit", "n_hidden", "batch_size", "seed", "eval_rows", "landscape_rows"}
 #: the images of the denoising panel, in order
 DENOISE_VIEWS = (("clean", "clean digit"), ("noisy", "noisy (channel output)"),
@@ -74,6 +80,7 @@ class TapSession(SessionControls, DocumentFeed):
     reset_knobs = frozenset(RESET_KNOBS)
     reset_label = "Reset (TAP)"
     applies_from = "the next update"
+    hold_document = False          # plain Bokeh sources only (rbmviz.app.live_plots)
 
     def __init__(self, doc=None):
         self.settings = TapSettings()
@@ -143,12 +150,13 @@ class TapSession(SessionControls, DocumentFeed):
         self.landscape_text = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.map_text = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.denoise_text = pn.pane.Markdown("", sizing_mode="stretch_width")
-        hv_pane = partial(pn.pane.HoloViews, sizing_mode="stretch_width", linked_axes=False)
-        self.ll_pane = hv_pane(min_height=300)
-        self.count_pane = hv_pane(min_height=240)
-        self.map_pane = hv_pane(min_height=420)
-        self.hist_pane = hv_pane(min_height=260)
-        self.denoise_pane = pn.pane.HoloViews(linked_axes=False)
+        # plain Bokeh figures, made at each Reset and then only fed (rbmviz.app.live_plots)
+        self.ll_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=300)
+        self.count_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=240)
+        self.map_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=420)
+        self.hist_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=260)
+        self.denoise_pane = pn.pane.Bokeh()
+        self.curves: dict[str, LiveCurves] = {}
         s.param.watch(self._on_knob, [n for n in s.param if n not in ("name", "start_from")])
         s.param.watch(self._on_start_from, "start_from")
 
@@ -183,45 +191,45 @@ class TapSession(SessionControls, DocumentFeed):
         self.race_id += 1
         self.shown_snapshot = None
         rid = self.race_id
-        self.buffers = {}
-        dmaps = {"ll": [], "count": []}
-        for name, (label, color, plot) in SERIES.items():
-            buf = hv.streams.Buffer(pd.DataFrame({c: pd.Series(dtype=float)
-                                                  for c in ("epoch", "updates", "value")}),
-                                    length=100_000, index=False)
-            self.buffers[name] = buf
-            dmaps[plot].append(hv.DynamicMap(
-                partial(self._curve, name=name, label=label, color=color, race_id=rid),
-                streams=[buf], cache_size=1))
         race = self.race
         ds = TAP_DATASETS[race.settings.dataset].split(" (")[0]
         title = (f"{ds}, {len(race.data):,} images · Nv = {race.rbm.n_visible}, "
                  f"Nh = {race.rbm.n_hidden}")
-        self.ll_pane.object = dmaps["ll"][0].opts(hv.opts.Curve(
-            title=f"TAP log-likelihood per unit on {len(race.eval_data)} training images — {title}",
-            responsive=True, min_height=300))
-        self.count_pane.object = (dmaps["count"][0] * dmaps["count"][1]).opts(hv.opts.Overlay(
-            title=f"TAP solutions reached from the {len(race.eval_data)} evaluation images",
-            legend_position="top_left", responsive=True, min_height=240))
-        self.pipes = {"map": hv.streams.Pipe(data=self._map_frame(None)),
-                      "background": hv.streams.Pipe(data=self._background_frame(None)),
-                      "hist": hv.streams.Pipe(data=(np.array([0.0, 1.0]), np.array([0.0])))}
-        self.map_pane.object = (
-            hv.DynamicMap(partial(self._background, race_id=rid), streams=[self.pipes["background"]],
-                          cache_size=1)
-            * hv.DynamicMap(partial(self._scatter, race_id=rid), streams=[self.pipes["map"]],
-                            cache_size=1)).opts(hv.opts.Overlay(
-                                title="unique TAP solutions on the Isomap map (colour: free energy 𝔽)",
-                                responsive=True, min_height=420, show_legend=False))
-        self.hist_pane.object = hv.DynamicMap(partial(self._histogram, race_id=rid),
-                                              streams=[self.pipes["hist"]], cache_size=1)
-        shape = race.image_shape
-        blank = np.zeros(shape)
-        self.denoise_pipes = {k: hv.streams.Pipe(data=blank) for k, _ in DENOISE_VIEWS}
-        self.denoise_pane.object = hv.Layout([
-            hv.DynamicMap(partial(self._image, name=k, title=t, race_id=rid),
-                          streams=[self.denoise_pipes[k]], cache_size=1)
-            for k, t in DENOISE_VIEWS]).cols(5)
+        self.curves = {}
+        for plot, fig_title, ylabel in (
+                ("ll", f"TAP log-likelihood per unit on {len(race.eval_data)} training images — "
+                       f"{title}", "TAP LL per unit (nats)"),
+                ("count", f"TAP solutions reached from the {len(race.eval_data)} evaluation "
+                          f"images", "solutions")):
+            names = [n for n, (_, _, p) in SERIES.items() if p == plot]
+            curves = LiveCurves(names, CURVE_COLUMNS, x="epoch", y="value",
+                                source_prefix=f"curve-tap:{rid}:",
+                                colors=[SERIES[n][1] for n in names], title=fig_title,
+                                y_label=ylabel, height=300 if plot == "ll" else 240)
+            for item, n in zip(curves.figure.legend.items, names):
+                item.label = _literal(SERIES[n][0])
+            curves.figure.legend.location = "bottom_right" if plot == "ll" else "top_left"
+            self.curves[plot] = curves
+        self.ll_pane.object = self.curves["ll"].figure
+        self.count_pane.object = self.curves["count"].figure
+        self.scatter = LiveScatter(
+            ("x", "y", "free_energy", "count", "size"), color="free_energy", size="size",
+            name=f"landscape-tap:{rid}:solutions", background_name=f"landscape-tap:{rid}:background",
+            title="unique TAP solutions on the Isomap map (colour: free energy 𝔽)",
+            x_label="Isomap 1", y_label="Isomap 2", color_label="TAP free energy 𝔽 (eq. 36)")
+        self.histogram = LiveHistogram(
+            name=f"landscape-tap:{rid}:histogram", count_column="solutions", color="#9467bd",
+            title="free energies 𝔽 of the unique solutions (Fig. 5)",
+            x_label="TAP free energy 𝔽", y_label="unique solutions")
+        self.map_pane.object = self.scatter.figure
+        self.hist_pane.object = self.histogram.figure
+        self.denoise_images = {}
+        for key, label in DENOISE_VIEWS:
+            img = LiveImage(title=label, palette=GREYS, size=140)
+            img.source.name = f"denoise-tap:{rid}:{key}"
+            img.update(np.zeros(race.image_shape))
+            self.denoise_images[key] = img
+        self.denoise_pane.object = _bokeh_row([img.figure for img in self.denoise_images.values()])
         self.landscape_text.object = "*The first landscape snapshot is taken at the first point.*"
         self.map_text.object = ""
         self.denoise_text.object = ""
@@ -247,21 +255,24 @@ class TapSession(SessionControls, DocumentFeed):
         self._schedule(show)
 
     def _apply(self, records, snapshot):
-        if records:
+        if records and self.curves:
             df = pd.DataFrame.from_records(records)
-            for name, buf in self.buffers.items():
-                buf.send(pd.DataFrame({"epoch": df["epoch"].to_numpy(dtype=float),
-                                       "updates": df["updates"].to_numpy(dtype=float),
-                                       "value": df[name].to_numpy(dtype=float)}))
+            for curves in self.curves.values():
+                for name in curves.sources:
+                    curves.append(name, {"epoch": df["epoch"], "updates": df["updates"],
+                                         "value": df[name]})
         if snapshot is not None and snapshot["id"] != self.shown_snapshot:
             self._show_snapshot(snapshot)
         self._refresh_state()
 
     def _show_snapshot(self, snap):
         self.shown_snapshot = snap["id"]
-        self.pipes["background"].send(self._background_frame(snap))
-        self.pipes["map"].send(self._map_frame(snap))
-        self.pipes["hist"].send((snap["hist_edges"], snap["hist_heights"]))
+        counts = np.asarray(snap["counts"], dtype=np.float64)
+        size = 6 + 10 * np.sqrt(counts / max(float(counts.max()), 1.0)) if len(counts) else counts
+        self.scatter.update({"x": snap["x"], "y": snap["y"], "free_energy": snap["free_energy"],
+                             "count": counts, "size": size},
+                            background={"x": snap["background_x"], "y": snap["background_y"]})
+        self.histogram.update(snap["hist_edges"], snap["hist_heights"])
         fe = snap["free_energy"]
         rng = f"𝔽 ∈ [{fe.min():.4g}, {fe.max():.4g}], mean {snap['mean_free_energy']:.4g}" if len(fe) else ""
         self.landscape_text.object = (
@@ -301,83 +312,19 @@ class TapSession(SessionControls, DocumentFeed):
             except Exception as exc:          # shown to the user, never raised on a thread
                 self._schedule(partial(self._notify, f"Denoising failed: {exc}"))
                 continue
-            self._schedule(partial(self._held, partial(self._show_denoise, out, rid)))
-
-    def _held(self, fn):
-        if self.doc is not None:
-            with self.doc.models.freeze(), pn.io.hold(self.doc):
-                fn()
-        else:
-            fn()
+            self._schedule(partial(self._show_denoise, out, rid))
 
     def _show_denoise(self, out, race_id):
         if race_id != self.race_id:
             return
         for key, _ in DENOISE_VIEWS:
-            self.denoise_pipes[key].send(out[key])
+            self.denoise_images[key].update(out[key])
         m = out["mcc"]
         conv = "" if out["tap_converged"] else " (TAP did not converge within max_iter)"
         self.denoise_text.object = (
             f"Test digit {out['index']} (a '{out['label']}'), p = {out['p']:.2f}, model of epoch "
             f"{out['epoch']:.2f} · MCC against the clean digit — noisy {m['noisy']:.3f} · "
             f"OPE {m['ope']:.3f} · 1-NN {m['nn']:.3f} · **TAP {m['tap']:.3f}**{conv}")
-
-    # ------------------------------------------------------------------ plot callbacks
-    @staticmethod
-    def _tag(name):
-        def hook(plot, element):                 # lets tests find this race's streamed data
-            plot.handles["source"].name = name
-        return hook
-
-    def _curve(self, data, name, label, color, race_id):
-        ylabel = "TAP LL per unit (nats)" if name == "tap_ll" else "solutions"
-        return hv.Curve(data, "epoch", ["value", "updates"], label=label).opts(
-            color=color, line_width=2, show_grid=True, tools=["hover"], framewise=True,
-            xlabel="epoch", ylabel=ylabel, hooks=[self._tag(f"curve-tap:{race_id}:{name}")])
-
-    @staticmethod
-    def _map_frame(snap):
-        if snap is None:
-            return pd.DataFrame({c: pd.Series(dtype=float)
-                                 for c in ("x", "y", "free_energy", "count")})
-        return pd.DataFrame({"x": snap["x"], "y": snap["y"], "free_energy": snap["free_energy"],
-                             "count": snap["counts"].astype(float)})
-
-    @staticmethod
-    def _background_frame(snap):
-        if snap is None:
-            return pd.DataFrame({"x": pd.Series(dtype=float), "y": pd.Series(dtype=float)})
-        return pd.DataFrame({"x": snap["background_x"], "y": snap["background_y"]})
-
-    def _scatter(self, data, race_id):
-        size = 6 + 10 * np.sqrt(data["count"] / max(float(data["count"].max()), 1.0)) \
-            if len(data) else 5
-        data = data.assign(size=size)
-        return hv.Points(data, ["x", "y"], ["free_energy", "count", "size"]).opts(
-            color="free_energy", cmap="viridis", colorbar=True, size="size", line_color="black",
-            tools=["hover"], framewise=True, xlabel="Isomap 1", ylabel="Isomap 2",
-            clabel="TAP free energy 𝔽 (eq. 36)",
-            hooks=[self._tag(f"landscape-tap:{race_id}:solutions")])
-
-    def _background(self, data, race_id):
-        return hv.Points(data, ["x", "y"]).opts(
-            color="#d0d0d0", size=3, framewise=True,
-            hooks=[self._tag(f"landscape-tap:{race_id}:background")])
-
-    def _histogram(self, data, race_id):
-        edges, heights = data
-        return hv.Histogram((edges, heights), kdims=["free_energy"], vdims=["solutions"]).opts(
-            color="#9467bd", line_color="white", framewise=True, responsive=True, min_height=260,
-            title="free energies 𝔽 of the unique solutions (Fig. 5)",
-            xlabel="TAP free energy 𝔽", ylabel="unique solutions", tools=["hover"],
-            hooks=[self._tag(f"landscape-tap:{race_id}:histogram")])
-
-    def _image(self, data, name, title, race_id):
-        h, w = np.shape(data)
-        return hv.Image(np.asarray(data, dtype=float), kdims=[f"col_{name}", f"row_{name}"],
-                        bounds=(0, 0, w, h)).opts(
-            cmap="gray_r", clim=(0, 1), xaxis=None, yaxis=None, title=title, frame_width=140,
-            frame_height=140, toolbar=None, hooks=[self._tag(f"denoise-tap:{race_id}:{name}")])
 
     def _refresh_state(self):
         race = self.race

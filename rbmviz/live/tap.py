@@ -67,6 +67,7 @@ import param
 from .. import algorithms as _algorithms
 from .. import checkpoints as _checkpoints
 from .. import datasets
+from .._blas import single_threaded_blas
 from .._seeds import stream_seed
 from ..algorithms.knobs import derive_knobs
 from ..errors import RunDiverged
@@ -391,37 +392,43 @@ class TapRace(BackgroundLoop):
         :data:`LIVE_METRICS`: one TAP solve of the evaluation rows) — and a landscape
         snapshot when one is due.  Points are serialised by ``_advance_lock``; the lock
         ``_lock`` is held while the run advances (:meth:`model_copy` waits for it, at most
-        about a point)."""
+        about a point).  BLAS runs one thread per call meanwhile
+        (:func:`rbmviz._blas.single_threaded_blas`): the TAP iteration's products are small
+        (M × N_v × N_h), and two-thread OpenBLAS waits for a core held by the server or the
+        browser — 784 × 100 points were ~10× slower on a busy 2-core machine."""
+        with self._advance_lock, single_threaded_blas():
+            return self._advance_point()
+
+    def _advance_point(self) -> list[dict]:
         s = self.settings
-        with self._advance_lock:
-            with self._lock:
-                if self.failed is not None:
-                    return []
-                try:
-                    rec = next(self.run)
-                except RunDiverged as err:
-                    return self._fail(f"TAP training diverged: {err}; lower the learning rate "
-                                      f"γ and press Reset")
-                except (FloatingPointError, ArithmeticError, ValueError) as err:
-                    return self._fail(f"TAP training diverged at update {self.updates + 1}: {err}")
-                self.updates = int(rec["updates"])
-                self._epoch = self.updates / self.n_batches
-                rec = {"epoch": self._epoch, "updates": self.updates,
-                       "tap_ll": float(rec["tap_ll_per_unit"]),
-                       "n_unique": int(rec["tap_unique"]),
-                       "n_not_converged": int(rec["tap_not_converged"]),
-                       "n_eval": len(self.eval_data)}
-            if not np.isfinite(rec["tap_ll"]):
-                return self._fail(f"TAP log-likelihood is {rec['tap_ll']} at update "
-                                  f"{self.updates}: the run diverged; press Reset")
-            if self.epoch >= self._next_landscape:
-                self._take_snapshot()
-                every = s.landscape_every
-                self._next_landscape = (np.floor(self.epoch / every + 1e-9) + 1) * every
-            with self._lock:
-                self.records.append(rec)
-                self._pending.append(rec)
-            return [rec]
+        with self._lock:
+            if self.failed is not None:
+                return []
+            try:
+                rec = next(self.run)
+            except RunDiverged as err:
+                return self._fail(f"TAP training diverged: {err}; lower the learning rate "
+                                  f"γ and press Reset")
+            except (FloatingPointError, ArithmeticError, ValueError) as err:
+                return self._fail(f"TAP training diverged at update {self.updates + 1}: {err}")
+            self.updates = int(rec["updates"])
+            self._epoch = self.updates / self.n_batches
+            rec = {"epoch": self._epoch, "updates": self.updates,
+                   "tap_ll": float(rec["tap_ll_per_unit"]),
+                   "n_unique": int(rec["tap_unique"]),
+                   "n_not_converged": int(rec["tap_not_converged"]),
+                   "n_eval": len(self.eval_data)}
+        if not np.isfinite(rec["tap_ll"]):
+            return self._fail(f"TAP log-likelihood is {rec['tap_ll']} at update "
+                              f"{self.updates}: the run diverged; press Reset")
+        if self.epoch >= self._next_landscape:
+            self._take_snapshot()
+            every = s.landscape_every
+            self._next_landscape = (np.floor(self.epoch / every + 1e-9) + 1) * every
+        with self._lock:
+            self.records.append(rec)
+            self._pending.append(rec)
+        return [rec]
 
     # ------------------------------------------------------------------ landscape
     def _take_snapshot(self) -> dict:

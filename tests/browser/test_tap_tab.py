@@ -155,10 +155,13 @@ def test_tap_tab_trains_binary_mnist_784x100_at_5_updates_a_second(browser, expl
     rate = (u1 - u0) / (t1 - t0)
     print(f"TAP 784x100, M = 100: {rate:.1f} updates/s")
     page.close()
-    # Floor against regressions: 3.0 updates/s measured on a quiet 2-core machine (the bare
-    # update loop of bench_tap_train does ~30 ms per update; the live engine's measurements,
-    # landscape refreshes and rendering take the rest).  The target is 5/s: until it is
-    # met the test reports it as an expected failure instead of passing silently.
+    # Floor against regressions: 3.0 updates/s measured on a quiet 2-core machine with the
+    # HoloViews streams and two-thread BLAS.  Since the tab feeds plain Bokeh sources (a batch
+    # ~40 ms of the server's loop instead of ~0.8 s) and the engine runs single-threaded BLAS,
+    # 2.2/s were measured with the machine's load at 6-9 on 2 cores (0.13-0.26/s before at the
+    # same load), the same as the engine alone without a browser (2.3/s): the tab no longer
+    # costs updates.  The target is 5/s: until a run meets it the test reports it as
+    # an expected failure instead of passing silently.
     assert rate > 0.1, rate          # the engine moves (0.3/s seen with a docs build beside it)
     if rate < 5.0:
         pytest.xfail(f"TAP tab at {rate:.1f} updates/s: the 5 updates/s target is not met yet")
