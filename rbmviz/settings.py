@@ -34,6 +34,7 @@ import difflib
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import param
@@ -63,7 +64,7 @@ _SEED_MAX = SEED_MAX
 class DatasetRule:
     """How :func:`load_data` builds the train/test pair of one data set.
 
-    Attributes
+    Parameters
     ----------
     kind : str
         "toy" (generated complete pattern set; test = train), "bundled" (ships with a
@@ -108,8 +109,31 @@ def _dataset_names() -> list[str]:
 class DataSettings(param.Parameterized):
     """Which data set to train on, and its size knobs.
 
-    Only the knobs of the chosen data set matter (:func:`dataset_knobs`); the test-set rule
-    is that of :func:`load_data`.
+    Only the knobs of the chosen data set matter (:func:`dataset_knobs`); the test-set rule is
+    that of :func:`load_data`.
+
+    Parameters
+    ----------
+    dataset : {'bars_and_stripes', 'shifting_bar', 'diag', 'ball_1d', 'digits', 'mnist', 'binarized_mnist', 'omniglot', 'cbcl'}
+        Data set. Toy sets (bars_and_stripes, shifting_bar, diag, ball_1d) are generated;
+        digits ships with scikit-learn; mnist, binarized_mnist, omniglot and cbcl are read
+        from the data directory (see `rbmviz info`).
+    D : int
+        bars_and_stripes: image side; the 2·2^D − 2 patterns of D×D pixels.
+    N : int
+        shifting_bar: number of pixels (and of patterns).
+    B : int
+        shifting_bar: bar length, 1 <= B < N.
+    d : int
+        diag and ball_1d: number of pixels.
+    binarize : {'threshold', 'stochastic'}
+        Grey-level data to 0/1: 'threshold' (a pixel is 1 when at least half on) or
+        'stochastic' (1 with probability equal to its grey level, one fixed draw from
+        data_seed).
+    data_seed : int
+        Seed of the stochastic binarisation.
+    limit : int, optional
+        Use at most this many rows of each split (real data sets only); none = all.
     """
 
     dataset = param.Selector(
@@ -143,7 +167,26 @@ class DataSettings(param.Parameterized):
 
 
 class ModelSettings(param.Parameterized):
-    """The RBM's size and initial parameters (binary visible and hidden units)."""
+    """The RBM's size and initial parameters (binary visible and hidden units).
+
+    Parameters
+    ----------
+    n_hidden : int
+        Number of hidden units. Exact log-likelihoods need a layer of at most 20 units.
+    init : {'normal', 'uniform', 'zeros'}
+        Initial weights: 'normal' W ~ N(0, scale²) (Upadhya & Sastry), 'uniform' W ~
+        U[−scale, scale] (Fischer & Igel), 'zeros'.
+    init_scale : float
+        Standard deviation (normal) or half-width (uniform) of the initial weights.
+    visible_bias : {'base_rate', 'zeros'}
+        Initial visible biases: 'base_rate' b_i = logit(mean of pixel i in the training
+        data) (Hinton's practical guide), or 'zeros'. Hidden biases start at 0.
+    dtype : {'float64', 'float32'}
+        Float type of the parameters: float64 for small models and exact work, float32 for
+        speed on large models.
+    init_seed : int
+        Seed of the initial weights.
+    """
 
     n_hidden = param.Integer(
         4, bounds=(1, UNITS_MAX), softbounds=(1, 1000), label="Hidden units",
@@ -195,13 +238,96 @@ class TrainSettings(_AlgorithmKnobs):
     """The training rule and the run loop's knobs.
 
     The algorithm knobs (``k``, ``learning_rate``, ``n_chains``, ...) are not declared here:
-    they are copies of each rule's ``Knobs`` (:mod:`rbmviz.algorithms.knobs`), so their
-    bounds and docs are those of the rule.  Defaults follow the chosen algorithm: a knob left
-    at one rule's default takes the new rule's default when ``algorithm`` changes (e.g. TAP's
-    learning rate 0.005, S-DCP's budget d = 3, K′ = 4); values set explicitly stay.
-
-    Only the knobs the chosen algorithm accepts are passed to it (:func:`algorithm_kwargs`,
+    they are copies of each rule's ``Knobs`` (:mod:`rbmviz.algorithms.knobs`), so their bounds
+    and docs are those of the rule.  Defaults follow the chosen algorithm: a knob left at one
+    rule's default takes the new rule's default when ``algorithm`` changes (e.g. TAP's learning
+    rate 0.005, S-DCP's budget d = 3, K′ = 4); values set explicitly stay.  Only the knobs the
+    chosen algorithm accepts are passed to it (:func:`algorithm_kwargs`,
     :func:`algorithm_knobs`); :func:`live_knobs` names those a running algorithm accepts.
+
+    Parameters
+    ----------
+    algorithm : {'cd', 'pcd', 'cg', 'sdcp', 'csdcp', 'ssd', 'tap'}
+        Training rule: cd = contrastive divergence CD-k (chains start at the data); pcd =
+        persistent CD (chains carry over); cg = centered gradient; sdcp / csdcp = (centered)
+        stochastic difference-of-convex programming; ssd = stochastic spectral descent; tap
+        = TAP training (deterministic TAP fixed points replace the Gibbs chains, Tramel et
+        al. 2018).
+    learning_rate : float
+        Step size η > 0 of each update (the gradient is a mean over the mini-batch).
+    momentum : float
+        Heavy-ball momentum in [0, 1): v ← momentum·v + η(g − weight_decay·W), θ ← θ + v; 0
+        = plain gradient steps (as in the papers).
+    weight_decay : float
+        L2 penalty on the weights W (>= 0); 0 = none.
+    seed : int
+        Seed of the training randomness (Gibbs stream; the run loop's mini-batch shuffles).
+    k : int
+        Block-Gibbs steps per parameter update, 1 to 1000 (one step of a 784x500 model on
+        100 rows costs ~2.5 ms).  sdcp/csdcp: the Gibbs budget k = d·K′ (equal compute with
+        CD-k); none = d·K′ from d and K′ (default d = 3, K′ = 4), given alone it is split
+        with K′ = 4 when 4 divides k.
+    n_chains : int, optional
+        pcd only: number of persistent Gibbs chains; none = the batch size.
+    nu_mu : float
+        cg/csdcp only: sliding factor of the visible offset μ ← (1−ν_μ)μ + ν_μ·mean X
+        (Melchior et al. 2016; 0 freezes it).
+    nu_lambda : float
+        cg/csdcp only: sliding factor of the hidden offset λ ← (1−ν_λ)λ + ν_λ·mean σ(XW + c)
+        (0 freezes it).
+    k_inner : int, optional
+        sdcp/csdcp only: Gibbs steps K′ of each of the d inner steps; d = k / K′ so that
+        every algorithm spends k Gibbs steps per update (equal compute, d·K′ = k); none = K′
+        = 4 when 4 divides k.
+    step_rule : {'relative', 'plain'}
+        ssd only: 'relative' = bias steps ε_b = η·M/J, ε_c = η·J/M (the block ratios of the
+        majorisation bound, Carlson et al. 2015); 'plain' = every step η.
+    n_solutions : int, optional
+        tap only: TAP runs per update, started from the first K rows of each mini-batch (at
+        most the batch size); none = the batch size (Tramel et al. 2018, Table 1).
+    order : int
+        tap only: order of the TAP expansion — 1 naive mean field, 2 TAP (Onsager term), 3
+        third order; 1 and 3 for binary units only.
+    damping : float
+        tap only: weight δ of the new iterate in the TAP fixed-point iteration, a ← δ a_new
+        + (1 − δ) a_old (1 = undamped).
+    tol : float
+        tap only: a TAP run has converged when the mean squared change of both layers' means
+        between iterations is below tol (Fig. 3: 1e-8).
+    max_iter : int
+        tap only: iterations after which a TAP run counts as not converged (excluded from
+        the update and counted).
+    unique : bool
+        tap only: average uniformly over the unique TAP solutions (tolerance unique_tol)
+        instead of over all converged runs.
+    unique_tol : float
+        tap only: two solutions are the same when their means differ by less than this.
+    momentum_form : {'heavy_ball', 'printed'}
+        tap only: 'heavy_ball' v ← ηv + γ(ΔW − εW), W ← W + v (default); 'printed' W ← W +
+        γ(ΔW − εW) + ηΔW(t−1) as Alg. 2 prints it, whose momentum term is not scaled by γ
+        (with Table 1's γ = 0.005, η = 0.5 it is ~100× the gradient step).
+    learning_rate_final : float, optional
+        tap only: with decay_epochs, γ decays geometrically from learning_rate to this value
+        over decay_epochs epochs; none = constant γ.
+    decay_epochs : int, optional
+        tap only: epochs of the geometric decay of γ (with learning_rate_final).
+    inference : {'tap', 'adatap'}
+        tap only: 'tap' = Alg. 1 (TAP equations, i.i.d.-weight Onsager term); 'adatap' =
+        adaptive TAP solved by VAMP (Alg. 3, App. D; binary units, order 2; one matrix
+        inverse per TAP run and iteration, ~10²–10³× slower per iteration).
+    batch_size : int, optional
+        Training rows per update; none = the full training set (full batch).
+    epochs : int
+        Passes over the training set.
+    eval_every : int
+        Epochs between records (evaluations); records are also made at epoch 0 and at the
+        last epoch.  none = auto: the run measures what evaluation costs and spaces the
+        records so that it takes at most ~10% of the time (rbmviz.runs.Run
+        eval_every='auto'; large models then also record within an epoch).
+    max_weight : float
+        The run stops as diverged when a parameter grows beyond this magnitude.
+    **params
+        The knobs above, by name (a knob not given takes the chosen algorithm's default).
     """
 
     batch_size = param.Integer(
@@ -220,7 +346,7 @@ class TrainSettings(_AlgorithmKnobs):
         1000.0, bounds=(0.0, 1e9), inclusive_bounds=(False, True), softbounds=(1.0, 1e4),
         doc="The run stops as diverged when a parameter grows beyond this magnitude.")
 
-    def __init__(self, **params):
+    def __init__(self, **params: Any) -> None:
         algorithm = params.get("algorithm", type(self).param["algorithm"].default)
         if algorithm in _algorithms.names():
             own = algorithm_defaults(algorithm)
@@ -241,8 +367,19 @@ class TrainSettings(_AlgorithmKnobs):
 SETTINGS_CLASSES = (DataSettings, ModelSettings, TrainSettings)
 
 
-def knobs(cls_or_obj) -> dict[str, param.Parameter]:
-    """The knobs of a settings class (or instance) in declaration order, ``name`` excluded."""
+def knobs(cls_or_obj: Any) -> dict[str, param.Parameter]:
+    """The knobs of a settings class (or instance) in declaration order, ``name`` excluded.
+
+    Parameters
+    ----------
+    cls_or_obj : type or param.Parameterized
+        A settings class or instance.
+
+    Returns
+    -------
+    dict
+        ``{knob: param.Parameter}``.
+    """
     return {n: p for n, p in cls_or_obj.param.objects("existing").items() if n != "name"}
 
 
@@ -262,26 +399,73 @@ _check_unique_names()
 # ---------------------------------------------------------------------------- helpers
 
 def algorithm_knobs(algorithm: str) -> list[str]:
-    """The :class:`TrainSettings` knobs that algorithm ``algorithm`` takes (e.g. ``n_chains``
-    only for ``pcd``): the intersection of its constructor's arguments and the knobs."""
+    """The :class:`TrainSettings` knobs that algorithm ``algorithm`` takes.
+
+    The intersection of its constructor's arguments and the knobs (e.g. ``n_chains`` only for
+    ``pcd``).
+
+    Parameters
+    ----------
+    algorithm : str
+        An algorithm name.
+
+    Returns
+    -------
+    list of str
+        Knob names.
+    """
     accepted = _algorithms.accepted_settings(algorithm)
     return [n for n in knobs(TrainSettings) if n in accepted]
 
 
 def algorithm_defaults(algorithm: str) -> dict:
-    """``{knob: default}`` of algorithm ``algorithm`` for the :class:`TrainSettings` knobs it
-    takes (its own declaration: e.g. ``learning_rate`` 0.005 for ``tap``)."""
+    """The defaults of algorithm ``algorithm`` for the :class:`TrainSettings` knobs it takes.
+
+    Its own declaration, e.g. ``learning_rate`` 0.005 for ``tap``.
+
+    Parameters
+    ----------
+    algorithm : str
+        An algorithm name.
+
+    Returns
+    -------
+    dict
+        ``{knob: default}``.
+    """
     own = _knobs.defaults(_algorithms.get(algorithm))
     return {n: own[n] for n in algorithm_knobs(algorithm)}
 
 
 def live_knobs(algorithm: str) -> tuple[str, ...]:
-    """The knobs a running ``algorithm`` accepts between updates (``cls.LIVE_KNOBS``)."""
+    """The knobs a running ``algorithm`` accepts between updates (``cls.LIVE_KNOBS``).
+
+    Parameters
+    ----------
+    algorithm : str
+        An algorithm name.
+
+    Returns
+    -------
+    tuple of str
+        Knob names.
+    """
     return tuple(_algorithms.get(algorithm).LIVE_KNOBS)
 
 
 def dataset_knobs(dataset: str) -> list[str]:
-    """The :class:`DataSettings` knobs data set ``dataset`` uses (besides ``dataset``)."""
+    """The :class:`DataSettings` knobs data set ``dataset`` uses (besides ``dataset``).
+
+    Parameters
+    ----------
+    dataset : str
+        A data set name.
+
+    Returns
+    -------
+    list of str
+        Knob names.
+    """
     return list(_rule(dataset).knobs)
 
 
@@ -322,9 +506,15 @@ def load_data(settings: DataSettings) -> tuple[np.ndarray, np.ndarray]:
     Grey-level data (mnist, omniglot, digits, cbcl) are binarised by ``settings.binarize``;
     ``settings.limit`` keeps the first ``limit`` rows of each split (real data sets only).
 
+    Parameters
+    ----------
+    settings : DataSettings
+        The data set and its size knobs.
+
     Returns
     -------
-    train, test : ndarray of float64, shape (n_rows, n_visible), values 0/1
+    train, test : numpy.ndarray
+        Float64 0/1 rows, shape (n_rows, n_visible).
 
     Raises
     ------
@@ -360,9 +550,29 @@ def load_data(settings: DataSettings) -> tuple[np.ndarray, np.ndarray]:
     return train, test
 
 
-def build_model(model_settings: ModelSettings, train_data) -> RBM:
-    """A fresh :class:`~rbmviz.model.RBM` with ``n_visible = train_data.shape[1]``, initialised
-    as ``model_settings`` says (visible biases at the base rate of ``train_data`` if asked)."""
+def build_model(model_settings: ModelSettings, train_data: np.ndarray) -> RBM:
+    """A fresh :class:`~rbmviz.model.RBM` initialised as ``model_settings`` says.
+
+    ``n_visible = train_data.shape[1]``; visible biases at the base rate of ``train_data`` if
+    asked.
+
+    Parameters
+    ----------
+    model_settings : ModelSettings
+        Size and initialisation.
+    train_data : numpy.ndarray, shape (n_samples, n_visible)
+        Training rows.
+
+    Returns
+    -------
+    RBM
+        The new model.
+
+    Raises
+    ------
+    ValueError
+        If ``train_data`` is not 2-D.
+    """
     m = model_settings
     train_data = np.asarray(train_data)
     if train_data.ndim != 2:
@@ -372,9 +582,22 @@ def build_model(model_settings: ModelSettings, train_data) -> RBM:
 
 
 def algorithm_kwargs(train_settings: TrainSettings) -> dict:
-    """Keyword arguments for ``rbmviz.algorithms.create(train_settings.algorithm, **kw)``: the
-    knobs that algorithm accepts (learning rate and seed included), nothing else.
+    """Keyword arguments for ``rbmviz.algorithms.create(train_settings.algorithm, **kw)``.
 
+    The knobs that algorithm accepts (learning rate and seed included), nothing else.
+
+    Parameters
+    ----------
+    train_settings : TrainSettings
+        The settings.
+
+    Returns
+    -------
+    dict
+        ``{knob: value}``.
+
+    Examples
+    --------
     >>> sorted(algorithm_kwargs(TrainSettings(algorithm="cd")))
     ['k', 'learning_rate', 'momentum', 'seed', 'weight_decay']
     """
@@ -383,12 +606,27 @@ def algorithm_kwargs(train_settings: TrainSettings) -> dict:
 
 
 def make_run(data_settings: DataSettings, model_settings: ModelSettings,
-             train_settings: TrainSettings, **run_overrides) -> Run:
+             train_settings: TrainSettings, **run_overrides: Any) -> Run:
     """Load the data, build the model and return the :class:`~rbmviz.runs.Run` (not started).
 
-    ``run_overrides`` replace or add :class:`Run` arguments, e.g. ``epochs=None`` for an
-    open-ended run in the dashboard, ``metrics=[...]``, ``test_data=...``.  The model is
-    ``run.rbm``, the rows ``run.data`` / ``run.test_data``.
+    The model is ``run.rbm``, the rows ``run.data`` / ``run.test_data``.
+
+    Parameters
+    ----------
+    data_settings : DataSettings
+        The data set.
+    model_settings : ModelSettings
+        The model.
+    train_settings : TrainSettings
+        The rule and the run loop's knobs.
+    **run_overrides
+        Replace or add :class:`Run` arguments, e.g. ``epochs=None`` for an open-ended run in
+        the dashboard, ``metrics=[...]``, ``test_data=...``.
+
+    Returns
+    -------
+    Run
+        The run.
     """
     train, test = load_data(data_settings)
     rbm = build_model(model_settings, train)
@@ -417,11 +655,29 @@ def _param_kind(p: param.Parameter) -> str:
 _NONE_WORDS = ("none", "null", "")
 
 
-def parse_value(p: param.Parameter, value):
-    """Convert ``value`` (a Python value, or text from a command line / URL query / JSON) to the
-    type of knob ``p``: ``"12"`` → 12 for Integer knobs, ``"0.3"`` → 0.3 for Number knobs,
-    ``"none"`` → None where None is allowed.  Raises ``ValueError`` saying what was expected.
-    Bounds are not checked here: param checks them when the value is assigned.
+def parse_value(p: param.Parameter, value: Any) -> Any:
+    """Convert ``value`` (a Python value, or text) to the type of knob ``p``.
+
+    Text from a command line / URL query / JSON: ``"12"`` → 12 for Integer knobs, ``"0.3"`` →
+    0.3 for Number knobs, ``"none"`` → None where None is allowed.  Bounds are not checked
+    here: param checks them when the value is assigned.
+
+    Parameters
+    ----------
+    p : param.Parameter
+        The knob.
+    value : object
+        The value or its text.
+
+    Returns
+    -------
+    object
+        The converted value.
+
+    Raises
+    ------
+    ValueError
+        Saying what was expected.
     """
     kind = _param_kind(p)
     if value is None or (isinstance(value, str) and value.strip().lower() in _NONE_WORDS
@@ -471,16 +727,50 @@ def _expected(p: param.Parameter) -> str:
 
 
 def clean_param_error(exc: Exception) -> str:
-    """param's message without its ``"Integer parameter 'TrainSettings.k' "`` prefix, e.g.
-    ``"must be at least 1, not 0."`` (for messages that name the knob another way)."""
+    """param's message without its ``"Integer parameter 'TrainSettings.k' "`` prefix.
+
+    E.g. ``"must be at least 1, not 0."`` (for messages that name the knob another way).
+
+    Parameters
+    ----------
+    exc : Exception
+        An error raised by param.
+
+    Returns
+    -------
+    str
+        The message.
+    """
     return re.sub(r"^\w+ parameter '[\w.]+' ", "", str(exc))
 
 
 def to_dict(data_settings: DataSettings, model_settings: ModelSettings,
             train_settings: TrainSettings, *, changed_only: bool = False) -> dict:
-    """One flat ``{knob: value}`` dict of the three settings objects (JSON-ready values), in
-    declaration order: data knobs, model knobs, training knobs.  ``changed_only=True`` keeps
-    only the values that differ from the defaults (short URLs)."""
+    """One flat ``{knob: value}`` dict of the three settings objects (JSON-ready values).
+
+    In declaration order: data knobs, model knobs, training knobs.
+
+    Parameters
+    ----------
+    data_settings : DataSettings
+        The data settings.
+    model_settings : ModelSettings
+        The model settings.
+    train_settings : TrainSettings
+        The training settings.
+    changed_only : bool
+        Keep only the values that differ from the defaults (short URLs).
+
+    Returns
+    -------
+    dict
+        ``{knob: value}``.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not the settings class it should be.
+    """
     out = {}
     for obj, cls in zip((data_settings, model_settings, train_settings), SETTINGS_CLASSES):
         if not isinstance(obj, cls):
@@ -494,11 +784,28 @@ def to_dict(data_settings: DataSettings, model_settings: ModelSettings,
 
 
 def from_dict(values: dict) -> tuple[DataSettings, ModelSettings, TrainSettings]:
-    """Settings objects from a flat dict as written by :func:`to_dict`; missing knobs keep
-    their defaults.  Values may be text (URL query strings): see :func:`parse_value`.
+    """Settings objects from a flat dict as written by :func:`to_dict`.
 
-    Raises ``ValueError`` for an unknown knob (with the closest known name) or a bad value
-    (naming the knob and what it accepts).
+    Missing knobs keep their defaults.  Values may be text (URL query strings): see
+    :func:`parse_value`.
+
+    Parameters
+    ----------
+    values : dict
+        ``{knob: value}``.
+
+    Returns
+    -------
+    tuple
+        ``(DataSettings, ModelSettings, TrainSettings)``.
+
+    Raises
+    ------
+    TypeError
+        If ``values`` is not a dict.
+    ValueError
+        For an unknown knob (with the closest known name) or a bad value (naming the knob and
+        what it accepts).
     """
     if not isinstance(values, dict):
         raise TypeError(f"settings must be a dict, got {type(values).__name__}")
@@ -518,8 +825,23 @@ def from_dict(values: dict) -> tuple[DataSettings, ModelSettings, TrainSettings]
     return objs
 
 
-def set_knob(obj: param.Parameterized, name: str, value) -> None:
-    """Parse (:func:`parse_value`) and assign one knob; ``ValueError`` naming the knob."""
+def set_knob(obj: param.Parameterized, name: str, value: Any) -> None:
+    """Parse (:func:`parse_value`) and assign one knob.
+
+    Parameters
+    ----------
+    obj : param.Parameterized
+        A settings object.
+    name : str
+        The knob.
+    value : object
+        The value or its text.
+
+    Raises
+    ------
+    ValueError
+        Naming the knob, for a value it does not accept.
+    """
     p = obj.param[name]
     try:
         setattr(obj, name, parse_value(p, value))
