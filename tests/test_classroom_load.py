@@ -124,8 +124,10 @@ class Student:
             self.closed.set()
 
     def _on_change(self, event):
+        from bokeh.models import ColumnDataSource
         model = getattr(event, "model", None)
-        if model is None or not (getattr(model, "name", None) or "").startswith("curve:"):
+        # only the curve sources (named at creation: no themed default is looked up)
+        if not isinstance(model, ColumnDataSource) or not (model.name or "").startswith("curve:"):
             return
         now = time.monotonic()
         if now - self._last > 0.02:           # the events of one patch message: one batch
