@@ -34,6 +34,7 @@ import copy
 from numbers import Integral, Real
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -195,7 +196,7 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     # ------------------------------------------------------------------ training
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: None = None) -> "RBMEstimator":
         """Train a new RBM on the rows of ``X`` for ``n_iter`` epochs.
 
         Parameters
@@ -240,7 +241,7 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X: ArrayLike, y: None = None) -> "RBMEstimator":
         """One epoch over the rows of ``X`` (in mini-batches), continuing training.
 
         The first call (on an unfitted estimator) initialises the model as :meth:`fit`;
@@ -314,7 +315,7 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         return self
 
     # ------------------------------------------------------------------ inference
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> np.ndarray:
         """Hidden-unit probabilities ``p(h_j = 1 | v)`` of every row of ``X``.
 
         Parameters
@@ -335,7 +336,7 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         W, _, c = self.rbm_.params
         return _sigmoid(X @ W.astype(np.float64) + c.astype(np.float64))
 
-    def score_samples(self, X):
+    def score_samples(self, X: ArrayLike) -> np.ndarray:
         """Pseudo-log-likelihood over all sites of every row of ``X`` (nats).
 
         ``PL(v) = Σ_i log p(v_i | v_{−i})``, computed exactly from free-energy differences;
@@ -359,7 +360,7 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         X = self._check_values(self._validate(X, reset=False))
         return pseudo_log_likelihood_expected(self.rbm_, X)
 
-    def score(self, X, y=None):
+    def score(self, X: ArrayLike, y: None = None) -> float:
         """Mean pseudo-log-likelihood of the rows of ``X`` (higher is better), so that
         ``GridSearchCV`` can rank models without a scorer.
 
@@ -376,7 +377,7 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         """
         return float(np.mean(self.score_samples(X)))
 
-    def gibbs(self, v):
+    def gibbs(self, v: ArrayLike) -> np.ndarray:
         """One block-Gibbs step v → h → v from every row of ``v``.
 
         Successive calls use successive positions of a random stream seeded by
@@ -393,6 +394,11 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         v_new : ndarray of shape (n_samples, n_features)
             Sampled visible states, 0/1 floats of the model's dtype (``BernoulliRBM``
             returns booleans).
+
+        Raises
+        ------
+        ValueError
+            If ``v`` holds values other than 0 and 1, or has the wrong number of features.
         """
         check_is_fitted(self)
         v = self._check_values(self._validate(v, reset=False, name="v"), name="v")

@@ -3,15 +3,21 @@
 ``__init__``; and the pseudo-likelihood of rows of probabilities."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import collections.abc
 from numbers import Integral, Real
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .. import algorithms as _algorithms
 from .._numerics import softplus as _softplus
 from ..algorithms import knobs as _knobs
+
+if TYPE_CHECKING:
+    from ..model import RBM
 
 __all__ = ["KNOBS", "PARAMETERS", "pseudo_log_likelihood_expected"]
 
@@ -88,7 +94,22 @@ def _make_init():
     exec(f"def __init__(self, {args}):\n{body}\n", ns)   # noqa: S102 - names are identifiers
     init = ns["__init__"]
     init.__doc__ = "Store the parameters (see the class docstring)."
+    init.__annotations__ = {**_annotations(), "return": "None"}
     return init
+
+
+def _annotations() -> dict:
+    """The type of every parameter of :data:`PARAMETERS` (as text), for the generated signature."""
+    out = {"n_components": "int", "algorithm": "str", "learning_rate": "float",
+           "batch_size": "int", "n_iter": "int", "init_scale": "float",
+           "init_visible_bias": "str", "dtype": "str",
+           "random_state": "int | numpy.random.RandomState | None", "verbose": "int"}
+    for n, p in KNOBS.items():
+        if n not in out:
+            kind = {"int": "int", "float": "float", "bool": "bool", "choice": "str"}.get(
+                _knobs.knob_kind(p), "object")
+            out[n] = kind + (" | None" if p.allow_None else "")
+    return {n: out[n] for n in PARAMETERS}
 
 
 def _knob_docs() -> str:
@@ -102,9 +123,8 @@ def _knob_docs() -> str:
     return "\n".join(lines)
 
 
-def pseudo_log_likelihood_expected(rbm, X) -> np.ndarray:
-    """Pseudo-log-likelihood over all sites of rows ``X`` with entries in [0, 1] (nats),
-    shape (n_samples,):
+def pseudo_log_likelihood_expected(rbm: RBM, X: ArrayLike) -> np.ndarray:
+    """Pseudo-log-likelihood over all sites of rows ``X`` with entries in [0, 1] (nats).
 
     ``Σ_i [x_i log p_i + (1 − x_i) log(1 − p_i)]``, ``p_i = p(v_i = 1 | v_{−i} = x_{−i})``,
 
@@ -115,6 +135,18 @@ def pseudo_log_likelihood_expected(rbm, X) -> np.ndarray:
     ``F(x with x_i = 0) − F(x with x_i = 1) = b_i + Σ_j [softplus(c_j + x_{−i}W_{·j} + W_ij)
     − softplus(c_j + x_{−i}W_{·j})]`` (free energy ``F(v) = −bᵀv − Σ_j softplus(c_j + vᵀW_{·j})``).
     Cost O(n_samples · n_features · n_components).
+
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model.
+    X : array_like, shape (n_samples, n_features)
+        Rows with entries in [0, 1].
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_samples,)
+        The pseudo-log-likelihood of every row.
     """
     W, b, c = (np.asarray(a, dtype=np.float64) for a in rbm.params)
     X = np.asarray(X, dtype=np.float64)
