@@ -324,3 +324,19 @@ def test_bias_tab_streams_the_bias_below_its_bound_into_its_plots():
         assert s.plots["bias"].sources["bias"].name.startswith(f"curve-bias:{s.race_id}:")
     finally:
         s.race.stop()
+
+
+def test_the_servers_loop_is_shared_fairly_between_sessions():
+    from rbmviz.app.feed import LoopShare
+    loop = LoopShare(share=0.5, window=2.0)
+    assert loop.spacing(now=0.0) == 0.0
+    loop.record(1, 0.02, now=10.0)                 # one session: 20 ms updates
+    assert loop.spacing(now=10.0) == pytest.approx(0.04)
+    for sid in range(30):                          # a lecture hall: 30 sessions at 20 ms
+        loop.record(sid, 0.02, now=10.5)
+    assert loop.spacing(now=10.5) == pytest.approx(30 * 0.02 / 0.5)
+    assert loop.spacing(now=13.0) == 0.0           # history older than the window is gone
+    with pytest.raises(ValueError, match="share"):
+        LoopShare(share=0.0)
+    with pytest.raises(ValueError, match="window"):
+        LoopShare(window=0)
