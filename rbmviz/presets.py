@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+from typing import Any
 
 from ._validation import check_int
 from .tap.presets import PRESETS as _TAP_PRESETS
@@ -98,14 +99,34 @@ def _shape(name, data):
 
 
 def names() -> list[str]:
-    """Data sets with a preset."""
+    """Data sets with a preset.
+
+    Returns
+    -------
+    list of str
+        Data set names.
+    """
     return list(_TABLE)
 
 
-def default_dtype(n_visible, n_hidden, exact_max_bits=20) -> str:
-    """The dtype rule: ``"float64"`` where exact log-likelihoods are feasible (smaller layer
-    ≤ ``exact_max_bits``) or the model is small (``n_visible · n_hidden <`` :data:`LARGE_MODEL`),
-    else ``"float32"``."""
+def default_dtype(n_visible: int, n_hidden: int, exact_max_bits: int = 20) -> str:
+    """The dtype rule for a model of this size.
+
+    ``"float64"`` where exact log-likelihoods are feasible (smaller layer ≤ ``exact_max_bits``)
+    or the model is small (``n_visible · n_hidden <`` :data:`LARGE_MODEL`), else ``"float32"``.
+
+    Parameters
+    ----------
+    n_visible, n_hidden : int
+        Layer sizes.
+    exact_max_bits : int
+        Largest smaller layer that is enumerated exactly.
+
+    Returns
+    -------
+    str
+        ``"float64"`` or ``"float32"``.
+    """
     n_visible = check_int(n_visible, "n_visible", low=1)
     n_hidden = check_int(n_hidden, "n_hidden", low=1)
     if min(n_visible, n_hidden) <= exact_max_bits or n_visible * n_hidden < LARGE_MODEL:
@@ -113,7 +134,7 @@ def default_dtype(n_visible, n_hidden, exact_max_bits=20) -> str:
     return "float32"
 
 
-def for_dataset(name, **data_knobs) -> dict:
+def for_dataset(name: str, **data_knobs: Any) -> dict:
     """The defaults data set ``name`` brings.
 
     Parameters
@@ -136,6 +157,13 @@ def for_dataset(name, **data_knobs) -> dict:
         ``eval_every`` ("auto": evaluation on a time budget), ``init``/``init_scale``/
         ``visible_bias`` (initial parameters), ``data`` (the data knobs used).
         A fresh dict: change it freely.
+
+    Raises
+    ------
+    ValueError
+        For a data set without a preset (with the closest name).
+    TypeError
+        For a knob the data set does not have.
     """
     if name not in _TABLE:
         hint = difflib.get_close_matches(str(name), list(_TABLE), n=1)

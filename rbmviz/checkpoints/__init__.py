@@ -31,7 +31,13 @@ _DIR = Path(__file__).resolve().parent
 
 
 def names() -> list[str]:
-    """The shipped models, sorted (TAP checkpoints by epoch)."""
+    """The shipped models, sorted (TAP checkpoints by epoch).
+
+    Returns
+    -------
+    list of str
+        Checkpoint names.
+    """
     found = [p.stem for p in _DIR.glob("*.npz") if p.with_suffix(".json").exists()]
 
     def key(name):
@@ -40,8 +46,26 @@ def names() -> list[str]:
     return sorted(found, key=key)
 
 
-def path(name) -> Path:
-    """The ``.npz`` file of model ``name`` (``ValueError`` for an unknown name)."""
+def path(name: str) -> Path:
+    """The ``.npz`` file of model ``name``.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`names`.
+
+    Returns
+    -------
+    pathlib.Path
+        The file inside the installed package.
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a str.
+    ValueError
+        For an unknown name.
+    """
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, got {type(name).__name__}")
     known = names()
@@ -50,10 +74,21 @@ def path(name) -> Path:
     return _DIR / f"{name}.npz"
 
 
-def info(name) -> dict:
-    """What model ``name`` is: ``title``, ``dataset``, ``algorithm``, ``n_visible``,
-    ``n_hidden``, ``epoch``, ``settings``, ``measured`` (numbers at that epoch),
-    ``regenerate`` (the command), ``bytes``."""
+def info(name: str) -> dict:
+    """What model ``name`` is.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`names`.
+
+    Returns
+    -------
+    dict
+        ``title``, ``dataset``, ``algorithm``, ``n_visible``, ``n_hidden``, ``epoch``,
+        ``settings``, ``measured`` (numbers at that epoch), ``regenerate`` (the command),
+        ``bytes``, ``name``.
+    """
     p = path(name)
     out = json.loads(p.with_suffix(".json").read_text(encoding="utf-8"))
     out["name"] = name
@@ -61,7 +96,7 @@ def info(name) -> dict:
     return out
 
 
-def load(name):
+def load(name: str) -> tuple[RBM, dict]:
     """Load shipped model ``name``.
 
     Parameters

@@ -39,6 +39,9 @@ reproducible.
 from __future__ import annotations
 
 import difflib
+from typing import Any
+
+import numpy as np
 
 from .files import _FILES, DatasetCorruptError, DatasetNotFoundError, data_dir
 from .real import OMNIGLOT_THRESHOLD, binarized_mnist, cbcl, digits, mnist, omniglot
@@ -84,7 +87,7 @@ _REGISTRY = {
 }
 
 
-def names():
+def names() -> list[str]:
     """Names accepted by ``load`` and ``available``.
 
     Returns
@@ -104,7 +107,7 @@ def _lookup(name):
         raise ValueError(f"name must be one of {', '.join(_REGISTRY)}; got {name!r}.{hint}") from None
 
 
-def load(name, **kwargs):
+def load(name: str, **kwargs: Any) -> np.ndarray:
     """Load or generate a data set by name.
 
     Parameters
@@ -128,7 +131,7 @@ def load(name, **kwargs):
     return _lookup(name)(**kwargs)
 
 
-def available(name):
+def available(name: str) -> bool:
     """Whether a data set can be loaded without missing files.
 
     Parameters

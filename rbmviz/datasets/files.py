@@ -16,7 +16,7 @@ class DatasetCorruptError(ValueError):
     """A data set file exists but cannot be read or has an unexpected format."""
 
 
-def data_dir():
+def data_dir() -> Path:
     """Directory holding the real data sets.
 
     Returns

@@ -13,7 +13,7 @@ from .files import _BINARIZED_MNIST_ROWS, _MNIST_FILES, _OMNIGLOT_IMAGES, _corru
 OMNIGLOT_THRESHOLD = 0.25
 
 
-def digits(binarize="threshold", return_labels=False):
+def digits(binarize: str | None = "threshold", return_labels: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """scikit-learn's bundled 8 x 8 handwritten digits (1797 images).
 
     Loaded with ``sklearn.datasets.load_digits`` (no download); grey levels
@@ -58,7 +58,8 @@ def _read_idx(path, magic, n_items, item_shape, limit):
     return np.frombuffer(data, np.uint8).reshape(limit, -1)
 
 
-def mnist(split="train", binarize="threshold", seed=None, return_labels=False, limit=None):
+def mnist(split: str = "train", binarize: str | None = "threshold", seed: int | np.random.Generator | None = None,
+          return_labels: bool = False, limit: int | None = None) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """MNIST handwritten digits, 28 x 28, from the original IDX files.
 
     Reads ``<data_dir>/mnist/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz``,
@@ -122,7 +123,7 @@ def mnist(split="train", binarize="threshold", seed=None, return_labels=False, l
     return X, y.astype(np.int64)
 
 
-def binarized_mnist(split="train", limit=None):
+def binarized_mnist(split: str = "train", limit: int | None = None) -> np.ndarray:
     """MNIST with the fixed stochastic binarisation of Larochelle & Murray (2011).
 
     Reads ``<data_dir>/binarized_mnist/binarized_mnist_<split>.amat.gz``
@@ -181,7 +182,9 @@ def _area_matrix(size, n_in=105):
     return np.clip(overlap, 0, None).astype(np.float32)
 
 
-def omniglot(split="background", size=28, binarize="threshold", return_labels=False, limit=None, seed=None):
+def omniglot(split: str = "background", size: int = 28, binarize: str | None = "threshold",
+             return_labels: bool = False, limit: int | None = None,
+             seed: int | np.random.Generator | None = None) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Omniglot handwritten characters (Lake et al.), downsampled from 105 x 105.
 
     Reads ``<data_dir>/omniglot/images_<split>.npz`` (bool images, True =
@@ -261,7 +264,7 @@ def omniglot(split="background", size=28, binarize="threshold", return_labels=Fa
     return (X, labels.reshape(-1)[:n].astype(np.int64)) if return_labels else X
 
 
-def cbcl(photographic=False, limit=None):
+def cbcl(photographic: bool = False, limit: int | None = None) -> np.ndarray:
     """MIT CBCL Face Database #1: the 2,429 training faces, 19 x 19.
 
     Reads variable ``M`` (shape (361, 2429), one face per column in MATLAB

@@ -3,6 +3,7 @@ Sastry 2017; Bengio & Delalleau 2009)."""
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._common import _check_int, _rng
 
@@ -17,7 +18,7 @@ def _binary_codes(n_bits):
 MAX_BARS_AND_STRIPES_D = 16
 
 
-def bars_and_stripes(D=3):
+def bars_and_stripes(D: int = 3) -> np.ndarray:
     """All distinct D x D bars-and-stripes patterns.
 
     A pattern has every column constant (vertical bars) or every row constant
@@ -62,7 +63,7 @@ def bars_and_stripes(D=3):
     return np.concatenate([bars, stripes]).reshape(-1, D * D)
 
 
-def bars_and_stripes_sample(D, n, seed):
+def bars_and_stripes_sample(D: int, n: int, seed: int | np.random.Generator | None) -> np.ndarray:
     """Samples of the bars-and-stripes generative process.
 
     Each of the ``D`` rows is set to all-0 or all-1 independently with
@@ -96,7 +97,7 @@ def bars_and_stripes_sample(D, n, seed):
     return images.reshape(n, D * D)
 
 
-def shifting_bar(N=9, B=1):
+def shifting_bar(N: int = 9, B: int = 1) -> np.ndarray:
     """All cyclic shifts of a bar of ``B`` consecutive ones among ``N`` pixels.
 
     Parameters
@@ -127,7 +128,7 @@ def shifting_bar(N=9, B=1):
     return (offset < B).astype(np.float64)
 
 
-def diag(d=6):
+def diag(d: int = 6) -> np.ndarray:
     """Diag_d: the ``2d`` binary vectors with at most one change of value.
 
     These are ``1^j 0^(d-j)`` and ``0^j 1^(d-j)`` for ``j = 0, ..., d``
@@ -168,7 +169,7 @@ def diag(d=6):
     return np.concatenate([ones_first, 1.0 - ones_first[1:d]])
 
 
-def ball_1d(d=6):
+def ball_1d(d: int = 6) -> np.ndarray:
     """1DBall_d: the ``d(d+1)/2`` non-empty contiguous blocks of ones on a line.
 
     No wrap-around: a block is ``0^a 1^w 0^(d-a-w)`` with width ``w >= 1``;
@@ -209,7 +210,7 @@ def ball_1d(d=6):
     return ((pixel >= start[:, None]) & (pixel < (start + width)[:, None])).astype(np.float64)
 
 
-def max_log_likelihood(X):
+def max_log_likelihood(X: ArrayLike) -> float:
     """Best achievable average log-likelihood on the rows of ``X``.
 
     The maximum over all distributions ``p`` of ``mean_i log p(X[i])`` is
@@ -231,6 +232,11 @@ def max_log_likelihood(X):
     -------
     float
         Upper bound on the average test log-likelihood (ATLL), in nats.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not a non-empty 2-D array.
 
     Examples
     --------
