@@ -38,9 +38,12 @@ greedy layer-wise pretraining with TAP RBMs (:func:`pretrain`), then joint TAP t
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
+from typing import Any, Callable, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._numerics import sigmoid as _sigmoid
 from ._validation import check_data, check_float, check_int, check_seed
@@ -72,6 +75,7 @@ class DBM:
     seed : int, optional
         Seed of the initial weights ``W⁽ˡ⁾ ~ N(0, scale²)``; biases start at 0.
     scale : float ≥ 0
+        Standard deviation of the initial weights.
 
     Attributes
     ----------
@@ -79,9 +83,16 @@ class DBM:
         ``W[l-1]`` is ``W⁽ˡ⁾``, shape ``(N_{l−1}, N_l)``.
     biases : list of ndarray
         ``biases[l]`` is ``θ⁽ˡ⁾`` (``biases[0]`` the visible biases ``b``).
+
+    Raises
+    ------
+    TypeError
+        If ``layers`` is not a sequence of sizes.
+    ValueError
+        If it has fewer than 2 entries or a size below 1.
     """
 
-    def __init__(self, layers, *, seed=0, scale=0.01):
+    def __init__(self, layers: Sequence[int], *, seed: int = 0, scale: float = 0.01) -> None:
         try:
             layers = [check_int(n, "layers", low=1) for n in layers]
         except TypeError as exc:
@@ -96,21 +107,61 @@ class DBM:
 
     @property
     def n_hidden_layers(self) -> int:
+        """Number of hidden layers ``L``.
+
+        Returns
+        -------
+        int
+            ``len(layers) − 1``.
+        """
         return len(self.layers) - 1
 
     @property
     def n_units(self) -> int:
+        """Total number of units over all layers.
+
+        Returns
+        -------
+        int
+            ``Σ_l N_l``.
+        """
         return int(sum(self.layers))
 
     def copy(self) -> "DBM":
+        """A copy with its own arrays.
+
+        Returns
+        -------
+        DBM
+            An equal model that shares no array with this one.
+        """
         new = DBM.__new__(DBM)
         new.layers = self.layers
         new.W = [w.copy() for w in self.W]
         new.biases = [t.copy() for t in self.biases]
         return new
 
-    def set_params(self, W=None, biases=None) -> "DBM":
-        """Replace weights and/or biases (lists, shapes checked); returns ``self``."""
+    def set_params(self, W: Sequence[ArrayLike] | None = None,
+                   biases: Sequence[ArrayLike] | None = None) -> "DBM":
+        """Replace the weights and/or the biases (shape-checked, copied as float64).
+
+        Parameters
+        ----------
+        W : sequence of array_like, optional
+            ``W[l-1]`` of shape ``(N_{l−1}, N_l)``; unchanged if None.
+        biases : sequence of array_like, optional
+            ``biases[l]`` of size ``N_l``; unchanged if None.
+
+        Returns
+        -------
+        DBM
+            The model itself, for chaining.
+
+        Raises
+        ------
+        ValueError
+            If a shape does not match the layers.
+        """
         if W is not None:
             W = [np.array(w, dtype=np.float64) for w in W]
             want = [(a, b) for a, b in zip(self.layers[:-1], self.layers[1:])]
@@ -127,8 +178,19 @@ class DBM:
     def __repr__(self):
         return f"DBM(layers={list(self.layers)})"
 
-    def save(self, path) -> Path:
-        """Write the parameters to ``path`` (``.npz``)."""
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the parameters to ``path`` (``.npz``), atomically.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file.
+
+        Returns
+        -------
+        pathlib.Path
+            The path written.
+        """
         path = Path(path)
         arrays = {"layers": np.array(self.layers)}
         arrays.update({f"W{l + 1}": w for l, w in enumerate(self.W)})
@@ -139,7 +201,19 @@ class DBM:
         return path
 
     @classmethod
-    def load(cls, path) -> "DBM":
+    def load(cls, path: str | os.PathLike) -> "DBM":
+        """Load a model written by :meth:`save`.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The ``.npz`` file.
+
+        Returns
+        -------
+        DBM
+            The model.
+        """
         with np.load(path) as f:
             layers = [int(n) for n in f["layers"]]
             dbm = cls(layers, scale=0.0)
@@ -165,9 +239,21 @@ class DBM:
         S = all_states(sum(sizes))
         return np.split(S, np.cumsum(sizes)[:-1], axis=1)
 
-    def exact(self):
-        """Exact ``(ln Z, marginals)`` by enumerating all joint states (tiny models);
-        ``marginals`` is a list of per-layer ``P(x_i = 1)``."""
+    def exact(self) -> tuple[float, list[np.ndarray]]:
+        """Exact ``(ln Z, marginals)`` by enumerating all joint states (tiny models).
+
+        Returns
+        -------
+        log_z : float
+            ``ln Z``.
+        marginals : list of numpy.ndarray
+            Per-layer ``P(x_i = 1)``.
+
+        Raises
+        ------
+        ValueError
+            If the model has more than :data:`EXACT_MAX_UNITS` units.
+        """
         self._check_exact(self.n_units)
         states = self._enumerate(0)
         le = self._neg_energy(states)
@@ -175,9 +261,28 @@ class DBM:
         p = np.exp(le - lz)
         return lz, [p @ s for s in states]
 
-    def exact_clamped(self, X):
-        """Exact clamped ``(Φ*, marginals)`` per row ``x`` of ``X``: ``Φ* = b·x + ln Σ_h
-        e^{−E(x, h)}`` (R,), and the hidden marginals ``P(h⁽ˡ⁾_i = 1 | x)`` (list of (R, N_l))."""
+    def exact_clamped(self, X: ArrayLike) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Exact clamped ``(Φ*, marginals)`` per row ``x`` of ``X``.
+
+        ``Φ* = b·x + ln Σ_h e^{−E(x, h)}``, and the hidden marginals ``P(h⁽ˡ⁾_i = 1 | x)``.
+
+        Parameters
+        ----------
+        X : array_like, shape (R, N_0)
+            Binary data rows.
+
+        Returns
+        -------
+        phi : numpy.ndarray, shape (R,)
+            ``Φ*`` of every row.
+        marginals : list of numpy.ndarray
+            Per hidden layer, shape (R, N_l).
+
+        Raises
+        ------
+        ValueError
+            If the hidden layers have more than :data:`EXACT_MAX_UNITS` units.
+        """
         self._check_exact(self.n_units - self.layers[0])
         X = check_data(X, "X", n_visible=self.layers[0])
         H = self._enumerate(1)
@@ -187,8 +292,19 @@ class DBM:
         p = np.exp(field - lz[:, None])
         return X @ self.biases[0] + lz, [p @ h for h in H]
 
-    def exact_log_likelihood(self, X) -> float:
-        """Exact average log-likelihood of the rows of ``X`` (tiny models)."""
+    def exact_log_likelihood(self, X: ArrayLike) -> float:
+        """Exact average log-likelihood of the rows of ``X`` (tiny models).
+
+        Parameters
+        ----------
+        X : array_like, shape (R, N_0)
+            Binary data rows.
+
+        Returns
+        -------
+        float
+            Mean ``ln P(x)`` in nats.
+        """
         lz, _ = self.exact()
         return float(np.mean(self.exact_clamped(X)[0]) - lz)
 
@@ -198,9 +314,20 @@ class DBM:
 class DBMSolution:
     """TAP2 fixed points of a DBM, one per initialisation.
 
-    ``m`` — list of per-layer magnetisations (R, N_l) (``m[0]`` the data when clamped);
-    ``converged`` (R,), ``n_iter`` (R,); ``phi`` (R,) the TAP value ``Φ(m)`` (≈ ln Z, or the
-    clamped ``b·x + ln Z(x)``); ``clamped``, ``damping``, ``tol``.
+    Parameters
+    ----------
+    m : list of numpy.ndarray
+        Per-layer magnetisations, shape (R, N_l) (``m[0]`` the data when clamped).
+    converged : numpy.ndarray, shape (R,)
+        Whether each run converged.
+    n_iter : numpy.ndarray, shape (R,)
+        Iterations done.
+    phi : numpy.ndarray, shape (R,)
+        The TAP value ``Φ(m)`` (≈ ln Z, or the clamped ``b·x + ln Z(x)``).
+    clamped : bool
+        Whether the visible layer was clamped.
+    damping, tol : float
+        The settings used.
     """
 
     m: list
@@ -212,8 +339,14 @@ class DBMSolution:
     tol: float
 
     @property
-    def s(self):
-        """Variances ``s⁽ˡ⁾ = m⁽ˡ⁾ − (m⁽ˡ⁾)²`` (0 for a clamped visible layer)."""
+    def s(self) -> list[np.ndarray]:
+        """Variances ``s⁽ˡ⁾ = m⁽ˡ⁾ − (m⁽ˡ⁾)²`` (0 for a clamped visible layer).
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One array per layer.
+        """
         out = [m - m * m for m in self.m]
         if self.clamped:
             out[0] = np.zeros_like(self.m[0])
@@ -228,9 +361,26 @@ def _check_dbm(dbm):
         raise TypeError(f"dbm must be an rbmviz.dbm.DBM, got {type(dbm).__name__}")
 
 
-def tap_log_z(dbm, m, *, clamped=False) -> np.ndarray:
-    """``Φ(m)`` per row (module docstring): the TAP2 estimate of ``ln Z`` at free fixed
-    points, of ``b·x + ln Σ_h e^{−E(x,h)}`` at clamped ones (``m[0] = x``, ``s⁽⁰⁾ = 0``)."""
+def tap_log_z(dbm: DBM, m: Sequence[np.ndarray], *, clamped: bool = False) -> np.ndarray:
+    """``Φ(m)`` per row (module docstring; Tramel et al. 2018, App. E).
+
+    The TAP2 estimate of ``ln Z`` at free fixed points, of ``b·x + ln Σ_h e^{−E(x,h)}`` at
+    clamped ones (``m[0] = x``, ``s⁽⁰⁾ = 0``).
+
+    Parameters
+    ----------
+    dbm : DBM
+        The model.
+    m : sequence of numpy.ndarray
+        Per-layer magnetisations, shape (R, N_l).
+    clamped : bool
+        Whether the visible layer is clamped.
+
+    Returns
+    -------
+    numpy.ndarray, shape (R,)
+        ``Φ(m)``.
+    """
     _check_dbm(dbm)
     s = [x - x * x for x in m]
     if clamped:
@@ -246,29 +396,43 @@ def tap_log_z(dbm, m, *, clamped=False) -> np.ndarray:
     return out
 
 
-def tap_solve(dbm, init, *, clamped=False, damping=0.5, tol=1e-8, max_iter=1000,
-              init_hidden=None) -> DBMSolution:
+def tap_solve(dbm: DBM, init: ArrayLike, *, clamped: bool = False, damping: float = 0.5,
+              tol: float = 1e-8, max_iter: int = 1000,
+              init_hidden: Sequence[ArrayLike] | None = None) -> DBMSolution:
     """TAP2 fixed points of a DBM from ``R`` data-anchored initialisations (App. E, Alg. 1
     on the block matrix of eq. 125).
 
     Parameters
     ----------
     dbm : DBM
+        The model.
     init : array (R, N_0)
         Binary data rows.  Free runs start at ``m⁽⁰⁾ = x`` (``s⁽⁰⁾ = 0``, eqs. 37–38);
         clamped runs keep ``m⁽⁰⁾ = x`` throughout.  Hidden layers start at the bottom-up pass
         ``m⁽ˡ⁾ = σ(θ⁽ˡ⁾ + W⁽ˡ⁾ᵀ m⁽ˡ⁻¹⁾)`` unless ``init_hidden`` (list of (R, N_l)) is given.
     clamped : bool
+        Keep the visible layer at the data.
     damping : float in (0, 1]
         Weight of the new iterate (1 = undamped).
     tol : float > 0
         Convergence: mean squared change of all non-clamped magnetisations between
         iterations below ``tol``.
     max_iter : int ≥ 1
+        Largest number of iterations.
+    init_hidden : list of array, optional
+        Initial hidden magnetisations, one (R, N_l) array per hidden layer.
 
     Returns
     -------
     DBMSolution
+        The fixed points.
+
+    Raises
+    ------
+    TypeError
+        If ``clamped`` is not a bool.
+    ValueError
+        If ``init_hidden`` does not have one array of shape (R, N_l) per hidden layer.
     """
     _check_dbm(dbm)
     X = check_data(init, "init", n_visible=dbm.layers[0])
@@ -332,16 +496,40 @@ def tap_solve(dbm, init, *, clamped=False, damping=0.5, tol=1e-8, max_iter=1000,
                        damping=damping, tol=tol)
 
 
-def log_likelihood(dbm, X, *, init=None, n_init=None, seed=0, damping=0.5, tol=1e-10,
-                   max_iter=2000, per_unit=False, details=False):
-    """TAP log-likelihood of the rows of ``X`` (App. E): ``mean_x Φ(clamped on x) −
-    mean_k Φ(free solution k)``, free solutions from data-anchored starts at the rows of
-    ``init`` (default ``X``; ``n_init`` of them drawn with ``seed``), converged runs averaged
-    uniformly (non-converged ones left out; NaN if none converged).
+def log_likelihood(dbm: DBM, X: ArrayLike, *, init: ArrayLike | None = None,
+                   n_init: int | None = None, seed: int = 0, damping: float = 0.5,
+                   tol: float = 1e-10, max_iter: int = 2000, per_unit: bool = False,
+                   details: bool = False) -> float | dict:
+    """TAP log-likelihood of the rows of ``X`` (Tramel et al. 2018, App. E).
 
-    ``per_unit=True`` divides by ``Σ_l N_l`` (Fig. 11).  ``details=True`` returns a dict with
-    ``value``, ``clamped`` (per-row Φ), ``log_z`` (mean free Φ), ``n_free``,
-    ``n_not_converged``.
+    ``mean_x Φ(clamped on x) − mean_k Φ(free solution k)``, free solutions from data-anchored
+    starts, converged runs averaged uniformly (non-converged ones left out; NaN if none
+    converged).
+
+    Parameters
+    ----------
+    dbm : DBM
+        The model.
+    X : array_like, shape (R, N_0)
+        Binary data rows.
+    init : array_like, shape (R, N_0), optional
+        Starts of the free runs; default ``X``.
+    n_init : int, optional
+        Draw this many rows of ``init`` with ``seed``.
+    seed : int
+        Seed of that draw.
+    damping, tol, max_iter
+        TAP iteration settings (:func:`tap_solve`).
+    per_unit : bool
+        Divide by ``Σ_l N_l`` (Fig. 11).
+    details : bool
+        Return a dict instead of a float.
+
+    Returns
+    -------
+    float or dict
+        The value; with ``details=True`` a dict with ``value``, ``clamped`` (per-row Φ),
+        ``log_z`` (mean free Φ), ``n_free``, ``n_not_converged``.
     """
     _check_dbm(dbm)
     X = check_data(X, "X", n_visible=dbm.layers[0])
@@ -362,20 +550,33 @@ def log_likelihood(dbm, X, *, init=None, n_init=None, seed=0, damping=0.5, tol=1
             "n_not_converged": int((~free.converged).sum() + (~cl.converged).sum())}
 
 
-def gradient(dbm, X, free, clamped, rows=None) -> dict:
+def gradient(dbm: DBM, X: ArrayLike, free: DBMSolution, clamped: DBMSolution,
+             rows: ArrayLike | None = None) -> dict:
     """Ascent directions of the TAP log-likelihood (eqs. 126–129, binary units).
 
     Parameters
     ----------
     dbm : DBM
-    X : array (M, N_0) — the mini-batch.
-    free : DBMSolution — free solutions (``clamped=False``).
-    clamped : DBMSolution — clamped solutions of the rows of ``X``.
-    rows : int array, optional — the free solutions to average over (default all).
+        The model.
+    X : array (M, N_0)
+        The mini-batch.
+    free : DBMSolution
+        Free solutions (``clamped=False``).
+    clamped : DBMSolution
+        Clamped solutions of the rows of ``X``.
+    rows : int array, optional
+        The free solutions to average over (default all).
 
     Returns
     -------
-    dict with ``"W"`` (list, one per coupling matrix) and ``"biases"`` (list, one per layer).
+    dict
+        ``"W"`` (list, one per coupling matrix) and ``"biases"`` (list, one per layer).
+
+    Raises
+    ------
+    ValueError
+        If ``free``/``clamped`` are not free/clamped solutions, ``clamped`` does not have one
+        row per row of ``X``, or there is no free solution to average over.
     """
     _check_dbm(dbm)
     X = check_data(X, "X", n_visible=dbm.layers[0])
@@ -411,14 +612,21 @@ class DBMTrainer:
     Parameters
     ----------
     learning_rate, momentum, weight_decay : float
+        γ, η and ε.
     batch_size : int
-    n_solutions : int or None — K (default: the batch size).
-    damping, tol, max_iter : TAP iteration settings (:func:`tap_solve`).
-    seed : int — shuffles of the training rows.
+        Rows per update ``M``.
+    n_solutions : int or None
+        K (default: the batch size).
+    damping, tol, max_iter
+        TAP iteration settings (:func:`tap_solve`).
+    seed : int
+        Shuffles of the training rows.
     """
 
-    def __init__(self, *, learning_rate=0.001, momentum=0.5, weight_decay=0.001, batch_size=100,
-                 n_solutions=None, damping=0.5, tol=1e-8, max_iter=1000, seed=0):
+    def __init__(self, *, learning_rate: float = 0.001, momentum: float = 0.5,
+                 weight_decay: float = 0.001, batch_size: int = 100, n_solutions: int | None = None,
+                 damping: float = 0.5, tol: float = 1e-8, max_iter: int = 1000,
+                 seed: int = 0) -> None:
         self.learning_rate = check_float(learning_rate, "learning_rate", low=0.0, low_open=True)
         self.momentum = check_float(momentum, "momentum", low=0.0, high=1.0)
         self.weight_decay = check_float(weight_decay, "weight_decay", low=0.0)
@@ -433,8 +641,16 @@ class DBMTrainer:
         self.updates = 0
         self.not_converged = 0
 
-    def update(self, dbm, batch):
-        """One joint TAP update of ``dbm`` (in place) from the rows of ``batch``."""
+    def update(self, dbm: DBM, batch: ArrayLike) -> None:
+        """One joint TAP update of ``dbm`` (in place) from the rows of ``batch``.
+
+        Parameters
+        ----------
+        dbm : DBM
+            The model trained.
+        batch : array_like, shape (M, N_0)
+            The mini-batch, 0/1.
+        """
         batch = check_data(batch, "batch", n_visible=dbm.layers[0])
         K = min(self.n_solutions or batch.shape[0], batch.shape[0])
         kw = dict(damping=self.damping, tol=self.tol, max_iter=self.max_iter)
@@ -454,8 +670,21 @@ class DBMTrainer:
             t += lr * gt
         self.updates += 1
 
-    def epoch(self, dbm, X):
-        """One pass over the rows of ``X`` in shuffled mini-batches."""
+    def epoch(self, dbm: DBM, X: ArrayLike) -> None:
+        """One pass over the rows of ``X`` in shuffled mini-batches.
+
+        Parameters
+        ----------
+        dbm : DBM
+            The model trained (in place).
+        X : array_like, shape (R, N_0)
+            Binary data rows.
+
+        Raises
+        ------
+        rbmviz.errors.RunDiverged
+            If the weights become non-finite.
+        """
         X = check_data(X, "X", n_visible=dbm.layers[0])
         perm = self.rng.permutation(X.shape[0])
         M = min(self.batch_size, X.shape[0])
@@ -467,14 +696,38 @@ class DBMTrainer:
                               last_good_epoch=self.epochs - 1, quantity="W", value=float("nan"))
 
 
-def pretrain(dbm, X, *, epochs=50, learning_rate=0.001, batch_size=100, momentum=0.5,
-             weight_decay=0.001, damping=0.5, tol=1e-8, max_iter=1000, seed=0, callback=None):
-    """Greedy layer-wise pretraining (Alg. 4, first phase), in place: layer 1 is a TAP RBM
-    (Alg. 2, :class:`rbmviz.algorithms.tap.TAP`, heavy-ball momentum) trained on ``X``;
-    layer ``l ≥ 2`` a TAP RBM trained on binary samples of layer ``l − 1`` drawn bottom-up
-    given the data (``H⁽ˡ⁻¹⁾ ~ P(h⁽ˡ⁻¹⁾ | H⁽ˡ⁻²⁾)``).  Each RBM gives ``W⁽ˡ⁾`` and the hidden
-    biases ``θ⁽ˡ⁾`` (layer 1 also the visible biases).  ``callback(layer, epoch)`` is called
-    after every epoch.  Returns ``dbm``.
+def pretrain(dbm: DBM, X: ArrayLike, *, epochs: int = 50, learning_rate: float = 0.001,
+             batch_size: int = 100, momentum: float = 0.5, weight_decay: float = 0.001,
+             damping: float = 0.5, tol: float = 1e-8, max_iter: int = 1000, seed: int = 0,
+             callback: Callable[[int, int], Any] | None = None) -> DBM:
+    """Greedy layer-wise pretraining (Tramel et al. 2018, Alg. 4, first phase), in place.
+
+    Layer 1 is a TAP RBM (Alg. 2, :class:`rbmviz.algorithms.tap.TAP`, heavy-ball momentum)
+    trained on ``X``; layer ``l ≥ 2`` a TAP RBM trained on binary samples of layer ``l − 1``
+    drawn bottom-up given the data (``H⁽ˡ⁻¹⁾ ~ P(h⁽ˡ⁻¹⁾ | H⁽ˡ⁻²⁾)``).  Each RBM gives ``W⁽ˡ⁾``
+    and the hidden biases ``θ⁽ˡ⁾`` (layer 1 also the visible biases).
+
+    Parameters
+    ----------
+    dbm : DBM
+        The model (changed in place).
+    X : array_like, shape (R, N_0)
+        Binary data rows.
+    epochs : int
+        Epochs per layer.
+    learning_rate, batch_size, momentum, weight_decay
+        Settings of the TAP RBMs.
+    damping, tol, max_iter
+        TAP iteration settings.
+    seed : int
+        Seed of the shuffles and samples.
+    callback : callable, optional
+        ``callback(layer, epoch)`` is called after every epoch.
+
+    Returns
+    -------
+    DBM
+        ``dbm``.
     """
     _check_dbm(dbm)
     X = check_data(X, "X", n_visible=dbm.layers[0])
