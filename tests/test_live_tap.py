@@ -335,3 +335,122 @@ def test_live_scatter_and_histogram_replace_their_data():
     assert len(h.source.data["solutions"]) == 0
     with pytest.raises(ValueError, match="edges"):
         h.update([0.0, 1.0], [1, 2])
+
+
+# ---------------------------------------------------------------------- deep TAP machine
+#: a small 2-hidden-layer deep TAP machine on the digits: 20 updates an epoch, one
+#: pretraining epoch per layer, then joint training
+DBM_SMALL = dict(model="dbm-2", dataset="digits", limit=400, n_hidden=25, n_hidden2=10,
+                 batch_size=20, n_solutions=20, eval_rows=80, learning_rate=0.3,
+                 pretrain_epochs=1, updates_per_point=10, points_per_second=100)
+
+
+def test_dbm_engine_steps_and_its_tap_log_likelihood_rises():
+    from rbmviz import dbm as dbm_mod
+    from rbmviz.live.tap_dbm import DBM_RECORD_FIELDS, DBMTapRace, tap_engine
+    race = tap_engine(TapSettings(**DBM_SMALL))
+    assert isinstance(race, DBMTapRace) and race.layers == (64, 25, 10)
+    assert isinstance(tap_engine(TapSettings(**SMALL)), TapRace)
+    recs = [race.step()[0] for _ in range(12)]
+    assert set(DBM_RECORD_FIELDS) <= set(recs[0])
+    assert [r["updates"] for r in recs] == list(range(0, 120, 10))
+    assert [r["phase"] for r in recs[:6]] == ["pretrain layer 1"] * 2 + ["pretrain layer 2"] * 2 \
+        + ["joint"] * 2
+    ll = np.array([r["tap_ll"] for r in recs])
+    assert np.all(np.isfinite(ll)) and np.all(ll < 0)
+    # the record is App. E's TAP log-likelihood per unit of the evaluation rows, recomputed
+    ref = dbm_mod.log_likelihood(race.dbm, race.eval_data, init=race.eval_data, tol=1e-8,
+                                 max_iter=1000, per_unit=True)
+    assert recs[-1]["tap_ll"] == pytest.approx(ref, rel=1e-9)
+    # joint TAP training raises it (measured: -0.258 at the start, ~-0.24 after 120 updates)
+    assert ll[-3:].mean() > ll[0] + 0.005, ll
+    # receptive fields: W1 and W1 W2 projected to the pixels, in the snapshot
+    snap = race.snapshot
+    assert snap["kind"] == "dbm" and snap["fields1"].shape == (64, 25)
+    assert snap["fields2"].shape == (64, 10)
+    f = race.receptive_fields()
+    assert np.allclose(f[2], race.dbm.W[0] @ race.dbm.W[1])
+    assert np.array_equal(f[1], race.dbm.W[0])
+
+
+def test_dbm_engine_pretrains_and_trains_as_the_library_does():
+    """Whole epochs of the live engine give the weights of rbmviz.dbm.pretrain and
+    DBMTrainer.epoch (same random streams), bit for bit."""
+    from rbmviz.dbm import DBM, DBMTrainer, pretrain
+    from rbmviz.live.tap import MAX_ITER, TOL
+    from rbmviz.live.tap_dbm import DBMTapRace
+    from rbmviz._seeds import stream_seed
+    s = TapSettings(**{**DBM_SMALL, "updates_per_point": 5})
+    race = DBMTapRace(s)
+    for _ in range(1 + 60 // 5):                     # two pretraining epochs and one joint
+        race.step()
+    assert race.updates == 60 and race.phase == "joint" and race.trainer.epochs == 1
+    ref = DBM(race.layers, seed=stream_seed(s.seed, "init"), scale=0.01)
+    ref.biases[0][:] = np.log(np.clip(race.data.mean(0), 1e-3, 1 - 1e-3)) \
+        - np.log1p(-np.clip(race.data.mean(0), 1e-3, 1 - 1e-3))
+    pretrain(ref, race.data, epochs=1, learning_rate=0.3, batch_size=20, momentum=s.momentum,
+             weight_decay=s.weight_decay, damping=s.damping, tol=TOL, max_iter=MAX_ITER,
+             seed=race.pretrain_seed)
+    tr = DBMTrainer(learning_rate=0.3, momentum=s.momentum, weight_decay=s.weight_decay,
+                    batch_size=20, n_solutions=20, damping=s.damping, tol=TOL, max_iter=MAX_ITER,
+                    seed=stream_seed(s.seed, "joint"))
+    tr.epoch(ref, race.data)
+    for a, b in zip(ref.W + ref.biases, race.dbm.W + race.dbm.biases):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_dbm_knobs_are_refused_mid_run_with_a_clear_message():
+    from rbmviz.live.tap_dbm import DBMTapRace
+    race = DBMTapRace(TapSettings(**DBM_SMALL))
+    race.step()
+    race.step()                                       # pretraining layer 1
+    with pytest.raises(ValueError, match="model cannot change during a run.*press Reset"):
+        race.update_settings(model="rbm")
+    with pytest.raises(ValueError, match="Reset"):
+        race.update_settings(n_hidden2=20)
+    with pytest.raises(ValueError, match="TAP2 only"):
+        race.update_settings(order=1)
+    race.update_settings(learning_rate=0.05, damping=0.7)        # live in both phases
+    assert race.trainer.learning_rate == 0.05 and race._layer_alg.learning_rate == 0.05
+    assert race._layer_alg.damping == 0.7
+    rbm_race = TapRace(TapSettings(**SMALL))
+    with pytest.raises(ValueError, match="model cannot change during a run"):
+        rbm_race.update_settings(model="dbm-2")
+    with pytest.raises(ValueError, match="TAP2"):
+        DBMTapRace(TapSettings(**{**DBM_SMALL, "inference": "adatap"}))
+    with pytest.raises(ValueError, match="DBMTapRace"):
+        TapRace(TapSettings(**DBM_SMALL))
+
+
+def test_the_tab_shows_the_dbm_fields_and_says_what_does_not_apply():
+    """The Panel side with model = "dbm-2", headless: the TAP LL curve and both layers'
+    receptive fields are fed, the landscape and denoising are hidden behind a plain note."""
+    pytest.importorskip("panel")
+    from rbmviz.app import tap_tab
+    session = tap_tab.TapSession(doc=None)
+    try:
+        session.settings.param.update(**DBM_SMALL)
+        assert "Reset (TAP)" in session.settings_text.object
+        session.reset()
+        assert type(session.race).__name__ == "DBMTapRace", session.alert_text.object
+        for _ in range(3):
+            session.race.step()
+        ll = session.curves["ll"].frame("tap_ll")
+        assert list(ll.value) == [r["tap_ll"] for r in session.race.records]
+        assert "n_unique" not in session.curves["count"].sources          # no fake counts
+        rid = session.race_id
+        f1, f2 = session.fields[1].source, session.fields[2].source
+        assert (f1.name, f2.name) == (f"fields-tap:{rid}:layer1", f"fields-tap:{rid}:layer2")
+        # 25 fields of 8x8 tiled 5x5 with 1-pixel gaps, 10 fields 4x3 (rbmviz.viz.tile_images)
+        assert f1.data["image"][0].shape[0] > 8 and np.isfinite(f2.data["image"][0]).any()
+        assert session.fields_box.visible and session.dbm_text.visible
+        assert not session.landscape_box.visible and not session.denoise_box.visible
+        assert session.scatter is None and session.denoise_images == {}   # no stand-in data
+        assert "RBM only" in session.dbm_text.object
+        assert "pretrain layer" in session.state_text.object
+        session.settings.model = "rbm"                     # asks for Reset, keeps the DBM
+        assert "press **Reset (TAP)**" in session.settings_text.object
+        assert type(session.race).__name__ == "DBMTapRace"
+    finally:
+        if session.race is not None:
+            session.race.stop()

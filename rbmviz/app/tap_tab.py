@@ -31,10 +31,11 @@ from .. import datasets
 from . import limits
 from .feed import DocumentFeed, SessionControls
 from .help import help_card
-from .live_plots import GREYS, LiveCurves, LiveHistogram, LiveImage, LiveScatter
+from .live_plots import DIVERGING, GREYS, LiveCurves, LiveHistogram, LiveImage, LiveScatter
 from .widgets import widget_for
-from ..live.tap import (LIVE_TAP_KNOBS, N_TEST, PACE_KNOBS, TAP_DATASETS, TapRace,
-                             TapSettings, mnist_available)
+from ..live.tap import (LIVE_TAP_KNOBS, N_TEST, PACE_KNOBS, TAP_DATASETS, TAP_MODELS,
+                        TapSettings, mnist_available)
+from ..live.tap_dbm import DBMTapRace, tap_engine
 
 #: streamed series → (legend label, colour, plot)
 SERIES = {
@@ -42,9 +43,23 @@ SERIES = {
     "n_unique": ("unique TAP solutions", "#2ca02c", "count"),
     "n_not_converged": ("not converged", "#7f7f7f", "count"),
 }
+#: the deep TAP machine's streamed series (no unique-solution count: rbmviz.dbm has none)
+DBM_SERIES = {
+    "tap_ll": ("TAP log-likelihood per unit (App. E: clamped Φ − free Φ, / (N0 + N1 + N2))",
+               "#d62728", "ll"),
+    "n_not_converged": ("TAP runs not converged (free + clamped)", "#7f7f7f", "count"),
+}
+DBM_NOTE = (
+    "**Landscape and denoising: RBM only.**  The map of unique TAP solutions, their free-energy "
+    "histogram and the denoising panel are drawn for the TAP RBM: rbmviz has no de-duplication "
+    "of deep-TAP-machine solutions and no denoiser with channel evidence for a DBM, so they are "
+    "not shown for the deep TAP machine (to see them: Model = RBM, then Reset (TAP)).  "
+    "Above: the DBM's TAP log-likelihood through layer-wise pretraining and joint training, and "
+    "the receptive fields of both hidden layers.")
 #: the columns of a streamed curve point
 CURVE_COLUMNS = ("epoch", "updates", "value")
-RESET_KNOBS = {"dataset", "limit", "n_hidden", "batch_size", "seed", "eval_rows", "landscape_rows"}
+RESET_KNOBS = {"dataset", "limit", "n_hidden", "batch_size", "seed", "eval_rows", "landscape_rows",
+               "model", "n_hidden2", "pretrain_epochs"}
 #: the images of the denoising panel, in order
 DENOISE_VIEWS = (("clean", "clean digit"), ("noisy", "noisy (channel output)"),
                  ("ope", "OPE"), ("nn", "1-NN"), ("tap", "TAP"))
@@ -59,6 +74,9 @@ set of training images, the green one the **number of unique TAP solutions** rea
 them.  Every few epochs the **landscape** refreshes: the unique solutions reached from N
 training images, placed on a 2-D Isomap map and coloured by their TAP free energy 𝔽 (eq. 36;
 𝔽 ≈ −ln 𝒵, the higher the more weight), and the histogram of those free energies (Fig. 5).
+With **Model = deep TAP machine** (App. E) a DBM with two hidden layers is pretrained layer by
+layer as TAP RBMs, then trained jointly with TAP (Alg. 4); its TAP log-likelihood streams, and
+the receptive fields of both layers (W⁽¹⁾, and W⁽¹⁾W⁽²⁾ projected to the pixels) refresh.
 """
 MAP_NOTE = {
     "data": ("Map: an Isomap fitted **once**, on the N training images of the landscape set "
@@ -111,6 +129,11 @@ class TapSession(SessionControls, DocumentFeed):
             s.param.dataset, options={label: name for name, label in TAP_DATASETS.items()},
             label="Dataset (TAP)")
         w["start_from"] = widget_for(s, "start_from", kind="select")
+        w["model"] = pn.widgets.Select.from_param(
+            s.param.model, options={label: name for name, label in TAP_MODELS.items()},
+            label="Model (TAP)")
+        w["n_hidden2"] = widget_for(s, "n_hidden2")
+        w["pretrain_epochs"] = widget_for(s, "pretrain_epochs")
         w["limit"] = widget_for(s, "limit", kind="input", label="Training rows (TAP)")
         w["n_hidden"] = widget_for(s, "n_hidden")
         w["batch_size"] = widget_for(s, "batch_size", label="Batch size M")
@@ -156,7 +179,23 @@ class TapSession(SessionControls, DocumentFeed):
         self.map_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=420)
         self.hist_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=260)
         self.denoise_pane = pn.pane.Bokeh()
+        self.fields_pane = pn.pane.Bokeh()
+        # (a Bokeh pane's own `visible` follows its figure's: toggle a box around it instead)
+        self.fields_box = pn.Column(self.fields_pane, visible=False)
+        self.dbm_text = pn.pane.Markdown(DBM_NOTE, sizing_mode="stretch_width", visible=False)
         self.curves: dict[str, LiveCurves] = {}
+        self.fields: dict[int, LiveImage] = {}
+        self.landscape_box = pn.Column(self.landscape_text, self.map_pane, self.hist_pane,
+                                       self.map_text, sizing_mode="stretch_width")
+        self.denoise_box = pn.Column(
+            pn.pane.Markdown(
+                "### Denoising (Sec. VII.4.1)\nEach pixel of a held-out digit is flipped with "
+                "probability p (binary symmetric channel).  **OPE**: the best pixel-by-pixel "
+                "guess from the pixel's training mean; **1-NN**: the closest training image; "
+                "**TAP**: Alg. 1 with the channel's evidence added to the visible field "
+                "(eq. 47), started at the OPE, with the current model.", sizing_mode="stretch_width"),
+            pn.Row(self.p_slider, self.digit_slider, self.denoise_button),
+            self.denoise_pane, self.denoise_text, sizing_mode="stretch_width")
         s.param.watch(self._on_knob, [n for n in s.param if n not in ("name", "start_from")])
         s.param.watch(self._on_start_from, "start_from")
 
@@ -177,8 +216,12 @@ class TapSession(SessionControls, DocumentFeed):
             self.race.stop(timeout=2)
         self._clear_feed()
         try:
-            self.race = TapRace(self.settings, sink=self._current_sink(), on_error=self._error_from_thread)
+            self.race = tap_engine(self.settings, sink=self._current_sink(),
+                                   on_error=self._error_from_thread)
             self.limits.check_engine(self.race)     # refused beyond the caps (H4)
+            layers = getattr(self.race, "layers", None)
+            for nv, nh in zip(layers or (), (layers or ())[1:]):   # each layer of a DBM
+                self.limits.check_model(nv, nh)
         except FileNotFoundError as exc:
             self.race = None
             self._notify(f"Cannot start: a data file is missing — {exc}  (or choose the "
@@ -193,43 +236,68 @@ class TapSession(SessionControls, DocumentFeed):
         rid = self.race_id
         race = self.race
         ds = TAP_DATASETS[race.settings.dataset].split(" (")[0]
-        title = (f"{ds}, {len(race.data):,} images · Nv = {race.rbm.n_visible}, "
-                 f"Nh = {race.rbm.n_hidden}")
+        deep = isinstance(race, DBMTapRace)
+        series = DBM_SERIES if deep else SERIES
+        if deep:
+            title = (f"{ds}, {len(race.data):,} images · deep TAP machine "
+                     f"{'–'.join(str(n) for n in race.layers)}")
+        else:
+            title = (f"{ds}, {len(race.data):,} images · Nv = {race.rbm.n_visible}, "
+                     f"Nh = {race.rbm.n_hidden}")
         self.curves = {}
         for plot, fig_title, ylabel in (
                 ("ll", f"TAP log-likelihood per unit on {len(race.eval_data)} training images — "
                        f"{title}", "TAP LL per unit (nats)"),
-                ("count", f"TAP solutions reached from the {len(race.eval_data)} evaluation "
-                          f"images", "solutions")):
-            names = [n for n, (_, _, p) in SERIES.items() if p == plot]
+                ("count", (f"TAP runs from the {len(race.eval_data)} evaluation images that did "
+                           f"not converge" if deep else f"TAP solutions reached from the "
+                           f"{len(race.eval_data)} evaluation images"), "runs" if deep else "solutions")):
+            names = [n for n, (_, _, p) in series.items() if p == plot]
             curves = LiveCurves(names, CURVE_COLUMNS, x="epoch", y="value",
                                 source_prefix=f"curve-tap:{rid}:",
-                                colors=[SERIES[n][1] for n in names], title=fig_title,
+                                colors=[series[n][1] for n in names], title=fig_title,
                                 y_label=ylabel, height=300 if plot == "ll" else 240)
             for item, n in zip(curves.figure.legend.items, names):
-                item.label = _literal(SERIES[n][0])
+                item.label = _literal(series[n][0])
             curves.figure.legend.location = "bottom_right" if plot == "ll" else "top_left"
             self.curves[plot] = curves
         self.ll_pane.object = self.curves["ll"].figure
         self.count_pane.object = self.curves["count"].figure
-        self.scatter = LiveScatter(
-            ("x", "y", "free_energy", "count", "size"), color="free_energy", size="size",
-            name=f"landscape-tap:{rid}:solutions", background_name=f"landscape-tap:{rid}:background",
-            title="unique TAP solutions on the Isomap map (colour: free energy 𝔽)",
-            x_label="Isomap 1", y_label="Isomap 2", color_label="TAP free energy 𝔽 (eq. 36)")
-        self.histogram = LiveHistogram(
-            name=f"landscape-tap:{rid}:histogram", count_column="solutions", color="#9467bd",
-            title="free energies 𝔽 of the unique solutions (Fig. 5)",
-            x_label="TAP free energy 𝔽", y_label="unique solutions")
-        self.map_pane.object = self.scatter.figure
-        self.hist_pane.object = self.histogram.figure
+        self.scatter = self.histogram = None
         self.denoise_images = {}
-        for key, label in DENOISE_VIEWS:
-            img = LiveImage(title=label, palette=GREYS, size=140)
-            img.source.name = f"denoise-tap:{rid}:{key}"
-            img.update(np.zeros(race.image_shape))
-            self.denoise_images[key] = img
-        self.denoise_pane.object = _bokeh_row([img.figure for img in self.denoise_images.values()])
+        self.map_pane.object = self.hist_pane.object = self.denoise_pane.object = None
+        if not deep:             # the landscape and denoising exist for the RBM only (DBM_NOTE)
+            self.scatter = LiveScatter(
+                ("x", "y", "free_energy", "count", "size"), color="free_energy", size="size",
+                name=f"landscape-tap:{rid}:solutions", background_name=f"landscape-tap:{rid}:background",
+                title="unique TAP solutions on the Isomap map (colour: free energy 𝔽)",
+                x_label="Isomap 1", y_label="Isomap 2", color_label="TAP free energy 𝔽 (eq. 36)")
+            self.histogram = LiveHistogram(
+                name=f"landscape-tap:{rid}:histogram", count_column="solutions", color="#9467bd",
+                title="free energies 𝔽 of the unique solutions (Fig. 5)",
+                x_label="TAP free energy 𝔽", y_label="unique solutions")
+            self.map_pane.object = self.scatter.figure
+            self.hist_pane.object = self.histogram.figure
+            self.denoise_images = {}
+            for key, label in DENOISE_VIEWS:
+                img = LiveImage(title=label, palette=GREYS, size=140)
+                img.source.name = f"denoise-tap:{rid}:{key}"
+                img.update(np.zeros(race.image_shape))
+                self.denoise_images[key] = img
+            self.denoise_pane.object = _bokeh_row([img.figure for img in self.denoise_images.values()])
+        self.fields = {}
+        if deep:
+            for layer, what in ((1, "columns of W⁽¹⁾"), (2, "columns of W⁽¹⁾W⁽²⁾ (projected to "
+                                                              "the pixels)")):
+                img = LiveImage(title=f"hidden layer {layer}: {what}", palette=DIVERGING,
+                                symmetric=True, colorbar=True, size=320)
+                img.source.name = f"fields-tap:{rid}:layer{layer}"
+                self.fields[layer] = img
+            self.fields_pane.object = _bokeh_row([f.figure for f in self.fields.values()])
+        else:
+            self.fields_pane.object = None
+        self.fields_box.visible = self.dbm_text.visible = deep
+        self.landscape_box.visible = self.denoise_box.visible = not deep
+        self.refit_button.disabled = deep
         self.landscape_text.object = "*The first landscape snapshot is taken at the first point.*"
         self.map_text.object = ""
         self.denoise_text.object = ""
@@ -262,8 +330,17 @@ class TapSession(SessionControls, DocumentFeed):
                     curves.append(name, {"epoch": df["epoch"], "updates": df["updates"],
                                          "value": df[name]})
         if snapshot is not None and snapshot["id"] != self.shown_snapshot:
-            self._show_snapshot(snapshot)
+            if snapshot.get("kind") == "dbm":
+                self._show_fields(snapshot)
+            else:
+                self._show_snapshot(snapshot)
         self._refresh_state()
+
+    def _show_fields(self, snap):
+        self.shown_snapshot = snap["id"]
+        shape = self.race.image_shape
+        for layer, img in self.fields.items():
+            img.update_tiles(np.asarray(snap[f"fields{layer}"]).T, shape)
 
     def _show_snapshot(self, snap):
         self.shown_snapshot = snap["id"]
@@ -288,7 +365,7 @@ class TapSession(SessionControls, DocumentFeed):
     # ------------------------------------------------------------------ denoising
     def _request_denoise(self, *_):
         race = self.race
-        if race is None:
+        if race is None or isinstance(race, DBMTapRace):      # RBM only (DBM_NOTE)
             return
         with self._dn_lock:
             self._dn_want = (float(self.p_slider.value), int(self.digit_slider.value), race,
@@ -333,6 +410,20 @@ class TapSession(SessionControls, DocumentFeed):
         state = ("running" if race.running else
                  "stopped (diverged)" if race.failed else "paused")
         s = race.settings
+        if isinstance(race, DBMTapRace):
+            text = (f"**{state}** · epoch {race.epoch:.2f} · {race.updates:,} updates · "
+                    f"**{race.phase}** (pretraining: {s.pretrain_epochs} epoch(s) per layer; "
+                    f"joint epochs {race.trainer.epochs}) · γ = {s.learning_rate:g} · η = "
+                    f"{s.momentum:g} (heavy ball) · ε = {s.weight_decay:g} · K = "
+                    f"{s.n_solutions or s.batch_size} · TAP2 · damping {s.damping:g}")
+            last = race.records[-1] if race.records else None
+            if last is not None:
+                text += (f" · TAP LL per unit {last['tap_ll']:.4f} ({last['n_free']} free "
+                         f"solutions; {last['n_not_converged']} runs not converged)")
+            if race.failed:
+                text += f"\n\n⚠ {race.failed}"
+            self.state_text.object = text
+            return
         text = (f"**{state}** · epoch {race.epoch:.2f} · {race.updates:,} updates · γ = "
                 f"{s.learning_rate:g} · η = {s.momentum:g} ({s.momentum_form}) · ε = "
                 f"{s.weight_decay:g} · K = {s.n_solutions or s.batch_size} · {s.inference} order "
@@ -351,8 +442,8 @@ class TapSession(SessionControls, DocumentFeed):
         """The controls of this tab (shown in the sidebar while the tab is active)."""
         w = self.widgets
         return [
-            pn.pane.Markdown("### Data and model"), w["dataset"], w["start_from"], w["limit"],
-            w["n_hidden"],
+            pn.pane.Markdown("### Data and model"), w["dataset"], w["model"], w["start_from"],
+            w["limit"], w["n_hidden"], w["n_hidden2"], w["pretrain_epochs"],
             w["batch_size"],
             pn.pane.Markdown("### Training (live)"), w["learning_rate"], w["momentum"],
             w["momentum_form"], w["weight_decay"], w["n_solutions"],
@@ -368,15 +459,6 @@ class TapSession(SessionControls, DocumentFeed):
         """The tab's main area: text, buttons, plots, denoising and the help page."""
         buttons = pn.Row(self.start_button, self.pause_button, self.step_button, self.reset_button,
                          self.refit_button)
-        denoise = pn.Column(
-            pn.pane.Markdown(
-                "### Denoising (Sec. VII.4.1)\nEach pixel of a held-out digit is flipped with "
-                "probability p (binary symmetric channel).  **OPE**: the best pixel-by-pixel "
-                "guess from the pixel's training mean; **1-NN**: the closest training image; "
-                "**TAP**: Alg. 1 with the channel's evidence added to the visible field "
-                "(eq. 47), started at the OPE, with the current model.", sizing_mode="stretch_width"),
-            pn.Row(self.p_slider, self.digit_slider, self.denoise_button),
-            self.denoise_pane, self.denoise_text, sizing_mode="stretch_width")
         text = pn.Column(
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
             pn.pane.LaTeX(f"$\\text{{TAP LL per unit}} = {FORMULA}$", renderer="katex",
@@ -384,8 +466,8 @@ class TapSession(SessionControls, DocumentFeed):
             sizing_mode="stretch_width")
         return pn.Column(
             text, buttons, self.state_text, self.settings_text, self.alert_text,
-            self.ll_pane, self.count_pane, self.landscape_text,
-            self.map_pane, self.hist_pane, self.map_text, denoise, help_card("tap"),
+            self.ll_pane, self.count_pane, self.fields_box, self.dbm_text,
+            self.landscape_box, self.denoise_box, help_card("tap"),
             name="TAP landscape", sizing_mode="stretch_width")
 
 

@@ -79,7 +79,7 @@ from ..tap.inference import log_likelihood, solve, unique_solutions
 from ..tap.landscape import SolutionMap, free_energy_histogram, solution_features
 from .loop import BackgroundLoop
 
-__all__ = ["TapSettings", "TapRace", "TAP_DATASETS", "LIVE_TAP_KNOBS", "PACE_KNOBS",
+__all__ = ["TapSettings", "TapRace", "TAP_DATASETS", "TAP_MODELS", "LIVE_TAP_KNOBS", "PACE_KNOBS",
            "RECORD_FIELDS", "tap_data", "mnist_available"]
 
 #: knobs the running race accepts between points: the TAP rule's live knobs it shows, and the
@@ -93,6 +93,9 @@ RECORD_FIELDS = ("epoch", "updates", "tap_ll", "n_unique", "n_not_converged", "n
 #: dataset name → label
 TAP_DATASETS = {"mnist": "binary MNIST 28×28 (threshold 0.5; files)",
                 "digits": "scikit-learn digits 8×8 (binary; no files)"}
+#: model name → label: the machine trained with TAP (``"dbm-2"``: :mod:`rbmviz.live.tap_dbm`)
+TAP_MODELS = {"rbm": "RBM (Alg. 2)",
+              "dbm-2": "deep TAP machine, 2 hidden layers (App. E)"}
 #: TAP solver settings of every solve (Fig. 3 caption: MSE change below 1e-8)
 TOL, MAX_ITER = 1e-8, 1000
 #: convergence of the solves whose solutions are counted (see the module docstring)
@@ -189,6 +192,19 @@ class _TapViewKnobs(param.Parameterized):
         doc="A shipped trained model (rbmviz.checkpoints: binary MNIST, Nh = 100, after E "
             "epochs of TAP training) instead of a fresh one — jump to a rich landscape at once.")
 
+    model = param.Selector(
+        default="rbm", objects=list(TAP_MODELS), label="Model",
+        doc="The machine trained with TAP: a binary RBM (Alg. 2), or a deep TAP machine with two "
+            "hidden layers of n_hidden and n_hidden2 units (App. E, Alg. 4: layer-wise TAP "
+            "pretraining, then joint TAP training of the whole DBM).")
+    n_hidden2 = param.Integer(50, bounds=(1, 1000), softbounds=(5, 500),
+                              label="Layer-2 units N2 (DBM)",
+                              doc="Units of the deep TAP machine's second hidden layer (the first "
+                                  "has n_hidden).")
+    pretrain_epochs = param.Integer(
+        1, bounds=(0, 1000), softbounds=(0, 20), label="Pretraining epochs per layer (DBM)",
+        doc="Epochs of greedy layer-wise TAP-RBM pretraining per hidden layer before joint "
+            "training (Alg. 4; the paper: 50 at γ = 0.001; live: a few at the tab's γ).")
     dataset = param.Selector(default="mnist", objects=list(TAP_DATASETS),
                              doc="Training images (binary MNIST needs the files; digits always works).")
     limit = param.Integer(2000, bounds=(10, 60_000), softbounds=(100, 10_000),
@@ -233,6 +249,14 @@ TapSettings = derive_knobs(
         "landscape and pace knobs.")
 
 
+def refuse_model_change(changes) -> None:
+    """Raise a ``ValueError`` when ``changes`` would switch the machine of a running race."""
+    if "model" in changes:
+        raise ValueError(f"model cannot change during a run (asked: {changes['model']!r}): an RBM "
+                         f"and a deep TAP machine are different machines — press Reset to train "
+                         f"the one chosen")
+
+
 class TapRace(BackgroundLoop):
     """Train one binary TAP machine (Alg. 2) on a background thread; stream its TAP
     log-likelihood, solution counts and landscape snapshots.
@@ -260,6 +284,9 @@ class TapRace(BackgroundLoop):
         s = settings if settings is not None else TapSettings()
         self.settings = TapSettings(**{n: getattr(s, n) for n in s.param if n != "name"})
         s = self.settings
+        if s.model != "rbm":
+            raise ValueError(f"TapRace trains the TAP RBM (model 'rbm'); model {s.model!r} is "
+                             f"rbmviz.live.tap_dbm.DBMTapRace (tap_engine picks the right one)")
         self.sink, self.on_error = sink, on_error
         self._init_loop(threads=threads, max_updates_per_second=max_updates_per_second)
         self.max_points = int(max_points)
@@ -339,6 +366,7 @@ class TapRace(BackgroundLoop):
     def update_settings(self, **changes) -> dict:
         """Apply :data:`LIVE_TAP_KNOBS` (from the next update on) and :data:`PACE_KNOBS`; others
         raise ``ValueError`` (they need a new race)."""
+        refuse_model_change(changes)
         bad = sorted(set(changes) - set(LIVE_TAP_KNOBS) - set(PACE_KNOBS))
         if bad:
             raise ValueError(f"{bad} cannot change during a run (press Reset); live knobs: "

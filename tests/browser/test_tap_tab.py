@@ -185,3 +185,46 @@ def test_tap_landscape_shows_several_solutions_right_after_loading_a_shipped_mod
     n = len(tap_sources(page)["landscape:solutions"]["x"])
     print(f"{name}: {n} unique TAP solutions right after loading")
     page.close()
+
+
+def test_tap_tab_trains_a_deep_tap_machine_and_shows_both_layers_fields(browser, explorer_url):
+    """Model = deep TAP machine (2 hidden layers, App. E) on the digits: its TAP
+    log-likelihood streams, both layers' receptive fields arrive, and the landscape and
+    denoising say that they are for the RBM only (no stand-in data)."""
+    page = open_explorer(browser, explorer_url)
+    page.get_by_text("TAP landscape", exact=True).click()
+    reset = tap_button(page, "Reset")
+    reset.wait_for()
+    page.wait_for_function(f"() => ({MAX_ID_JS})() >= 1")
+    before = page.evaluate(MAX_ID_JS)
+    assert page.evaluate(SELECT_JS, ["Dataset (TAP)", "digits"])
+    assert page.evaluate(SELECT_JS, ["Model (TAP)", "deep TAP machine"])
+    assert page.evaluate(SLIDER_JS, ["Hidden units Nh", 30])
+    assert page.evaluate(SLIDER_JS, ["Layer-2 units N2 (DBM)", 10])
+    assert page.evaluate(VALUE_JS, ["Training rows (TAP)", 400])
+    page.get_by_text(re.compile(r"press \*?\*?Reset \(TAP\)")).wait_for()
+    reset.click()
+    page.wait_for_function(f"() => ({MAX_ID_JS})() > {before}")
+    page.get_by_text(re.compile(r"Landscape and denoising: RBM only")).wait_for()
+    tap_button(page, "Start").click()
+    page.wait_for_function(
+        f"() => {{ const d = ({TAP_JS})(); return d['curve:tap_ll'] && "
+        f"d['curve:tap_ll'].value.length >= 4 && d['fields:layer1'] && "
+        f"d['fields:layer1'].image[0].length > 64 && d['fields:layer2'].image[0].length > 64; }}",
+        timeout=60_000)
+    tap_button(page, "Pause").click()
+    page.get_by_text(re.compile(r"paused · epoch")).wait_for()
+    data = tap_sources(page)
+    ll = data["curve:tap_ll"]
+    assert ll["epoch"][0] == 0 and ll["epoch"] == sorted(ll["epoch"])
+    assert all(v < 0 and v == v for v in ll["value"])
+    assert all(v >= 0 and float(v).is_integer() for v in data["curve:n_not_converged"]["value"])
+    # no RBM-only series or panels for the DBM race
+    assert not any(k.startswith(("landscape:", "denoise:")) for k in data), sorted(data)
+    assert "curve:n_unique" not in data
+    # 30 layer-1 fields of 8x8 (a 6x5 tile), 10 layer-2 fields: finite weights, not all zero
+    for layer in ("fields:layer1", "fields:layer2"):
+        img = [float(v) for v in data[layer]["image"][0]]
+        assert any(v != 0 for v in img if v == v), layer
+    page.screenshot(path=str(OUTPUT / "tap_tab_dbm.png"), full_page=True)
+    page.close()

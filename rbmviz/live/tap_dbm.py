@@ -1,0 +1,377 @@
+"""A deep TAP machine (a binary DBM with two hidden layers) trained live with TAP — the
+engine of the explorer's "TAP landscape" tab when its ``model`` knob is ``"dbm-2"``
+(Tramel et al. 2018, Appendix E, Alg. 4; :mod:`rbmviz.dbm`).
+
+:class:`DBMTapRace` trains as :func:`rbmviz.reproduce.tap_beyond.study_dbm` (Fig. 11) does,
+one point at a time on a :class:`~rbmviz.live.loop.BackgroundLoop` thread:
+
+1. greedy layer-wise pretraining (Alg. 4, first phase; :func:`rbmviz.dbm.pretrain` cut into
+   points, same random stream, so ``pretrain_epochs`` whole epochs give the same weights):
+   layer 1 a TAP RBM (Alg. 2, heavy-ball momentum) on the images, layer 2 a TAP RBM on binary
+   samples of layer 1 given the images;
+2. joint TAP training of the whole DBM (eqs. 126–129, :class:`rbmviz.dbm.DBMTrainer`; same
+   batches as :meth:`DBMTrainer.epoch`).
+
+The DBM always holds the current weights (during pretraining, the layer being trained is
+copied into it after every point), and every point measures its TAP log-likelihood per unit
+(App. E: mean clamped Φ of the evaluation rows minus the mean Φ of the converged free
+solutions started from them, ÷ ``N_0 + N_1 + N_2``; :func:`rbmviz.dbm.log_likelihood`, tol
+1e-8 as the Fig. 11 study).  Records:
+
+    {epoch, updates, tap_ll, n_not_converged, n_free, n_eval, phase}
+
+``epoch`` and ``updates`` count every mini-batch update since the start (pretraining of both
+layers, then joint training), so the curve's x axis runs through the phases.  The snapshot
+handed to the sink with each batch (refreshed at most :data:`FIELDS_EVERY` seconds apart) has
+the receptive fields of both layers: the columns of ``W⁽¹⁾`` and of ``W⁽¹⁾W⁽²⁾`` (pixels ×
+units, as :func:`rbmviz.viz.tap_beyond.dbm_receptive_fields`), the first :data:`MAX_FIELDS`
+units of each.
+
+Not here: the RBM tab's landscape (unique solutions, Isomap, free-energy histogram) and
+denoising; :mod:`rbmviz.dbm` has no de-duplication of DBM solutions nor a channel-evidence
+denoiser.  TAP2 only (``order = 2``, ``inference = "tap"``): other settings are refused.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+
+import numpy as np
+
+from .._blas import single_threaded_blas
+from .._numerics import sigmoid
+from .._seeds import stream_seed
+from ..algorithms.tap import TAP
+from ..dbm import DBM, DBMTrainer, log_likelihood
+from ..model import RBM
+from .loop import BackgroundLoop
+from .tap import (LIVE_EVAL_BUDGET, LIVE_TAP_KNOBS, MAX_ITER, MAX_WEIGHT, PACE_KNOBS,
+                  POINT_SECONDS, TOL, TapRace, TapSettings, refuse_model_change, tap_data)
+
+__all__ = ["DBMTapRace", "DBM_RECORD_FIELDS", "tap_engine", "MAX_FIELDS"]
+
+#: the fields of a record
+DBM_RECORD_FIELDS = ("epoch", "updates", "tap_ll", "n_not_converged", "n_free", "n_eval", "phase")
+#: receptive fields shown per layer
+MAX_FIELDS = 100
+#: seconds between two receptive-field snapshots
+FIELDS_EVERY = 0.5
+#: knobs of the RBM rule that the deep TAP machine has no use for (TAP2 only)
+_RBM_ONLY = {"order": 2, "inference": "tap"}
+
+
+def tap_engine(settings: TapSettings | None = None, **kwargs):
+    """The live engine of ``settings.model``: :class:`~rbmviz.live.tap.TapRace` for ``"rbm"``,
+    :class:`DBMTapRace` for ``"dbm-2"`` (keyword arguments go to it)."""
+    s = settings if settings is not None else TapSettings()
+    return (TapRace if s.model == "rbm" else DBMTapRace)(s, **kwargs)
+
+
+def _base_rate(X, eps=1e-3):
+    m = np.clip(X.mean(axis=0), eps, 1 - eps)
+    return np.log(m) - np.log1p(-m)
+
+
+class DBMTapRace(BackgroundLoop):
+    """Train a 2-hidden-layer deep TAP machine on a background thread (module docstring);
+    stream its TAP log-likelihood and both layers' receptive fields.
+
+    Parameters
+    ----------
+    settings : TapSettings
+        ``model="dbm-2"``; ``n_hidden`` and ``n_hidden2`` are the layer sizes,
+        ``pretrain_epochs`` the pretraining per layer; γ, η, ε, K and the damping serve both
+        phases (live, as in the RBM race).  Copied at construction.
+    sink : callable(records, snapshot), optional
+        Called from the thread with a list of records and the latest snapshot.
+    on_error : callable(message), optional
+        Called when training diverges or the thread fails.
+    threads : int
+        Numba threads of the training thread.
+    max_updates_per_second : float
+        Upper bound on sink calls per second.
+    max_points : int
+        The race idles after this many records.
+
+    Raises
+    ------
+    ValueError
+        For a model other than ``"dbm-2"``, ``order`` ≠ 2 or ``inference`` ≠ ``"tap"`` (TAP2
+        only), K > M, or M larger than the training set.
+    rbmviz.datasets.DatasetNotFoundError
+        When the MNIST files are missing.
+    """
+
+    thread_name = "rbmviz-tap-dbm"
+
+    def __init__(self, settings: TapSettings | None = None, *, sink=None, on_error=None,
+                 threads: int = 1, max_updates_per_second: float = 10.0,
+                 max_points: int = 100_000):
+        s = settings if settings is not None else TapSettings(model="dbm-2")
+        self.settings = TapSettings(**{n: getattr(s, n) for n in s.param if n != "name"})
+        s = self.settings
+        if s.model != "dbm-2":
+            raise ValueError(f"DBMTapRace trains the 2-layer deep TAP machine (model 'dbm-2'), "
+                             f"got model {s.model!r}")
+        for name, want in _RBM_ONLY.items():
+            if getattr(s, name) != want:
+                raise ValueError(f"the deep TAP machine uses TAP2 (Alg. 1 on the block matrix "
+                                 f"of eq. 125): {name} must be {want!r}, got "
+                                 f"{getattr(s, name)!r} (that choice is for the RBM)")
+        if s.start_from != "none":
+            raise ValueError(f"start_from {s.start_from!r} is a shipped TAP RBM; the deep TAP "
+                             f"machine starts fresh (choose start_from 'none')")
+        self.sink, self.on_error = sink, on_error
+        self._init_loop(threads=threads, max_updates_per_second=max_updates_per_second)
+        self.max_points = int(max_points)
+        self._advance_lock = threading.Lock()
+        self.data, self.test, self.test_labels, self.image_shape = tap_data(
+            s.dataset, s.limit, seed=s.seed)
+        n = len(self.data)
+        if s.batch_size > n:
+            raise ValueError(f"batch size M = {s.batch_size} exceeds the {n} training rows")
+        if s.n_solutions is not None and s.n_solutions > s.batch_size:
+            raise ValueError(f"n_solutions K = {s.n_solutions} must be <= the batch size "
+                             f"M = {s.batch_size} (K initialisations are rows of the batch)")
+        rng = np.random.default_rng(stream_seed(s.seed, "subsets"))
+        self.eval_data = self.data[np.sort(rng.permutation(n)[: min(s.eval_rows, n)])]
+        self.layers = (self.data.shape[1], int(s.n_hidden), int(s.n_hidden2))
+        self.dbm = DBM(self.layers, seed=stream_seed(s.seed, "init"), scale=0.01)
+        self.dbm.biases[0][:] = _base_rate(self.data)
+        self.start_info = None
+        self.rbm = None                     # no RBM here (rbmviz.app.limits checks self.layers)
+        self.batch_size = min(int(s.batch_size), n)
+        self.n_batches = n // self.batch_size
+        # pretraining: the random stream of rbmviz.dbm.pretrain(seed=pretrain_seed)
+        self.pretrain_seed = stream_seed(s.seed, "pretrain")
+        self._pre_rng = np.random.default_rng(self.pretrain_seed)
+        self._layer = 0                     # hidden layer being pretrained (0-based), or None
+        self._layer_data = self.data
+        self._layer_rbm: RBM | None = None
+        self._layer_alg: TAP | None = None
+        self._layer_epoch = 0
+        self.trainer = DBMTrainer(**self._trainer_settings(), batch_size=self.batch_size,
+                                  seed=stream_seed(s.seed, "joint"))
+        self._perm: np.ndarray | None = None  # the current epoch's row order
+        self._pos = 0                         # next batch start in it
+        if s.pretrain_epochs == 0:
+            self._layer = None
+        self.updates = 0
+        self.failed: str | None = None
+        self.records: list[dict] = []
+        self.snapshot: dict | None = None
+        self._n_snapshots = 0
+        self._fields_due = 0.0
+        self._eval_seconds = 0.0
+
+    # ------------------------------------------------------------------ state
+    @property
+    def epoch(self) -> float:
+        """Passes over the training rows since the start (pretraining included)."""
+        return self.updates / self.n_batches
+
+    @property
+    def phase(self) -> str:
+        """``"pretrain layer 1"``, ``"pretrain layer 2"`` or ``"joint"``."""
+        return "joint" if self._layer is None else f"pretrain layer {self._layer + 1}"
+
+    @property
+    def finished(self) -> bool:
+        return self.failed is not None or len(self.records) >= self.max_points
+
+    def _trainer_settings(self) -> dict:
+        s = self.settings
+        return dict(learning_rate=s.learning_rate, momentum=s.momentum,
+                    weight_decay=s.weight_decay, n_solutions=s.n_solutions, damping=s.damping,
+                    tol=TOL, max_iter=MAX_ITER)
+
+    # ------------------------------------------------------------------ controls
+    def update_settings(self, **changes) -> dict:
+        """Apply γ, η, ε, K and the damping from the next update on (both phases) and the
+        pace; ``order`` and ``inference`` are refused (TAP2 only), and so is everything else
+        (it needs a new race)."""
+        refuse_model_change(changes)
+        for name, want in _RBM_ONLY.items():
+            if name in changes and changes[name] != want:
+                raise ValueError(f"the deep TAP machine uses TAP2 only: {name} stays {want!r} "
+                                 f"(that knob is for the RBM)")
+        bad = sorted(set(changes) - set(LIVE_TAP_KNOBS) - set(PACE_KNOBS))
+        if bad:
+            raise ValueError(f"{bad} cannot change during a run (press Reset); live knobs: "
+                             f"{list(LIVE_TAP_KNOBS + PACE_KNOBS)}")
+        if changes.get("n_solutions") is not None and changes["n_solutions"] > self.settings.batch_size:
+            raise ValueError(f"n_solutions K = {changes['n_solutions']} must be <= the batch "
+                             f"size M = {self.settings.batch_size}")
+        with self._lock:
+            self.settings.param.update(**changes)
+            tr = self._trainer_settings()
+            for k in ("learning_rate", "momentum", "weight_decay", "n_solutions", "damping"):
+                setattr(self.trainer, k, tr[k])
+            if self._layer_alg is not None:
+                self._layer_alg.set_settings(**{k: tr[k] for k in (
+                    "learning_rate", "momentum", "weight_decay", "n_solutions", "damping")})
+        return dict(changes)
+
+    # ------------------------------------------------------------------ the loop
+    def _pace(self):
+        return 1.0 / max(self.settings.points_per_second, 1)
+
+    def _report_failure(self, message: str) -> None:
+        if self.on_error:
+            self.on_error(message)
+
+    def _deliver(self, batch) -> None:
+        if self.sink:
+            self.sink(batch, self.snapshot)
+
+    def _fail(self, message) -> list[dict]:
+        self.failed = message
+        self._running.clear()
+        if self.on_error:
+            self.on_error(message)
+        return []
+
+    def _advance(self) -> list[dict]:
+        """One point: mini-batch updates (``updates_per_point`` of them, or for a time that
+        keeps the evaluation at about :data:`LIVE_EVAL_BUDGET` of the point, at most
+        :data:`POINT_SECONDS`; none at the first point), then the TAP log-likelihood of the
+        evaluation rows, and the receptive fields when due.  BLAS runs one thread per call
+        meanwhile (as in :meth:`TapRace._advance`)."""
+        with self._advance_lock, single_threaded_blas():
+            return self._advance_point()
+
+    def _advance_point(self) -> list[dict]:
+        s = self.settings
+        with self._lock:
+            if self.failed is not None:
+                return []
+            if self.records:
+                upp = s.updates_per_point
+                budget = min(POINT_SECONDS, max(0.05, self._eval_seconds
+                                                * (1 - LIVE_EVAL_BUDGET) / LIVE_EVAL_BUDGET))
+                t0, done = time.perf_counter(), 0
+                try:
+                    while True:
+                        self._update_once()
+                        done += 1
+                        if (done >= upp) if upp is not None else \
+                                (time.perf_counter() - t0 >= budget):
+                            break
+                except (FloatingPointError, ArithmeticError, ValueError) as err:
+                    return self._fail(f"deep TAP training diverged at update {self.updates}: "
+                                      f"{err}; lower the learning rate γ and press Reset")
+                big = max(float(np.max(np.abs(w))) for w in self.dbm.W)
+                if not np.isfinite(big) or big > MAX_WEIGHT:
+                    return self._fail(f"deep TAP training diverged at update {self.updates} "
+                                      f"(max |W| = {big:.3g}); lower the learning rate γ and "
+                                      f"press Reset")
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                ll = log_likelihood(self.dbm, self.eval_data, init=self.eval_data,
+                                    damping=s.damping, tol=TOL, max_iter=MAX_ITER,
+                                    per_unit=True, details=True)
+            self._eval_seconds = time.perf_counter() - t0
+            rec = {"epoch": self.epoch, "updates": self.updates, "tap_ll": float(ll["value"]),
+                   "n_not_converged": int(ll["n_not_converged"]), "n_free": int(ll["n_free"]),
+                   "n_eval": len(self.eval_data), "phase": self.phase}
+            if not np.isfinite(rec["tap_ll"]):
+                return self._fail(f"TAP log-likelihood is {rec['tap_ll']} at update "
+                                  f"{self.updates} (no free TAP run converged, or the run "
+                                  f"diverged); press Reset")
+            now = time.perf_counter()
+            if self.snapshot is None or now >= self._fields_due:
+                self._take_snapshot()
+                self._fields_due = now + FIELDS_EVERY
+            self.records.append(rec)
+            self._pending.append(rec)
+            return [rec]
+
+    def _next_batch(self, X, rng) -> np.ndarray:
+        """The next mini-batch of the current epoch (a new permutation from ``rng`` at an
+        epoch's start, as :func:`rbmviz.dbm.pretrain` and :meth:`DBMTrainer.epoch`); after
+        the epoch's last batch ``self._perm`` is ``None``."""
+        M = self.batch_size
+        if self._perm is None:
+            self._perm, self._pos = rng.permutation(X.shape[0]), 0
+        batch = X[self._perm[self._pos:self._pos + M]]
+        self._pos += M
+        if self._pos + M > X.shape[0]:
+            self._perm = None
+        return batch
+
+    def _update_once(self) -> None:
+        """One mini-batch update of the current phase (moving on at the end of an epoch or
+        of a layer's pretraining)."""
+        if self._layer is not None:
+            l = self._layer
+            if self._layer_rbm is None:          # a new layer: its TAP RBM (as pretrain)
+                rbm = RBM(self.layers[l], self.layers[l + 1])
+                rbm.set_params(W=self.dbm.W[l], b=self.dbm.biases[l], c=self.dbm.biases[l + 1])
+                tr = self._trainer_settings()
+                alg = TAP(learning_rate=tr["learning_rate"], momentum=tr["momentum"],
+                          weight_decay=tr["weight_decay"], damping=tr["damping"],
+                          n_solutions=tr["n_solutions"], tol=TOL, max_iter=MAX_ITER,
+                          momentum_form="heavy_ball")
+                alg.setup(rbm, self._layer_data, self.batch_size)
+                self._layer_rbm, self._layer_alg = rbm, alg
+            batch = self._next_batch(self._layer_data, self._pre_rng)
+            self._layer_alg.update(self._layer_rbm, batch)
+            self._copy_layer()
+            if self._perm is None:               # the epoch ended
+                self._layer_epoch += 1
+                if self._layer_epoch >= self.settings.pretrain_epochs:
+                    self._finish_layer()
+        else:
+            batch = self._next_batch(self.data, self.trainer.rng)
+            self.trainer.update(self.dbm, batch)
+            if self._perm is None:
+                self.trainer.epochs += 1
+        self.updates += 1
+
+    def _copy_layer(self) -> None:
+        l, rbm = self._layer, self._layer_rbm
+        self.dbm.W[l] = np.array(rbm.W, dtype=np.float64)
+        self.dbm.biases[l + 1] = np.array(rbm.c, dtype=np.float64)
+        if l == 0:
+            self.dbm.biases[0] = np.array(rbm.b, dtype=np.float64)
+
+    def _finish_layer(self) -> None:
+        """As :func:`rbmviz.dbm.pretrain` after a layer: its weights into the DBM, then binary
+        samples of its units given the layer below become the next layer's data."""
+        self._copy_layer()
+        l = self._layer
+        p = sigmoid(self.dbm.biases[l + 1] + self._layer_data @ self.dbm.W[l])
+        self._layer_data = (self._pre_rng.random(p.shape) < p).astype(np.float64)
+        self._layer_rbm = self._layer_alg = None
+        self._layer_epoch = 0
+        self._perm = None
+        self._layer = l + 1 if l + 1 < self.dbm.n_hidden_layers else None
+
+    # ------------------------------------------------------------------ fields
+    def receptive_fields(self) -> dict:
+        """Receptive fields (pixels × units) of both hidden layers: ``W⁽¹⁾`` and
+        ``W⁽¹⁾W⁽²⁾`` (first :data:`MAX_FIELDS` units each), copies."""
+        with self._lock:
+            W1, W2 = self.dbm.W[0], self.dbm.W[1]
+            return {1: np.array(W1[:, :MAX_FIELDS]), 2: (W1 @ W2[:, :MAX_FIELDS])}
+
+    def _take_snapshot(self) -> dict:
+        f = self.receptive_fields()
+        self._n_snapshots += 1
+        self.snapshot = {"id": self._n_snapshots, "kind": "dbm", "epoch": self.epoch,
+                         "updates": self.updates, "phase": self.phase, "fields1": f[1],
+                         "fields2": f[2]}
+        return self.snapshot
+
+    def model_copy(self) -> DBM:
+        """A consistent copy of the current DBM (taken under the training lock)."""
+        with self._lock:
+            return self.dbm.copy()
+
+    # ------------------------------------------------------------------ tables
+    def frame(self):
+        import pandas as pd
+        with self._lock:
+            return pd.DataFrame.from_records(self.records, columns=list(DBM_RECORD_FIELDS))
