@@ -4,19 +4,26 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .._validation import check_float, check_int
 from ._execute import _dask_client, _run_dask, _run_pool, _run_serial
 from ._plan import RECORD_COLUMNS, RunSpec, plan
 from ._store import _FINAL, _Collector, _Output, _Progress, _spec_key
 
+if TYPE_CHECKING:
+    import pandas
+
 __all__ = ["run_specs", "sweep", "summarize"]
 
 
 # ---------------------------------------------------------------------------- entry points
 
-def run_specs(specs, *, scheduler=None, workers=None, out=None, overwrite=False, progress=True,
-              on_record=None, connect_timeout=10.0, resume=False, checkpoints=None):
+def run_specs(specs: list[RunSpec], *, scheduler: Any = None, workers: int | None = None,
+              out: str | os.PathLike | None = None, overwrite: bool = False, progress: bool = True,
+              on_record: Callable[[RunSpec, dict], Any] | None = None,
+              connect_timeout: float = 10.0, resume: bool = False,
+              checkpoints: Sequence[int] | None = None) -> "pandas.DataFrame":
     """Run the :class:`RunSpec` list ``specs`` and return the tidy frame.
 
     Parameters
@@ -57,6 +64,8 @@ def run_specs(specs, *, scheduler=None, workers=None, out=None, overwrite=False,
     on_record : callable, optional
         ``on_record(spec, record)`` in the caller's process for every record as it arrives
         (``record``: the row's record columns, a dict).  Records of one run arrive in order.
+    overwrite : bool
+        Replace an existing results file and store at ``out``.
     connect_timeout : float
         Seconds to wait for a Dask scheduler given by address (``ConnectionError`` after).
 
@@ -71,6 +80,17 @@ def run_specs(specs, *, scheduler=None, workers=None, out=None, overwrite=False,
         ``on_record``) ended the sweep early; then the frame holds what arrived so far,
         unfinished runs with ``status="interrupted"``.  Same seeds give the same numbers
         on every backend (``seconds`` aside).
+
+    Raises
+    ------
+    TypeError
+        If ``specs`` is not a list of :class:`RunSpec`, ``on_record`` is not callable or
+        ``checkpoints`` is not a list of epochs.
+    ValueError
+        For duplicate run ids, ``workers`` with a Dask scheduler, ``checkpoints`` without
+        ``out``, or a stored run (``resume``) whose settings differ from the plan's.
+    FileExistsError
+        If ``out`` or its store exists and neither ``overwrite`` nor ``resume`` is set.
     """
     if isinstance(specs, RunSpec) or not hasattr(specs, "__iter__"):
         raise TypeError("specs must be a list of RunSpec (see rbmviz.sweep.plan)")
@@ -147,12 +167,29 @@ def run_specs(specs, *, scheduler=None, workers=None, out=None, overwrite=False,
     return frame
 
 
-def sweep(base: dict, *, algorithms, trials: int, grid: dict | None = None, seed: int = 0,
-          scheduler=None, workers=None, run_overrides: dict | None = None, out=None,
-          overwrite: bool = False, progress: bool = True, on_record=None,
+def sweep(base: dict, *, algorithms: str | Sequence[str], trials: int, grid: dict | None = None,
+          seed: int = 0, scheduler: Any = None, workers: int | None = None,
+          run_overrides: dict | None = None, out: str | os.PathLike | None = None,
+          overwrite: bool = False, progress: bool = True,
+          on_record: Callable[[RunSpec, dict], Any] | None = None,
           connect_timeout: float = 10.0, paired_chains: bool = False, resume: bool = False,
-          checkpoints=None):
-    """:func:`plan` the runs and :func:`run_specs` them; see those two for every argument.
+          checkpoints: Sequence[int] | None = None) -> "pandas.DataFrame":
+    """:func:`plan` the runs and :func:`run_specs` them.
+
+    Parameters
+    ----------
+    base, algorithms, trials, grid, seed, run_overrides, paired_chains
+        The plan: see :func:`plan`.
+    scheduler, workers, out, overwrite, progress, on_record, connect_timeout, resume, checkpoints
+        The execution: see :func:`run_specs`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The tidy frame of :func:`run_specs`.
+
+    Examples
+    --------
 
     >>> df = sweep({"dataset": "bars_and_stripes", "D": 2, "n_hidden": 3, "epochs": 10,
     ...             "eval_every": 10}, algorithms="cd,pcd", trials=3,
@@ -167,16 +204,33 @@ def sweep(base: dict, *, algorithms, trials: int, grid: dict | None = None, seed
                      resume=resume, checkpoints=checkpoints)
 
 
-def summarize(frame, metric: str | None = None):
-    """The final value of ``metric`` per run, as mean ± standard error over trials, for each
-    algorithm × grid point.
+def summarize(frame: "pandas.DataFrame", metric: str | None = None) -> "pandas.DataFrame":
+    """The final value of ``metric`` per run, as mean ± standard error over trials.
 
-    ``metric`` defaults to the first of ``test_ll``, ``train_ll``, ``pseudo_ll``,
-    ``recon_error`` in the frame.  A run's final value is that of its last record; only
-    runs with ``status == "ok"`` enter the mean.  Returns a DataFrame with the group columns
-    (``algorithm`` and the labels), ``metric``, ``mean``, ``se`` (sample standard deviation
-    / √n; NaN for n = 1), ``n`` (runs that finished) and ``not_ok`` (diverged, failed or
-    interrupted runs).
+    For each algorithm × grid point.  A run's final value is that of its last record; only
+    runs with ``status == "ok"`` enter the mean.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A sweep's tidy frame (:func:`run_specs`).
+    metric : str, optional
+        Defaults to the first of ``test_ll``, ``train_ll``, ``pseudo_ll``, ``recon_error``
+        in the frame.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The group columns (``algorithm`` and the labels), ``metric``, ``mean``, ``se``
+        (sample standard deviation / √n; NaN for n = 1), ``n`` (runs that finished) and
+        ``not_ok`` (diverged, failed or interrupted runs).
+
+    Raises
+    ------
+    TypeError
+        If ``frame`` is not a DataFrame.
+    ValueError
+        If it lacks the sweep's columns or ``metric``.
     """
     import pandas as pd
     if not isinstance(frame, pd.DataFrame):

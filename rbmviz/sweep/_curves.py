@@ -3,12 +3,19 @@
 (:func:`time_to_fraction`, the speed measure of Upadhya & Sastry 2017, Sec. 4.2.1)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    import pandas
 
 __all__ = ["time_to_fraction", "curve_means"]
 
 
-def time_to_fraction(x, values, fraction=0.9, *, of="max"):
+def time_to_fraction(x: ArrayLike, values: ArrayLike, fraction: float = 0.9, *,
+                     of: str = "max") -> float | None:
     """The paper's speed measure: the first ``x`` (epoch) at which a learning curve has
     covered ``fraction`` of its way from its start to its maximum (``of="max"``, the
     paper's "90 % of the maximum ATLL") or to its final value (``of="final"``).
@@ -18,16 +25,29 @@ def time_to_fraction(x, values, fraction=0.9, *, of="max"):
 
     Parameters
     ----------
-    x : (n,) increasing evaluation points (epochs, updates or Gibbs steps).
-    values : (n,) the curve, e.g. the mean ATLL over trials.  NaN entries are ignored.
-    fraction : float in (0, 1].
-    of : ``"max"`` or ``"final"``.
+    x : array_like, shape (n,)
+        Increasing evaluation points (epochs, updates or Gibbs steps).
+    values : array_like, shape (n,)
+        The curve, e.g. the mean ATLL over trials.  NaN entries are ignored.
+    fraction : float
+        In (0, 1].
+    of : {"max", "final"}
+        The target.
 
     Returns
     -------
     float or None
         The first ``x`` at which ``values >= threshold``; ``None`` if the curve never gains
         (target ≤ start) or has no finite values.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` and ``values`` differ in length, ``fraction`` is outside (0, 1] or ``of`` is
+        unknown.
+
+    Examples
+    --------
 
     >>> time_to_fraction([0, 10, 20, 30], [-6.0, -4.0, -3.0, -2.9])
     20.0
@@ -53,13 +73,25 @@ def time_to_fraction(x, values, fraction=0.9, *, of="max"):
     return float(x[hit[0]])
 
 
-def curve_means(records, metric, *, by=("algorithm",), x="epoch"):
-    """Mean, standard error and 10/90 % quantiles of ``metric`` over the trials at each
-    evaluation point.
+def curve_means(records: "pandas.DataFrame", metric: str, *, by: Sequence[str] = ("algorithm",),
+                x: str = "epoch") -> "pandas.DataFrame":
+    """Mean, standard error and 10/90 % quantiles of ``metric`` over the trials at each point.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        A sweep's tidy frame.
+    metric : str
+        The metric column.
+    by : sequence of str
+        Group columns.
+    x : str
+        The evaluation-point column (``epoch``, ``updates``, ``gibbs_steps``).
 
     Returns
     -------
-    pandas.DataFrame with columns ``*by, x, mean, sem, lo, hi, n``.
+    pandas.DataFrame
+        Columns ``*by, x, mean, sem, lo, hi, n``.
     """
     keys = [*by, x]
     g = records.groupby(keys, sort=True)[metric]

@@ -6,6 +6,7 @@ import difflib
 import hashlib
 import pickle
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -13,6 +14,9 @@ from .. import algorithms as _algorithms
 from .. import settings as _settings
 from .._validation import check_int, check_seed
 from ..runs import METRICS as _METRICS
+
+if TYPE_CHECKING:
+    from ..runs import Run
 
 __all__ = ["RunSpec", "derive_seed", "plan", "RESERVED_COLUMNS", "RECORD_COLUMNS", "STATUSES"]
 
@@ -33,7 +37,7 @@ _TRIAL_KNOBS = ("init_seed", "seed")
 class RunSpec:
     """One run of a sweep.
 
-    Attributes
+    Parameters
     ----------
     run_id : str
         Unique within the plan, e.g. ``"t03-pcd-learning_rate=0.3"``.
@@ -57,17 +61,38 @@ class RunSpec:
     run_overrides: dict = field(default_factory=dict)
     labels: dict = field(default_factory=dict)
 
-    def make_run(self):
-        """Load the data, build the model (from ``settings["init_seed"]``) and return the
-        :class:`~rbmviz.runs.Run` of this spec, not started."""
+    def make_run(self) -> Run:
+        """Load the data, build the model (from ``settings["init_seed"]``) and make the run.
+
+        Returns
+        -------
+        rbmviz.runs.Run
+            The run of this spec, not started.
+        """
         objs = _settings.from_dict(self.settings)
         return _settings.make_run(*objs, **self.run_overrides)
 
 
 def derive_seed(seed: int, trial: int, purpose: str) -> int:
-    """The 63-bit seed of ``purpose`` (``"init"``: initial parameters; ``"chain/<algorithm>"``
-    or, paired, ``"chain"``: shuffles and Gibbs chains) in trial ``trial`` of a sweep seeded
-    with ``seed``; a function of these three only (the whole ``purpose`` string is hashed)."""
+    """The 63-bit seed of ``purpose`` in trial ``trial`` of a sweep seeded with ``seed``.
+
+    A function of these three only (the whole ``purpose`` string is hashed).
+
+    Parameters
+    ----------
+    seed : int
+        The sweep's seed.
+    trial : int
+        Trial index.
+    purpose : str
+        ``"init"``: initial parameters; ``"chain/<algorithm>"`` or, paired, ``"chain"``:
+        shuffles and Gibbs chains.
+
+    Returns
+    -------
+    int
+        A seed in ``[0, 2**63)``.
+    """
     tag = int.from_bytes(hashlib.blake2b(purpose.encode(), digest_size=8).digest(), "little")
     state = np.random.SeedSequence([int(seed), int(trial), tag]).generate_state(1, np.uint64)[0]
     return int(state) & (2**63 - 1)
@@ -170,7 +195,7 @@ def _parse(name, value, known, where):
         raise ValueError(f"{where}: invalid value {value!r} for setting {name!r}: {exc}") from None
 
 
-def plan(base: dict, *, algorithms, trials: int, grid: dict | None = None, seed: int = 0,
+def plan(base: dict, *, algorithms: str | Sequence[str], trials: int, grid: dict | None = None, seed: int = 0,
          run_overrides: dict | None = None, paired_chains: bool = False) -> list[RunSpec]:
     """The runs of a sweep: trials × algorithms × grid points, in that nesting order.
 
@@ -180,7 +205,8 @@ def plan(base: dict, *, algorithms, trials: int, grid: dict | None = None, seed:
         Flat settings (:func:`rbmviz.settings.to_dict` form; missing knobs keep their
         defaults; values may be text).  ``algorithm``, ``init_seed`` and ``seed`` are set by
         the sweep.
-    algorithms : list of str or "cd,pcd,sdcp"
+    algorithms : list of str or str
+        Names, or one comma-separated string such as ``"cd,pcd,sdcp"``.
     trials : int >= 1
         Independent repetitions (the papers: 25 on small data, 10 on large).
     grid : dict, optional
@@ -204,8 +230,11 @@ def plan(base: dict, *, algorithms, trials: int, grid: dict | None = None, seed:
     run_overrides : dict, optional
         Extra :class:`~rbmviz.runs.Run` keyword arguments for every run (picklable).
 
-    Algorithm-specific knobs an algorithm does not take (``k_inner`` for ``cd``,
-    ``n_chains`` for all but ``pcd``) are reset to their defaults in its settings.
+    Returns
+    -------
+    list of RunSpec
+        The runs; algorithm-specific knobs an algorithm does not take (``k_inner`` for
+        ``cd``, ``n_chains`` for all but ``pcd``) are reset to their defaults in its settings.
 
     Raises
     ------

@@ -31,11 +31,22 @@ def _pyarrow_available() -> bool:
     return importlib.util.find_spec("pyarrow") is not None
 
 
-def store_path(out) -> Path:
+def store_path(out: str | os.PathLike) -> Path:
     """The run store of the results file ``out``: ``sweep.csv`` → ``sweep.runs/`` beside it.
 
     It holds ``<run_id>.json`` per finished run (its settings, records, status) and
-    ``<run_id>/epoch-<E>.npz`` model checkpoints (:meth:`rbmviz.RBM.load`)."""
+    ``<run_id>/epoch-<E>.npz`` model checkpoints (:meth:`rbmviz.RBM.load`).
+
+    Parameters
+    ----------
+    out : str or os.PathLike
+        The sweep's results file.
+
+    Returns
+    -------
+    pathlib.Path
+        The store's directory.
+    """
     out = Path(out)
     return out.with_name(out.stem + ".runs")
 
@@ -101,15 +112,35 @@ class _RunStore:
         _atomic_write_text(self.file(spec.run_id), json.dumps(content, default=float))
 
 
-def load_store(out) -> dict:
-    """The finished runs stored beside the results file ``out`` (see :func:`store_path`):
-    ``{run_id: {"status", "error", "rows", "checkpoints", ...}}``."""
+def load_store(out: str | os.PathLike) -> dict:
+    """The finished runs stored beside the results file ``out`` (see :func:`store_path`).
+
+    Parameters
+    ----------
+    out : str or os.PathLike
+        The sweep's results file.
+
+    Returns
+    -------
+    dict
+        ``{run_id: {"status", "error", "rows", "checkpoints", ...}}``.
+    """
     return _RunStore(store_path(out)).load()
 
 
-def checkpoints(out) -> dict:
-    """The model checkpoints of a sweep written to ``out``: ``{run_id: {epoch: path}}``
-    (load one with :meth:`rbmviz.RBM.load`)."""
+def checkpoints(out: str | os.PathLike) -> dict:
+    """The model checkpoints of a sweep written to ``out``.
+
+    Parameters
+    ----------
+    out : str or os.PathLike
+        The sweep's results file.
+
+    Returns
+    -------
+    dict
+        ``{run_id: {epoch: path}}`` (load one with :meth:`rbmviz.RBM.load`).
+    """
     root = store_path(out)
     return {rid: {int(c["epoch"]): root / c["file"] for c in content.get("checkpoints", {}).values()}
             for rid, content in load_store(out).items()}
