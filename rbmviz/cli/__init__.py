@@ -39,13 +39,23 @@ def _passthrough(argv):
     return None
 
 
-def main(argv=None) -> int:
-    """Run the ``rbmviz`` command with ``argv`` (default ``sys.argv[1:]``); returns the exit
-    code (argparse's usage errors and ``--help`` included, they do not raise).
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``rbmviz`` command with ``argv``.
 
     Ctrl-C anywhere ends with exit code 130 and one line; an unexpected error with exit code 1
     and one line naming it (the traceback only with the environment variable
-    ``RBMVIZ_DEBUG=1``)."""
+    ``RBMVIZ_DEBUG=1``).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit code (argparse's usage errors and ``--help`` included, they do not raise).
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         direct = _passthrough(argv)

@@ -9,7 +9,7 @@ import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 import param
 
@@ -37,7 +37,9 @@ _COMMANDS: dict[str, _Command] = {}
 
 
 def command(name: str, *, help: str, examples: tuple[str, ...] | list[str], usage: str | None = None,
-            passthrough: Callable[[list[str]], int] | None = None):
+            passthrough: Callable[[list[str]], int] | None = None
+            ) -> Callable[[Callable[[argparse.ArgumentParser], Runner]],
+                          Callable[[argparse.ArgumentParser], Runner]]:
     """Register subcommand ``name``.
 
     The decorated function ``setup(parser)`` adds the subcommand's arguments to ``parser``
@@ -47,6 +49,24 @@ def command(name: str, *, help: str, examples: tuple[str, ...] | list[str], usag
     ``rbmviz <name>`` (for commands with many options).  ``passthrough(argv)`` (optional)
     receives the raw arguments after ``rbmviz <name>`` instead (a command with its own parser,
     e.g. ``explore``).
+
+    Parameters
+    ----------
+    name : str
+        The subcommand.
+    help : str
+        One line for the top-level help.
+    examples : sequence of str
+        Example command lines.
+    usage : str, optional
+        Usage line after ``rbmviz <name>``.
+    passthrough : callable, optional
+        ``passthrough(argv) -> exit code`` for a command with its own parser.
+
+    Returns
+    -------
+    callable
+        The decorator, which registers ``setup`` and returns it unchanged.
     """
     def register(setup: Callable[[argparse.ArgumentParser], Runner]):
         _COMMANDS[name] = _Command(setup, help, tuple(examples), usage, passthrough)
@@ -78,7 +98,13 @@ def _examples_block(examples) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``rbmviz`` argument parser with every registered subcommand."""
+    """The ``rbmviz`` argument parser with every registered subcommand.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser.
+    """
     examples = [c.examples[0] for c in _COMMANDS.values() if c.examples]
     parser = argparse.ArgumentParser(
         prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
@@ -140,11 +166,27 @@ def _type_for(p: param.Parameter):
     return convert
 
 
-def add_knob_options(parser, cls, *, exclude=()) -> dict[str, str]:
-    """Add one ``--kebab-case`` option per knob of settings class ``cls`` to ``parser`` (an
-    argument group works too): type, choices, bounds, default and help come from the knob's
-    one declaration.  Options default to ``argparse.SUPPRESS`` so that only the options given
-    appear in the namespace.  Returns ``{knob: option string}``."""
+def add_knob_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, cls: type, *,
+                     exclude: Iterable[str] = ()) -> dict[str, str]:
+    """Add one ``--kebab-case`` option per knob of settings class ``cls`` to ``parser``.
+
+    Type, choices, bounds, default and help come from the knob's one declaration.  Options
+    default to ``argparse.SUPPRESS`` so that only the options given appear in the namespace.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser or argument group
+        Where the options go.
+    cls : type
+        A settings class (:mod:`rbmviz.settings`).
+    exclude : iterable of str
+        Knobs left out.
+
+    Returns
+    -------
+    dict
+        ``{knob: option string}``.
+    """
     added = {}
     for name, p in _settings.knobs(cls).items():
         if name in exclude:
@@ -238,7 +280,18 @@ def writable_dir_problem(out: Path) -> str | None:
 
     Checked before any work starts: ``out`` (or, if it does not exist yet, its nearest
     existing ancestor, where it would be created) must be a directory in which a file can
-    be created.  Nothing is left behind by the check."""
+    be created.  Nothing is left behind by the check.
+
+    Parameters
+    ----------
+    out : pathlib.Path
+        The output directory.
+
+    Returns
+    -------
+    str or None
+        The problem, or None if the directory can be written.
+    """
     out = Path(out)
     if out.exists() and not out.is_dir():
         return f"{out} exists and is not a directory"
@@ -253,8 +306,21 @@ def writable_dir_problem(out: Path) -> str | None:
 
 
 def writable_file_problem(out: Path) -> str | None:
-    """Why the output file ``out`` could not be written, or ``None`` (its directory, or the
-    nearest existing ancestor where it would be created, must accept a new file)."""
+    """Why the output file ``out`` could not be written, or ``None``.
+
+    Its directory, or the nearest existing ancestor where it would be created, must accept
+    a new file.
+
+    Parameters
+    ----------
+    out : pathlib.Path
+        The output file.
+
+    Returns
+    -------
+    str or None
+        The problem, or None if the file can be written.
+    """
     out = Path(out)
     if out.is_dir():
         return f"{out} is a directory; expected a file name"

@@ -1,6 +1,7 @@
 """``rbmviz train``: one run, streamed to a CSV file, with the model and its settings."""
 from __future__ import annotations
 
+import argparse
 import csv
 import inspect
 import json
@@ -86,9 +87,20 @@ def _setup_train(parser):
 
 
 def preset_values(dataset: str, data_values: dict) -> dict:
-    """The settings knobs of the data set's preset (:func:`rbmviz.presets.for_dataset`) for
-    data knobs ``data_values`` (e.g. ``{"D": 4}``), as a flat dict for
-    :func:`rbmviz.settings.from_dict`."""
+    """The settings knobs of the data set's preset (:func:`rbmviz.presets.for_dataset`).
+
+    Parameters
+    ----------
+    dataset : str
+        The data set.
+    data_values : dict
+        Its data knobs (e.g. ``{"D": 4}``).
+
+    Returns
+    -------
+    dict
+        A flat dict for :func:`rbmviz.settings.from_dict`.
+    """
     sizes = _presets.for_dataset(dataset).get("data", {})      # the knobs that size the data
     preset = _presets.for_dataset(dataset, **{k: v for k, v in data_values.items() if k in sizes})
     values = {k: preset[k] for k in PRESET_KNOBS if k in preset}
@@ -108,9 +120,27 @@ def _read_settings_file(parser, path) -> dict:
     return values
 
 
-def settings_from_args(args, parser, options):
-    """The three settings objects: the defaults, the data set's preset (``--preset auto``),
-    ``--settings FILE``, then the options given."""
+def settings_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser,
+                       options: dict[str, str]) -> tuple:
+    """The three settings objects from the command line.
+
+    The defaults, then the data set's preset (``--preset auto``), ``--settings FILE``, then
+    the options given.  A bad value ends the command with argparse's usage error.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed arguments.
+    parser : argparse.ArgumentParser
+        The subcommand's parser (for its usage errors).
+    options : dict
+        ``{knob: option string}`` of :func:`~rbmviz.cli._core.add_knob_options`.
+
+    Returns
+    -------
+    tuple
+        ``(DataSettings, ModelSettings, TrainSettings)``.
+    """
     given = [n for n in options if hasattr(args, n)]
     file_values = _read_settings_file(parser, args.settings_file) if args.settings_file else {}
     values = {}
