@@ -22,6 +22,10 @@ for every data set and setting (paired comparisons); the training is determinist
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
+import argparse
+
 import math
 import os
 import sys
@@ -32,6 +36,10 @@ import numpy as np
 
 from . import _io
 from ._io import finite_or_none as _f
+
+if TYPE_CHECKING:
+    import pandas
+    import holoviews as hv
 
 __all__ = ["PAPER_GAP", "DATASETS", "QUICK", "run", "summarize", "claims", "format_summary",
            "figure", "save", "record_schedule", "add_arguments", "main"]
@@ -85,13 +93,23 @@ def _check_settings(reps, iterations, ks, weight_decays, data_sets, d, n_hidden,
         record_every=check_int(record_every, "record_every", low=1))
 
 
-def record_schedule(iterations, record_every=250, n_log=40):
+def record_schedule(iterations: int, record_every: int = 250, n_log: int = 40) -> np.ndarray:
     """Recorded iterations: every ``record_every``, plus ``n_log`` log-spaced ones early on
     (the bias and the bound change fastest in the first hundred iterations), plus the last.
 
+    Parameters
+    ----------
+    iterations : int
+        Full-batch updates per run.
+    record_every : int
+        Record every this many iterations (plus early log-spaced records).
+    n_log : int
+        Log-spaced early records.
+
     Returns
     -------
-    (n,) int64, sorted, from 0 to ``iterations``.
+    numpy.ndarray
+        (n,) int64, sorted, from 0 to ``iterations``.
     """
     lin = np.arange(0, iterations + 1, record_every)
     log = np.round(np.geomspace(1, max(iterations, 1), n_log)).astype(np.int64)
@@ -104,23 +122,39 @@ def configurations(ks, weight_decays):
     return [(k, 0.0) for k in ks] + [(1, w) for w in weight_decays]
 
 
-def run(*, reps=25, iterations=50_000, ks=(1, 2, 5, 10), weight_decays=(0.001,),
-        data_sets=("diag", "ball_1d"), d=6, n_hidden=6, learning_rate=0.1, init_scale=0.5,
-        seed=0, record_every=250, progress=False):
+def run(*, reps: int = 25, iterations: int = 50_000, ks: Sequence[int] | None = (1, 2, 5, 10),
+        weight_decays: Sequence[float] | None = (0.001,),
+        data_sets: Sequence[str] = ("diag", "ball_1d"), d: int = 6, n_hidden: int = 6,
+        learning_rate: float = 0.1, init_scale: float = 0.5, seed: int = 0, record_every: int = 250,
+        progress: bool = False) -> tuple[pandas.DataFrame, dict]:
     """Run the experiment.
 
     Parameters
     ----------
-    reps : int — repetitions (initialisations with seeds ``seed .. seed + reps − 1``).
-    iterations : int — full-batch updates per run.
-    ks : k values of CD-k training (k = 1, the paper's setting, is always included).
-    weight_decays : λ values of the weight-decay variant (CD-1); 0 entries are ignored.
-    data_sets : some of ``"diag"``, ``"ball_1d"``.
-    d : data dimension = number of visible units (2..10).   n_hidden : 1..10.
-    learning_rate, init_scale : η and the half-width of the uniform weight initialisation.
-    seed : int — seed of repetition 0.
-    record_every : record every this many iterations (plus early log-spaced records).
-    progress : show a tqdm progress bar.
+    reps : int
+        Repetitions (initialisations with seeds ``seed .. seed + reps − 1``).
+    iterations : int
+        Full-batch updates per run.
+    ks : sequence of int
+        k values of CD-k training (k = 1, the paper's setting, is always included).
+    weight_decays : sequence of float
+        λ values of the weight-decay variant (CD-1); 0 entries are ignored.
+    data_sets : sequence of str
+        some of ``"diag"``, ``"ball_1d"``.
+    d : int
+        Data dimension = number of visible units (2..10).
+    n_hidden : int
+        Hidden units (1..10).
+    learning_rate : float
+        Learning rate.
+    init_scale : float
+        Scale of the initial weights.
+    seed : int
+        Seed of repetition 0.
+    record_every : int
+        record every this many iterations (plus early log-spaced records).
+    progress : bool
+        show a tqdm progress bar.
 
     Returns
     -------
@@ -129,7 +163,8 @@ def run(*, reps=25, iterations=50_000, ks=(1, 2, 5, 10), weight_decays=(0.001,),
         ``dataset, k, weight_decay, run, seed, iteration`` and the metrics of
         :func:`rbmviz.bias.train_expected_cd` (``bias, bound, distance, mixing,
         one_minus_mixing, delta, bd_bound, log_likelihood, weight_norm``).
-    summary : dict — see :func:`summarize`.
+    summary : dict
+        See :func:`summarize`.
     """
     import pandas as pd
 
@@ -177,8 +212,18 @@ def run(*, reps=25, iterations=50_000, ks=(1, 2, 5, 10), weight_decays=(0.001,),
     return records, summarize(records, settings=s, elapsed=elapsed)
 
 
-def summarize(records, *, settings=None, elapsed=None):
+def summarize(records: "pandas.DataFrame", *, settings: dict | None = None,
+              elapsed: float | None = None) -> dict:
     """The numbers to compare with the paper.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Tidy records of the experiment (as returned by ``run``).
+    settings : dict
+        The settings the experiment ran with (stored in the summary).
+    elapsed : float
+        Wall-clock seconds of the run (stored in the summary).
 
     Returns
     -------
@@ -222,13 +267,19 @@ def summarize(records, *, settings=None, elapsed=None):
                 claims=claims(final), settings=settings, elapsed_seconds=elapsed, notes=NOTES)
 
 
-def claims(final):
+def claims(final: list[dict]) -> list[dict]:
     """The paper's statements (Sec. 3, Fig. 1) against the measured rows of :func:`summarize`.
+
+    Parameters
+    ----------
+    final : list of dict
+        The ``final`` rows of :func:`summarize`.
 
     Returns
     -------
-    list of dict ``{"claim", "measured", "verdict"}``, verdict ``"agrees"``, ``"differs"``
-    or ``"not run"`` (a needed data set or the k = 1, λ = 0 configuration is missing).
+    list of dict
+        ``{"claim", "measured", "verdict"}``, verdict ``"agrees"``, ``"differs"``
+        or ``"not run"`` (a needed data set or the k = 1, λ = 0 configuration is missing).
     """
     out = []
     paper_rows = {r["dataset"]: r for r in final if r["k"] == 1 and r["weight_decay"] == 0.0}
@@ -271,8 +322,19 @@ def claims(final):
     return out
 
 
-def format_summary(summary) -> str:
-    """The summary as a text table (printed by ``rbmviz reproduce cd-bias``)."""
+def format_summary(summary: dict) -> str:
+    """The summary as a text table (printed by ``rbmviz reproduce cd-bias``).
+
+    Parameters
+    ----------
+    summary : dict
+        The summary (as returned by ``summarize``).
+
+    Returns
+    -------
+    str
+        The text.
+    """
     s = summary.get("settings") or {}
     lines = []
     if s:
@@ -305,22 +367,51 @@ def format_summary(summary) -> str:
     return "\n".join(lines)
 
 
-def figure(records, *, band=(0.1, 0.9)):
-    """The figure of the reproduction (:func:`rbmviz.viz.bias.reproduction_figure`)."""
+def figure(records: "pandas.DataFrame", *,
+           band: bool | tuple[float, float] | None = (0.1, 0.9)) -> hv.Layout:
+    """The figure of the reproduction (:func:`rbmviz.viz.bias.reproduction_figure`).
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Tidy records of the experiment (as returned by ``run``).
+    band : bool or tuple of float
+        Draw the spread over runs as a band (a pair of quantiles, or True for the default).
+
+    Returns
+    -------
+    holoviews.Layout
+        The figure.
+    """
     from ..viz.bias import reproduction_figure
     return reproduction_figure(records, band=band)
 
 
-def save(records, summary, out, *, overwrite=False, html=True):
+def save(records: "pandas.DataFrame", summary: dict, out: str | os.PathLike, *,
+         overwrite: bool = False, html: bool = True) -> list[Path]:
     """Write ``curves.csv`` (the records), ``summary.json`` and ``figure.html`` (HoloViews,
     Bokeh resources inline so it opens offline) to directory ``out``.
 
     An existing, non-empty ``out`` is refused (``FileExistsError``) unless ``overwrite``,
     which replaces only these three files.
 
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Tidy records of the experiment (as returned by ``run``).
+    summary : dict
+        The summary (as returned by ``summarize``).
+    out : str or os.PathLike
+        Output directory.
+    overwrite : bool
+        Replace the files of an existing, non-empty ``out``.
+    html : bool
+        Also write ``figure.html`` (HoloViews, Bokeh resources inline so it opens offline).
+
     Returns
     -------
-    list of the written paths.
+    list of pathlib.Path
+        list of the written paths.
     """
     out = Path(out)
     check_out_dir(out, overwrite)
@@ -353,8 +444,14 @@ def check_out_dir(out, overwrite=False):
 
 # ---------------------------------------------------------------------------- command line
 
-def add_arguments(parser):
-    """Options of ``rbmviz reproduce cd-bias``."""
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``rbmviz reproduce cd-bias``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser.
+    """
     g = parser.add_argument_group("experiment")
     g.add_argument("--reps", type=int, metavar="INT",
                    help="repetitions (initialisations, seeds SEED..SEED+REPS-1) (default: 25; "
@@ -388,8 +485,21 @@ def add_arguments(parser):
     o.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def main(args, parser) -> int:
-    """Run ``rbmviz reproduce cd-bias`` from parsed ``args``; returns the exit code."""
+def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Run ``rbmviz reproduce cd-bias`` from parsed ``args``; returns the exit code.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command-line arguments.
+    parser : argparse.ArgumentParser
+        The subcommand's parser.
+
+    Returns
+    -------
+    int
+        The exit code.
+    """
     from ..runs import RunDiverged
     preset = QUICK if args.quick else DEFAULTS
     for name, value in preset.items():
