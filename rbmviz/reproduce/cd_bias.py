@@ -22,15 +22,13 @@ for every data set and setting (paired comparisons); the training is determinist
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
-
 import argparse
-
 import math
 import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -227,7 +225,7 @@ def summarize(records: "pandas.DataFrame", *, settings: dict | None = None,
 
     Returns
     -------
-    dict with
+    dict
         ``final``: one entry per (dataset, k, weight_decay) with means over runs at the last
         iteration (``bias``, ``bound``, ``gap`` = bound − bias with its standard error
         ``gap_sem``, min and max over runs, ``distance``, ``mixing``, ``delta``,

@@ -31,10 +31,18 @@ it down, and ``dataset="digits"`` (scikit-learn's 8×8 digits, bundled) runs any
 """
 from __future__ import annotations
 
+import argparse
+import os
 import sys
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
 
 from . import _dc
+
+if TYPE_CHECKING:
+    import holoviews as hv
+    import pandas
 
 __all__ = ["STUDIES", "INITIALISATIONS", "PAPER", "run", "base_settings", "study_plan",
            "summarize", "format_summary", "figure", "save", "add_arguments", "main", "QUICK"]
@@ -75,9 +83,35 @@ def default_eval_every(epochs):
     return max(1, int(epochs) // 20)
 
 
-def base_settings(*, dataset="mnist", epochs=200, eval_every=10, k=24, k_inner=4, n_hidden=500,
-                  batch_size=200, limit=None):
-    """The flat settings dict shared by every run (statistically binarised data)."""
+def base_settings(*, dataset: str = "mnist", epochs: int = 200, eval_every: int = 10, k: int = 24,
+                  k_inner: int = 4, n_hidden: int = 500, batch_size: int = 200,
+                  limit: int | None = None) -> dict:
+    """The flat settings dict shared by every run (statistically binarised data).
+
+    Parameters
+    ----------
+    dataset : str
+        The data set.
+    epochs : int
+        Training epochs.
+    eval_every : int
+        Epochs between evaluations.
+    k : int
+        Gibbs budget per update.
+    k_inner : int
+        Gibbs steps per inner step of S-DCP/CS-DCP.
+    n_hidden : int
+        Hidden units.
+    batch_size : int
+        Rows per update.
+    limit : int
+        Keep the first ``limit`` rows of each split.
+
+    Returns
+    -------
+    dict
+        Flat settings (:func:`rbmviz.settings.to_dict` form).
+    """
     return dict(dataset=dataset, binarize="stochastic", data_seed=0, limit=limit,
                 n_hidden=n_hidden, init="normal", init_scale=0.01, visible_bias="base_rate",
                 dtype="float32" if n_hidden * 784 > 50_000 else "float64", k=k, k_inner=k_inner,
@@ -130,8 +164,21 @@ def _check(*, study="main", trials, epochs, etas, datasets, algorithms, k, k_inn
     return s
 
 
-def study_plan(s):
-    """``(grid, algorithms)`` of the sweep for checked settings ``s``."""
+def study_plan(s: dict) -> tuple[dict, list[str]]:
+    """``(grid, algorithms)`` of the sweep for checked settings ``s``.
+
+    Parameters
+    ----------
+    s : dict
+        Checked settings of :func:`run`.
+
+    Returns
+    -------
+    grid : dict
+        The sweep's grid.
+    algorithms : list of str
+        The algorithms.
+    """
     grid = {"dataset": s["datasets"], "learning_rate": s["etas"]}
     if s["study"] == "budget":
         grid["k_inner"] = [s["k"] // d for d in s["d_values"]]
@@ -143,32 +190,74 @@ def study_plan(s):
     return grid, s["algorithms"]
 
 
-def run(*, study="main", trials=10, epochs=200, etas=(0.01,), datasets=("mnist",),
-        algorithms=None, k=24, k_inner=4, n_hidden=500, batch_size=200, seed=0, eval_every=None,
-        limit=None, d_values=None, batch_sizes=None, ais_chains=100, ais_betas=10000,
-        workers=None, scheduler=None, out=None, overwrite=False, progress=False,
-        resume=False, checkpoints=None):
+def run(*, study: str = "main", trials: int = 10, epochs: int = 200,
+        etas: Sequence[float] = (0.01,), datasets: Sequence[str] = ("mnist",),
+        algorithms: Sequence[str] | None = None, k: int = 24, k_inner: int = 4, n_hidden: int = 500,
+        batch_size: int = 200, seed: int = 0, eval_every: int | None = None,
+        limit: int | None = None, d_values: Sequence[int] | None = None,
+        batch_sizes: Sequence[int] | None = None, ais_chains: int = 100, ais_betas: int = 10000,
+        workers: int | None = None, scheduler: Any = None, out: str | os.PathLike | None = None,
+        overwrite: bool = False, progress: bool = False, resume: bool = False,
+        checkpoints: Sequence[int] | None = None) -> tuple[pandas.DataFrame, dict]:
     """Run the main comparison or one sensitivity study.
 
     Parameters
     ----------
-    study : ``"main"``, ``"eta"``, ``"budget"``, ``"batch"`` or ``"init"`` (:data:`STUDIES`).
-    trials, epochs : the paper's 10 and 200.
-    etas : learning rates (study ``"eta"``: default 0.001, 0.01, 0.1).
-    datasets : ``"mnist"`` (default), ``"omniglot"``, ``"binarized_mnist"``, ``"digits"`` …
+    study : str
+        ``"main"``, ``"eta"``, ``"budget"``, ``"batch"`` or ``"init"`` (:data:`STUDIES`).
+    trials : int
+        Independent repetitions.
+    epochs : int
+        Training epochs.
+    etas : sequence of float
+        learning rates (study ``"eta"``: default 0.001, 0.01, 0.1).
+    datasets : sequence of str
+        ``"mnist"`` (default), ``"omniglot"``, ``"binarized_mnist"``, ``"digits"`` …
     algorithms : default: all five for ``"main"``, S-DCP and CS-DCP for the studies.
-    k, k_inner : K = 24 and K′ = 4 (d = 6).   n_hidden : 500.   batch_size : 200.
-    limit : use only the first ``limit`` rows of each split (None: all).
-    d_values : study ``"budget"``: the inner-step counts d (K′ = k / d).
-    batch_sizes : study ``"batch"``.
-    ais_chains, ais_betas : AIS size (100 chains × 10,000 temperatures in the paper).
-    workers, scheduler, out, overwrite, progress : see :func:`rbmviz.sweep.run_specs`.
+        Algorithms (default: the study's).
+    k : int
+        Gibbs budget per update.
+    k_inner : int
+        Gibbs steps per inner step of S-DCP/CS-DCP.
+    n_hidden : int
+        Hidden units.
+    batch_size : int
+        Rows per update.
+    seed : int
+        Seed of the experiment's randomness.
+    eval_every : int
+        Epochs between evaluations (default: every 10).
+    limit : int
+        use only the first ``limit`` rows of each split (None: all).
+    d_values : sequence of int
+        study ``"budget"``: the inner-step counts d (K′ = k / d).
+    batch_sizes : sequence of int
+        study ``"batch"``.
+    ais_chains : int
+        AIS runs per evaluation.
+    ais_betas : int
+        AIS temperatures.
+    workers : int
+        Local worker processes of the sweep (:func:`rbmviz.sweep.run_specs`).
+    scheduler : str or distributed.Client
+        Dask scheduler of the sweep (:func:`rbmviz.sweep.run_specs`).
+    out : str or os.PathLike
+        Output directory.
+    overwrite : bool
+        Replace the files of an existing, non-empty ``out``.
+    progress : bool
+        Show progress (a tqdm bar).
+    resume : bool
+        Continue a sweep stored at ``out``.
+    checkpoints : sequence of int
+        Epochs at which models are saved (:func:`rbmviz.sweep.run_specs`).
 
     Returns
     -------
     records : the sweep's tidy frame with ``ais_test_ll``; study ``"init"`` has a column
         ``initialisation`` holding ``"Init 1"`` … ``"Init 4"`` (Table 1).
-    summary : dict — see :func:`summarize`.
+    summary : dict
+        See :func:`summarize`.
     """
     if algorithms is None:
         algorithms = STUDIES.get(study, (None, _dc.ALGORITHMS))[1]
@@ -202,15 +291,26 @@ def _increasing_fraction(g, metric):
     return float((steps > 0).mean()) if steps.size else None
 
 
-def summarize(records, *, settings=None, elapsed=None):
+def summarize(records: "pandas.DataFrame", *, settings: dict | None = None,
+              elapsed: float | None = None) -> dict:
     """The numbers to compare with the paper.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Tidy records of the experiment (as returned by ``run``).
+    settings : dict
+        The settings the experiment ran with (stored in the summary).
+    elapsed : float
+        Wall-clock seconds of the run (stored in the summary).
 
     Returns
     -------
-    dict with ``final`` (:func:`._dc.summarize` rows per data set, learning rate, study value
-    and algorithm, with ``increasing``: the fraction of evaluation steps at which the
-    trial-mean ATLL rose — the paper's observation for η = 0.01 in Fig. 6a),
-    ``first_to_90``, ``claims``, ``paper``, ``settings``, ``elapsed_seconds``, ``notes``.
+    dict
+        ``final`` (:func:`._dc.summarize` rows per data set, learning rate, study value and
+        algorithm, with ``increasing``: the fraction of evaluation steps at which the
+        trial-mean ATLL rose — the paper's observation for η = 0.01 in Fig. 6a),
+        ``first_to_90``, ``claims``, ``paper``, ``settings``, ``elapsed_seconds``, ``notes``.
     """
     metric = "ais_test_ll"
     study = (settings or {}).get("study", "main")
@@ -303,8 +403,19 @@ def _value(r, column):
     return str(r.get(column))
 
 
-def format_summary(summary) -> str:
-    """The summary as text (printed by ``rbmviz reproduce dc-mnist``)."""
+def format_summary(summary: dict) -> str:
+    """The summary as text (printed by ``rbmviz reproduce dc-mnist``).
+
+    Parameters
+    ----------
+    summary : dict
+        The summary (as returned by ``summarize``).
+
+    Returns
+    -------
+    str
+        The text.
+    """
     s = summary.get("settings") or {}
     lines = []
     if s:
@@ -352,15 +463,53 @@ def format_summary(summary) -> str:
     return "\n".join(lines)
 
 
-def figure(records, *, study="main", k=24, band=True):
-    """The figure of a study (:func:`rbmviz.viz.dc.large_figure`)."""
+def figure(records: "pandas.DataFrame", *, study: str = "main", k: int = 24,
+           band: bool = True) -> hv.Layout:
+    """The figure of a study (:func:`rbmviz.viz.dc.large_figure`).
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Tidy records of the experiment (as returned by ``run``).
+    study : str
+        The study: ``"main"`` or a sensitivity study.
+    k : int
+        The Gibbs budget shown.
+    band : bool
+        Draw the standard error as a band.
+
+    Returns
+    -------
+    holoviews.Layout
+        The figure.
+    """
     from ..viz.dc import large_figure
     return large_figure(records, study=study, k=k, band=band, labels=_dc.ALGORITHM_LABELS,
                         dataset_labels=_dc.DATASET_LABELS)
 
 
-def save(records, summary, out, *, overwrite=False, html=True):
-    """Write ``records.csv`` (unless streamed there), ``summary.json``, ``figure.html``."""
+def save(records: "pandas.DataFrame", summary: dict, out: str | os.PathLike, *,
+         overwrite: bool = False, html: bool = True) -> list[Path]:
+    """Write ``records.csv`` (unless streamed there), ``summary.json``, ``figure.html``.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Tidy records of the experiment (as returned by ``run``).
+    summary : dict
+        The summary (as returned by ``summarize``).
+    out : str or os.PathLike
+        Output directory.
+    overwrite : bool
+        Replace the files of an existing, non-empty ``out``.
+    html : bool
+        Also write ``figure.html`` (HoloViews, Bokeh resources inline so it opens offline).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written.
+    """
     s = summary.get("settings") or {}
     fig = figure(records, study=s.get("study", "main"), k=s.get("k", 24)) if html else None
     return _dc.save(records, summary, out, figure=fig, overwrite=overwrite,
@@ -369,8 +518,14 @@ def save(records, summary, out, *, overwrite=False, html=True):
 
 # ---------------------------------------------------------------------------- command line
 
-def add_arguments(parser):
-    """Options of ``rbmviz reproduce dc-mnist``."""
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``rbmviz reproduce dc-mnist``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser.
+    """
     from .dc_small import add_common_arguments
     add_common_arguments(parser, DEFAULTS, QUICK)
     g = parser.add_argument_group("large data")
@@ -397,10 +552,23 @@ def add_arguments(parser):
                         f"--quick: {QUICK['ais_betas']:,})")
 
 
-def main(args, parser) -> int:
+def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Run ``rbmviz reproduce dc-mnist`` from parsed ``args``; returns the exit code (0 done,
     2 bad option, existing output or missing data set, 3 some run diverged or failed,
-    130 interrupted)."""
+    130 interrupted).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command-line arguments.
+    parser : argparse.ArgumentParser
+        The subcommand's parser.
+
+    Returns
+    -------
+    int
+        The exit code.
+    """
     from .dc_small import execute, options
     defaults = dict(DEFAULTS)
     if args.study != "main":

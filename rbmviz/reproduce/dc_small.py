@@ -22,11 +22,19 @@ as 90 % of the gain from the initial to the maximal mean ATLL (:func:`._dc.time_
 """
 from __future__ import annotations
 
+import argparse
 import math
+import os
 import sys
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
 
 from . import _dc
+
+if TYPE_CHECKING:
+    import holoviews as hv
+    import pandas
 
 __all__ = ["DATASETS", "PAPER", "run", "base_settings", "summarize", "claims",
            "format_summary", "figure", "save", "add_arguments", "main", "QUICK"]
@@ -59,8 +67,28 @@ def default_eval_every(epochs):
     return max(1, int(epochs) // 500)
 
 
-def base_settings(*, epochs, eval_every, k=12, k_inner=4, n_hidden=4):
-    """The flat settings dict (:func:`rbmviz.settings.to_dict` form) shared by every run."""
+def base_settings(*, epochs: int, eval_every: int, k: int = 12, k_inner: int = 4,
+                  n_hidden: int = 4) -> dict:
+    """The flat settings dict (:func:`rbmviz.settings.to_dict` form) shared by every run.
+
+    Parameters
+    ----------
+    epochs : int
+        Training epochs.
+    eval_every : int
+        Epochs between evaluations.
+    k : int
+        Gibbs budget per update.
+    k_inner : int
+        Gibbs steps per inner step of S-DCP/CS-DCP.
+    n_hidden : int
+        Hidden units.
+
+    Returns
+    -------
+    dict
+        Flat settings (:func:`rbmviz.settings.to_dict` form).
+    """
     return dict(dataset="bars_and_stripes", D=3, N=9, B=1, n_hidden=n_hidden, init="normal",
                 init_scale=0.01, visible_bias="base_rate", dtype="float64", k=k,
                 k_inner=k_inner, batch_size=None, epochs=epochs, eval_every=eval_every,
@@ -90,27 +118,49 @@ def _check(trials, epochs, etas, datasets, algorithms, k, k_inner, n_hidden, see
                 seed=check_int(seed, "seed", low=0), eval_every=eval_every)
 
 
-def run(*, trials=25, epochs=50_000, etas=(0.3, 0.5), datasets=tuple(DATASETS),
-        algorithms=_dc.ALGORITHMS, k=12, k_inner=4, n_hidden=4, seed=0, eval_every=None,
-        workers=None, scheduler=None, out=None, overwrite=False, progress=False,
-        resume=False, checkpoints=None,
-        paired_chains=False):
+def run(*, trials: int = 25, epochs: int = 50_000, etas: Sequence[float] = (0.3, 0.5),
+        datasets: Sequence[str] = tuple(DATASETS), algorithms: Sequence[str] = _dc.ALGORITHMS,
+        k: int = 12, k_inner: int = 4, n_hidden: int = 4, seed: int = 0,
+        eval_every: int | None = None, workers: int | None = None, scheduler: Any = None,
+        out: str | os.PathLike | None = None, overwrite: bool = False, progress: bool = False,
+        resume: bool = False, checkpoints: Sequence[int] | None = None,
+        paired_chains: bool = False) -> tuple[pandas.DataFrame, dict]:
     """Run the experiment (trials × algorithms × data sets × learning rates).
 
     Parameters
     ----------
-    trials, epochs : the paper's 25 and 50,000.
-    etas : learning rates η (0.3 and 0.5).
-    datasets : some of ``"bars_and_stripes"``, ``"shifting_bar"``.
-    algorithms : names from :func:`rbmviz.algorithms.names` (cd, pcd, cg, sdcp, csdcp).
-    k, k_inner : Gibbs budget per update K = 12 and S-DCP's K′ = 4 (so d = K/K′ = 3).
-    n_hidden : 4.
-    seed : sweep seed; trial t's parameters and chains come from (seed, t).
-    eval_every : epochs between exact ATLL evaluations (default: epochs / 500).
+    trials : int
+        Independent repetitions.
+    epochs : int
+        Training epochs.
+    etas : sequence of float
+        learning rates η (0.3 and 0.5).
+    datasets : sequence of str
+        some of ``"bars_and_stripes"``, ``"shifting_bar"``.
+    algorithms : sequence of str
+        names from :func:`rbmviz.algorithms.names` (cd, pcd, cg, sdcp, csdcp).
+    k : int
+        Gibbs budget per update.
+    k_inner : int
+        Gibbs steps per inner step of S-DCP/CS-DCP.
+    n_hidden : int
+        4.
+    seed : int
+        sweep seed; trial t's parameters and chains come from (seed, t).
+    eval_every : int
+        epochs between exact ATLL evaluations (default: epochs / 500).
     workers, scheduler : see :func:`rbmviz.sweep.run_specs` (default: a local process
         pool, one process per core; ``workers=0`` runs serially in this process).
-    out : directory; the records stream into ``out/records.csv``.
-    progress : a tqdm bar over runs.
+    out : str or os.PathLike
+        directory; the records stream into ``out/records.csv``.
+    overwrite : bool
+        Replace the files of an existing, non-empty ``out``.
+    progress : bool
+        a tqdm bar over runs.
+    resume : bool
+        Continue a sweep stored at ``out``.
+    checkpoints : sequence of int
+        Epochs at which models are saved (:func:`rbmviz.sweep.run_specs`).
     paired_chains : all algorithms of a trial share one Gibbs stream (common random numbers;
         see :func:`rbmviz.sweep.plan`).  Default: each algorithm its own stream.
 
@@ -120,7 +170,8 @@ def run(*, trials=25, epochs=50_000, etas=(0.3, 0.5), datasets=tuple(DATASETS),
         The sweep's tidy frame: ``run_id, trial, algorithm, dataset, learning_rate, epoch,
         updates, gibbs_steps, seconds, test_ll, status, error``; ``updates`` equals the
         epoch (full batch) and ``gibbs_steps = K · updates`` for every algorithm.
-    summary : dict — see :func:`summarize`.
+    summary : dict
+        See :func:`summarize`.
     """
     s = _check(trials, epochs, etas, datasets, algorithms, k, k_inner, n_hidden, seed, eval_every)
     base = base_settings(epochs=s["epochs"], eval_every=s["eval_every"], k=s["k"],
@@ -155,12 +206,22 @@ def _escape(g, stuck_below=_dc.STUCK_BELOW, near=0.15):
     return first, (float(window.median()) if len(window) else None)
 
 
-def summarize(records, *, settings=None, elapsed=None):
+def summarize(records: "pandas.DataFrame", *, settings: dict | None = None,
+              elapsed: float | None = None) -> dict:
     """The numbers to compare with the paper.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Tidy records of the experiment (as returned by ``run``).
+    settings : dict
+        The settings the experiment ran with (stored in the summary).
+    elapsed : float
+        Wall-clock seconds of the run (stored in the summary).
 
     Returns
     -------
-    dict with
+    dict
         ``final``: :func:`._dc.summarize` rows per (dataset, learning_rate, algorithm), plus
         for Shifting Bar ``escape`` (first epoch at which the trial-mean ATLL exceeds −3.0)
         and ``plateau`` (the median mean ATLL while it stalls near −3.15, see :func:`_escape`);
@@ -188,14 +249,20 @@ def _get(rows, ds, alg, eta=None):
             and (eta is None or math.isclose(r["learning_rate"], eta))]
 
 
-def claims(rows):
+def claims(rows: list[dict]) -> list[dict]:
     """The paper's qualitative statements (Sec. 4.2.1) against the measured rows.
+
+    Parameters
+    ----------
+    rows : list of dict
+        The measured rows (``summary["rows"]``).
 
     Returns
     -------
-    list of dict ``{"claim", "measured", "verdict"}`` with verdict ``"agrees"``,
-    ``"differs"``, ``"inconclusive ..."`` (the runs were too short to tell) or ``"not run"``
-    (a needed data set / algorithm / rate is missing).
+    list of dict
+        ``{"claim", "measured", "verdict"}`` with verdict ``"agrees"``,
+        ``"differs"``, ``"inconclusive ..."`` (the runs were too short to tell) or ``"not run"``
+        (a needed data set / algorithm / rate is missing).
     """
     out = []
     etas = sorted({r["learning_rate"] for r in rows})
@@ -276,8 +343,19 @@ def claims(rows):
     return out
 
 
-def format_summary(summary) -> str:
-    """The summary as text (printed by ``rbmviz reproduce dc-small``)."""
+def format_summary(summary: dict) -> str:
+    """The summary as text (printed by ``rbmviz reproduce dc-small``).
+
+    Parameters
+    ----------
+    summary : dict
+        The summary (as returned by ``summarize``).
+
+    Returns
+    -------
+    str
+        The text.
+    """
     s = summary.get("settings") or {}
     lines = []
     if s:
@@ -324,17 +402,50 @@ def format_summary(summary) -> str:
     return "\n".join(lines)
 
 
-def figure(records, *, band=True):
-    """The figure of the reproduction (:func:`rbmviz.viz.dc.small_figure`)."""
+def figure(records: "pandas.DataFrame", *, band: bool = True) -> hv.Layout:
+    """The figure of the reproduction (:func:`rbmviz.viz.dc.small_figure`).
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Tidy records of the experiment (as returned by ``run``).
+    band : bool
+        Draw the standard error as a band.
+
+    Returns
+    -------
+    holoviews.Layout
+        The figure.
+    """
     from ..viz.dc import small_figure
     return small_figure(records, band=band, labels=_dc.ALGORITHM_LABELS,
                         dataset_labels=_dc.DATASET_LABELS, bounds=_dc.BOUNDS,
                         local_optima={"shifting_bar": _dc.LOCAL_OPTIMUM})
 
 
-def save(records, summary, out, *, overwrite=False, html=True):
+def save(records: "pandas.DataFrame", summary: dict, out: str | os.PathLike, *,
+         overwrite: bool = False, html: bool = True) -> list[Path]:
     """Write ``records.csv`` (unless the sweep streamed it there), ``summary.json`` and
-    ``figure.html`` to directory ``out``; returns the paths."""
+    ``figure.html`` to directory ``out``; returns the paths.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Tidy records of the experiment (as returned by ``run``).
+    summary : dict
+        The summary (as returned by ``summarize``).
+    out : str or os.PathLike
+        Output directory.
+    overwrite : bool
+        Replace the files of an existing, non-empty ``out``.
+    html : bool
+        Also write ``figure.html`` (HoloViews, Bokeh resources inline so it opens offline).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written.
+    """
     fig = figure(records) if html else None
     return _dc.save(records, summary, out, figure=fig, overwrite=overwrite,
                     title="Upadhya & Sastry 2017: small data sets")
@@ -386,8 +497,14 @@ def add_common_arguments(parser, defaults, quick):
     o.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def add_arguments(parser):
-    """Options of ``rbmviz reproduce dc-small``."""
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``rbmviz reproduce dc-small``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser.
+    """
     add_common_arguments(parser, DEFAULTS, QUICK)
 
 
@@ -455,9 +572,22 @@ def execute(module, args, parser, kw, check):
     return 3 if (records["status"] != "ok").any() else 0
 
 
-def main(args, parser) -> int:
+def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Run ``rbmviz reproduce dc-small`` from parsed ``args``; returns the exit code (0 done,
-    2 bad option or existing output, 3 some run diverged or failed, 130 interrupted)."""
+    2 bad option or existing output, 3 some run diverged or failed, 130 interrupted).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command-line arguments.
+    parser : argparse.ArgumentParser
+        The subcommand's parser.
+
+    Returns
+    -------
+    int
+        The exit code.
+    """
     kw = options(args, DEFAULTS, QUICK)
     kw.update(n_hidden=DEFAULTS["n_hidden"])
     return execute(sys.modules[__name__], args, parser, kw, _check)
