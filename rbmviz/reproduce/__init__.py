@@ -15,14 +15,24 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from types import ModuleType
 
 __all__ = ["Experiment", "EXPERIMENTS", "get", "names"]
 
 
 @dataclass(frozen=True)
 class Experiment:
-    """A registered reproduction: ``name`` on the command line, the ``module`` implementing
-    it, and a one-line ``help``."""
+    """A registered reproduction.
+
+    Parameters
+    ----------
+    name : str
+        Name on the command line.
+    module : str
+        The module implementing it (imported lazily).
+    help : str
+        One line of help.
+    """
 
     name: str
     module: str
@@ -51,12 +61,34 @@ register("dc-mnist", "rbmviz.reproduce.dc_mnist",
 
 
 def names() -> list[str]:
-    """The registered experiment names."""
+    """The registered experiment names.
+
+    Returns
+    -------
+    list of str
+        Names as on the command line.
+    """
     return list(EXPERIMENTS)
 
 
-def get(name: str):
-    """The module implementing experiment ``name`` (ValueError for an unknown name)."""
+def get(name: str) -> ModuleType:
+    """The module implementing experiment ``name``.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`names`.
+
+    Returns
+    -------
+    module
+        The module (imported on first use).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name.
+    """
     if name not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {name!r}; expected one of {names()}")
     return importlib.import_module(EXPERIMENTS[name].module)

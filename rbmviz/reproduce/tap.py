@@ -49,15 +49,20 @@ and re-exports the public names of the others.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
 
 from . import _io, tap_beyond
 from .tap_run import (DEFAULT_PS, PAPER, TABLES, _algorithm, _check_settings, _parse_list,
                       base_rate_biases, eval_schedule, evaluate_tap, run)
 from .tap_summary import NOTES, claims, format_summary, summarize
 from ..viz.tap import PARTS, reproduction_figure
+
+if TYPE_CHECKING:
+    import holoviews as hv
 
 __all__ = ["PAPER", "TABLES", "FILES", "PARTS", "NOTES", "run", "evaluate_tap",
            "base_rate_biases", "summarize", "claims", "format_summary", "figure", "save",
@@ -69,27 +74,65 @@ STUDIES = ("adatap", "dbm", "fig12")
 FILES = tuple(f"{t}.csv" for t in TABLES) + ("summary.json", "figure.html")
 
 
-def figure(tables, parts=PARTS, *, cols=3):
-    """The reproduction's figure: :func:`rbmviz.viz.tap.reproduction_figure`."""
+def figure(tables: dict, parts: Sequence[str] = PARTS, *, cols: int = 3) -> hv.Layout:
+    """The reproduction's figure: :func:`rbmviz.viz.tap.reproduction_figure`.
+
+    Parameters
+    ----------
+    tables : dict
+        ``{name: pandas.DataFrame}``, the experiment's tables.
+    parts : sequence of str
+        Panels of the figure, in order.
+    cols : int
+        Panels (or images) per row.
+
+    Returns
+    -------
+    holoviews.Layout
+        The figure.
+    """
     return reproduction_figure(tables, parts, cols=cols)
 
 
-def check_out_dir(out, overwrite=False):
+def check_out_dir(out: str | os.PathLike, overwrite: bool = False) -> None:
     """Refuse (``FileExistsError``) an existing non-empty directory unless ``overwrite``,
-    and a path that is not a directory (``NotADirectoryError``)."""
+    and a path that is not a directory (``NotADirectoryError``).
+
+    Parameters
+    ----------
+    out : str or os.PathLike
+        The output directory.
+    overwrite : bool
+        Replace the files of an existing, non-empty ``out``.
+    """
     _io.check_out_dir(out, overwrite, FILES, require_empty=True)
 
 
-def save(tables, summary, out, *, overwrite=False, html=True):
+def save(tables: dict, summary: dict, out: str | os.PathLike, *, overwrite: bool = False,
+         html: bool = True) -> list[Path]:
     """Write ``<table>.csv`` for every table, ``summary.json`` and ``figure.html``
     (HoloViews, Bokeh resources inline) to directory ``out``.
 
     An existing, non-empty ``out`` is refused (``FileExistsError``) unless ``overwrite``,
     which replaces only these files.
 
+    Parameters
+    ----------
+    tables : dict
+        ``{name: pandas.DataFrame}``, the experiment's tables.
+    summary : dict
+        The summary (as returned by ``summarize``).
+    out : str or os.PathLike
+        Output directory.
+    overwrite : bool
+        Replace the files of an existing, non-empty ``out``.
+    html : bool
+        Also write ``figure.html`` (HoloViews, Bokeh resources inline so it opens offline).
+
     Returns
     -------
-    list of the written paths.
+    list of pathlib.Path
+        list of the written paths.
     """
     out = Path(out)
     check_out_dir(out, overwrite)
@@ -117,8 +160,14 @@ def save(tables, summary, out, *, overwrite=False, html=True):
 
 # ---------------------------------------------------------------------------- command line
 
-def add_arguments(parser):
-    """Options of ``rbmviz reproduce tap``."""
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``rbmviz reproduce tap``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser.
+    """
     g = parser.add_argument_group("experiment (defaults: the paper's settings)")
     g.add_argument("--epochs", type=int, default=100, metavar="INT",
                    help="training epochs (default: 100)")
@@ -187,7 +236,7 @@ QUICK_DEFAULTS = dict(eval_samples=1_000, test_samples=200, hidden="25,100",
 QUICK_UPDATES = 5_000
 
 
-def resolve_defaults(args):
+def resolve_defaults(args: argparse.Namespace) -> str | None:
     """Fill the options left unset (None) in ``args``, in place: the paper's settings
     (:data:`FULL_DEFAULTS`), or for a short run (fewer than :data:`QUICK_UPDATES` updates
     at M = 100 — ``--samples`` / 100 × ``--epochs``) the quick form's (:data:`QUICK_DEFAULTS`:
@@ -198,9 +247,15 @@ def resolve_defaults(args):
     and 1 → 57 unique solutions of 1,000 for N_h = 100, every judged claim holding, 3.0 min
     of CPU on one thread).
 
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command-line arguments.
+
     Returns
     -------
-    str or None — a sentence saying which quick-form settings were used, or None.
+    str or None
+        A sentence saying which quick-form settings were used, or None.
     """
     updates = max(1, args.samples // 100) * max(args.epochs, 0)
     quick = updates < QUICK_UPDATES
@@ -218,8 +273,26 @@ def resolve_defaults(args):
             + "; set these options to override")
 
 
-def main(args, parser) -> int:
-    """Run ``rbmviz reproduce tap`` from parsed ``args``; returns the exit code."""
+def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Run ``rbmviz reproduce tap`` from parsed ``args``; returns the exit code.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command-line arguments.
+    parser : argparse.ArgumentParser
+        The subcommand's parser.
+
+    Returns
+    -------
+    int
+        The exit code.
+
+    Raises
+    ------
+    ValueError
+        For ``--save-epochs`` without ``--state``.
+    """
     from ..datasets import DatasetNotFoundError
     from ..runs import RunDiverged
     if getattr(args, "study", None):

@@ -24,11 +24,13 @@ steps — what it can and cannot show is in the summary's notes).
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -43,6 +45,9 @@ from ..model import RBM
 from ..tap import adatap, solve
 from ..viz.tap_beyond import study_figure
 from .tap_run import evaluate_tap
+
+if TYPE_CHECKING:
+    import pandas
 
 __all__ = ["STUDIES", "FULL", "QUICK", "time_inference", "study_adatap", "study_dbm", "study_fig12", "run",
            "save", "add_arguments", "run_study", "sm_schedule"]
@@ -111,9 +116,20 @@ def _base_rate(X, eps=1e-3):
     return np.log(m) - np.log1p(-m)
 
 
-def sm_schedule(thin=1):
+def sm_schedule(thin: int = 1) -> np.ndarray:
     """Salakhutdinov & Murray's AIS temperatures (:func:`rbmviz.evaluate.ais_betas` ``"sm"``,
-    14,501 values), every ``thin``-th kept (the last, β = 1, always)."""
+    14,501 values), every ``thin``-th kept (the last, β = 1, always).
+
+    Parameters
+    ----------
+    thin : int
+        Keep every ``thin``-th temperature.
+
+    Returns
+    -------
+    numpy.ndarray
+        The inverse temperatures, from 0 to 1.
+    """
     b = ais_betas(schedule="sm")
     return np.unique(np.r_[b[::int(thin)], 1.0])
 
@@ -161,8 +177,9 @@ def _time_per_iteration(fn, n_iter, repeats, min_seconds=0.2, max_calls=4096):
     return best
 
 
-def time_inference(X, *, hidden=500, batches=(1, 10, 100), iters=(10, 2), direct=False,
-                   min_seconds=0.2, seed=0, progress=False):
+def time_inference(X: np.ndarray, *, hidden: int = 500, batches: Sequence[int] = (1, 10, 100),
+                   iters: Sequence[int] = (10, 2), direct: bool = False, min_seconds: float = 0.2,
+                   seed: int = 0, progress: bool = False) -> "pandas.DataFrame":
     """CPU seconds of one TAP (Alg. 1) and one adaTAP (Alg. 3) iteration for batches of
     data-anchored runs from the rows of ``X`` on an ``n_visible × hidden`` RBM (weights
     N(0, 0.01²), base-rate visible biases), one BLAS and one Numba thread (Fig. 10 right).
@@ -170,7 +187,37 @@ def time_inference(X, *, hidden=500, batches=(1, 10, 100), iters=(10, 2), direct
     the full ``n × n`` inverse per run (``method="direct"``, the cost the paper reports) as
     method ``"adatap_direct"``.  Each measurement repeats its calls until it lasts
     ``min_seconds`` of CPU time.  Returns a DataFrame (method, batch_size,
-    seconds_per_iteration)."""
+    seconds_per_iteration).
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Data rows the runs start from.
+    hidden : int
+        Hidden units of the random model timed.
+    batches : sequence of int
+        Batch sizes.
+    iters : sequence of int
+        Iterations timed (TAP, adaTAP).
+    direct : bool
+        Also time adaTAP's direct Gaussian step.
+    min_seconds : float
+        Least seconds per timing.
+    seed : int
+        Seed of the experiment's randomness.
+    progress : bool
+        Show progress (a tqdm bar).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Seconds per iteration by method and batch size.
+
+    Raises
+    ------
+    RuntimeError
+        If the TAP runs converge before the timed iterations (nothing left to time).
+    """
     import pandas as pd
 
 
@@ -203,13 +250,62 @@ def time_inference(X, *, hidden=500, batches=(1, 10, 100), iters=(10, 2), direct
     return pd.DataFrame(rows)
 
 
-def study_adatap(*, hidden, samples, epochs, learning_rate, batch_size, damping, iterations,
-                 pl_rows, eval_every, timing_hidden, timing_batches, timing_iters,
-                 timing_direct=False, timing_seconds=0.2, init_scale=0.001,
-                 seed=0, data=None, progress=False):
+def study_adatap(*, hidden: int, samples: int, epochs: int, learning_rate: float, batch_size: int,
+                 damping: float, iterations: Sequence[int], pl_rows: int, eval_every: int,
+                 timing_hidden: int, timing_batches: Sequence[int], timing_iters: Sequence[int],
+                 timing_direct: bool = False, timing_seconds: float = 0.2,
+                 init_scale: float = 0.001, seed: int = 0, data: np.ndarray | None = None,
+                 progress: bool = False) -> tuple[dict, dict]:
     """Fig. 10 (module docstring).  Returns ``(tables, summary)`` with tables ``curves``
     (method, iterations, updates, epoch, pl, seconds) and ``timing`` (method, batch_size,
-    seconds_per_iteration)."""
+    seconds_per_iteration).
+
+    Parameters
+    ----------
+    hidden : int
+        Hidden units.
+    samples : int
+        Training rows.
+    epochs : int
+        Training epochs.
+    learning_rate : float
+        Learning rate.
+    batch_size : int
+        Rows per update.
+    damping : float
+        Damping of the TAP iteration.
+    iterations : sequence of int
+        Iteration counts of TAP and adaTAP (Fig. 10's curves).
+    pl_rows : int
+        Rows of the pseudo-likelihood.
+    eval_every : int
+        Epochs between evaluations.
+    timing_hidden : int
+        Hidden units of the timing model.
+    timing_batches : sequence of int
+        Batch sizes of the timing.
+    timing_iters : sequence of int
+        Iterations timed per batch size.
+    timing_direct : bool
+        Also time adaTAP's direct Gaussian step.
+    timing_seconds : float
+        Least seconds per timing.
+    init_scale : float
+        Scale of the initial weights.
+    seed : int
+        Seed of the experiment's randomness.
+    data : numpy.ndarray
+        Training rows to use instead of loading the data set (tests).
+    progress : bool
+        Show progress (a tqdm bar).
+
+    Returns
+    -------
+    tables : dict
+        ``{name: pandas.DataFrame}``.
+    summary : dict
+        The study's summary.
+    """
     import pandas as pd
 
 
@@ -287,13 +383,56 @@ def _rng_from(state, seed):
 
 
 # ---------------------------------------------------------------------------- Fig. 11
-def study_dbm(*, models, samples, test_samples, pretrain_epochs, pretrain_lr, epochs,
-              learning_rate, batch_size, eval_every, eval_samples, init_scale=0.001, seed=0,
-              state=None, data=None, progress=False):
+def study_dbm(*, models: Sequence[Sequence[int]], samples: int, test_samples: int,
+              pretrain_epochs: int, pretrain_lr: float, epochs: int, learning_rate: float,
+              batch_size: int, eval_every: int, eval_samples: int, init_scale: float = 0.001,
+              seed: int = 0, state: str | os.PathLike | None = None, data: np.ndarray | None = None,
+              progress: bool = False) -> tuple[dict, dict]:
     """Fig. 11 (module docstring).  ``state``: directory keeping each model, its trainer and
     its curve after every evaluation; running again continues from there.  Returns
     ``(tables, summary)`` with table ``curves`` (model, epoch, train_ll_per_unit,
-    test_ll_per_unit, seconds)."""
+    test_ll_per_unit, seconds).
+
+    Parameters
+    ----------
+    models : sequence of sequence of int
+        Layer sizes of the DBMs.
+    samples : int
+        Training rows.
+    test_samples : int
+        Test rows.
+    pretrain_epochs : int
+        Epochs of layer-wise pretraining.
+    pretrain_lr : float
+        Learning rate of the pretraining.
+    epochs : int
+        Training epochs.
+    learning_rate : float
+        Learning rate.
+    batch_size : int
+        Rows per update.
+    eval_every : int
+        Epochs between evaluations.
+    eval_samples : int
+        Rows the likelihoods are evaluated on.
+    init_scale : float
+        Scale of the initial weights.
+    seed : int
+        Seed of the experiment's randomness.
+    state : str or os.PathLike
+        Directory keeping each model, its trainer and records, so that an interrupted study continues.
+    data : numpy.ndarray
+        Training rows to use instead of loading the data set (tests).
+    progress : bool
+        Show progress (a tqdm bar).
+
+    Returns
+    -------
+    tables : dict
+        ``{name: pandas.DataFrame}``.
+    summary : dict
+        The study's summary.
+    """
     import pandas as pd
 
 
@@ -363,11 +502,56 @@ def study_dbm(*, models, samples, test_samples, pretrain_epochs, pretrain_lr, ep
 
 
 # ---------------------------------------------------------------------------- Fig. 12
-def study_fig12(*, hidden, samples, epochs, learning_rate, batch_size, weight_decay, momentum,
-                eval_samples, ais_chains, ais_thin, spl_sites, init_scale=0.001, seed=0, state=None,
-                data=None, progress=False):
+def study_fig12(*, hidden: int, samples: int, epochs: int, learning_rate: float, batch_size: int,
+                weight_decay: float, momentum: float, eval_samples: int, ais_chains: int,
+                ais_thin: int, spl_sites: int, init_scale: float = 0.001, seed: int = 0,
+                state: str | os.PathLike | None = None, data: np.ndarray | None = None,
+                progress: bool = False) -> tuple[dict, dict]:
     """Fig. 12 (module docstring).  Returns ``(tables, summary)`` with table ``curves``
-    (epoch, tap_ll, ais_ll, ais_ll_low, ais_ll_high, spl, seconds)."""
+    (epoch, tap_ll, ais_ll, ais_ll_low, ais_ll_high, spl, seconds).
+
+    Parameters
+    ----------
+    hidden : int
+        Hidden units.
+    samples : int
+        Training rows.
+    epochs : int
+        Training epochs.
+    learning_rate : float
+        Learning rate.
+    batch_size : int
+        Rows per update.
+    weight_decay : float
+        ℓ2 weight decay.
+    momentum : float
+        Momentum.
+    eval_samples : int
+        Rows the likelihoods are evaluated on.
+    ais_chains : int
+        AIS runs per evaluation.
+    ais_thin : int
+        Thinning of the AIS schedule (:func:`sm_schedule`).
+    spl_sites : int
+        Sites of the stochastic pseudo-likelihood.
+    init_scale : float
+        Scale of the initial weights.
+    seed : int
+        Seed of the experiment's randomness.
+    state : str or os.PathLike
+        Directory keeping the models, so that an interrupted study continues.
+    data : numpy.ndarray
+        Training rows to use instead of loading the data set (tests).
+    progress : bool
+        Show progress (a tqdm bar).
+
+    Returns
+    -------
+    tables : dict
+        ``{name: pandas.DataFrame}``.
+    summary : dict
+        The study's summary.
+    """
     import pandas as pd
     from scipy.stats import spearmanr
 
@@ -439,9 +623,34 @@ def study_fig12(*, hidden, samples, epochs, learning_rate, batch_size, weight_de
 _STUDY = {"adatap": study_adatap, "dbm": study_dbm, "fig12": study_fig12}
 
 
-def run(name, *, quick=False, progress=False, **overrides):
+def run(name: str, *, quick: bool = False, progress: bool = False,
+        **overrides: Any) -> tuple[dict, dict]:
     """Run study ``name`` with the ``QUICK`` or ``FULL`` settings updated by ``overrides``;
-    returns ``(tables, summary)`` (the summary holds the settings, notes and wall time)."""
+    returns ``(tables, summary)`` (the summary holds the settings, notes and wall time).
+
+    Parameters
+    ----------
+    name : str
+        The study: ``"adatap"``, ``"dbm"`` or ``"fig12"``.
+    quick : bool
+        The quick settings (minutes) instead of the paper's.
+    progress : bool
+        Show progress (a tqdm bar).
+    **overrides
+        Settings replacing the study's.
+
+    Returns
+    -------
+    tables : dict
+        ``{name: pandas.DataFrame}``.
+    summary : dict
+        The study's summary.
+
+    Raises
+    ------
+    ValueError
+        For an unknown study.
+    """
     if name not in STUDIES:
         raise ValueError(f"unknown study {name!r}; expected one of {list(STUDIES)}")
     settings = {**(QUICK if quick else FULL)[name], **overrides}
@@ -453,9 +662,31 @@ def run(name, *, quick=False, progress=False, **overrides):
     return tables, summary
 
 
-def save(name, tables, summary, out, *, overwrite=False, html=True):
+def save(name: str, tables: dict, summary: dict, out: str | os.PathLike, *, overwrite: bool = False,
+         html: bool = True) -> list[Path]:
     """Write ``<table>.csv``, ``summary.json`` and ``figure.html`` of study ``name`` to
-    ``out``; returns the written paths."""
+    ``out``; returns the written paths.
+
+    Parameters
+    ----------
+    name : str
+        The study.
+    tables : dict
+        ``{name: pandas.DataFrame}``, the experiment's tables.
+    summary : dict
+        The summary (as returned by ``summarize``).
+    out : str or os.PathLike
+        Output directory.
+    overwrite : bool
+        Replace the files of an existing, non-empty ``out``.
+    html : bool
+        Also write ``figure.html`` (HoloViews, Bokeh resources inline so it opens offline).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written.
+    """
     files = [f"{t}.csv" for t in tables] + ["summary.json"] + (["figure.html"] if html else [])
     out = Path(out)
     _io.check_out_dir(out, overwrite, files)
@@ -477,17 +708,36 @@ def save(name, tables, summary, out, *, overwrite=False, html=True):
     return paths
 
 
-def add_arguments(parser):
-    """The ``--quick`` option of ``rbmviz reproduce tap --study ...``."""
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``--quick`` option of ``rbmviz reproduce tap --study ...``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser.
+    """
     g = parser.add_argument_group("studies (--study)")
     g.add_argument("--quick", action="store_true",
                    help="with --study: the ~3-minute form (smaller models, fewer images and "
                         "epochs) instead of the paper's settings")
 
 
-def run_study(name, args) -> int:
+def run_study(name: str, args: argparse.Namespace) -> int:
     """``rbmviz reproduce tap --study name``: run, print the summary, save to ``--out``;
-    ``--state DIR`` makes the dbm and fig12 studies resumable.  Returns the exit code."""
+    ``--state DIR`` makes the dbm and fig12 studies resumable.  Returns the exit code.
+
+    Parameters
+    ----------
+    name : str
+        The study.
+    args : argparse.Namespace
+        The parsed arguments.
+
+    Returns
+    -------
+    int
+        The exit code.
+    """
     out = getattr(args, "out", None)
     if out:
         _io.check_out_dir(out, getattr(args, "overwrite", False),

@@ -9,8 +9,10 @@ The command line, the figure and the summary live in :mod:`rbmviz.reproduce.tap`
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -20,6 +22,9 @@ from . import _io
 from . import _tap_state as _state
 from .tap_summary import (DATA_MAP_DIGITS, DEFAULT_PS, EXACT_MAX_HIDDEN, PAPER, TABLES,
                           summarize)
+
+if TYPE_CHECKING:
+    from ..model import RBM
 
 __all__ = ["PAPER", "TABLES", "DEFAULT_PS", "run", "evaluate_tap", "base_rate_biases",
            "eval_schedule"]
@@ -77,9 +82,24 @@ def _check_settings(*, epochs, samples, eval_samples, test_samples, hidden, coun
         seed=check_seed(seed))
 
 
-def eval_schedule(epochs, eval_every=1, extra=()):
+def eval_schedule(epochs: int, eval_every: int = 1, extra: Sequence[int] = ()) -> list[int]:
     """Recorded epochs: 0, every ``eval_every``, the ``extra`` ones (e.g. the Isomap epochs)
-    that do not exceed ``epochs``, and the last.  Sorted (n,) int64."""
+    that do not exceed ``epochs``, and the last.  Sorted (n,) int64.
+
+    Parameters
+    ----------
+    epochs : int
+        Training epochs.
+    eval_every : int
+        Epochs between records.
+    extra : sequence of int
+        Further epochs to record.
+
+    Returns
+    -------
+    list of int
+        The epochs, sorted.
+    """
     lin = np.arange(0, epochs + 1, eval_every)
     extra = [e for e in extra if 0 <= e <= epochs]
     return np.unique(np.concatenate([lin, extra, [0, epochs]])).astype(np.int64)
@@ -87,8 +107,9 @@ def eval_schedule(epochs, eval_every=1, extra=()):
 
 # ---------------------------------------------------------------------------- evaluation
 
-def evaluate_tap(rbm, V, *, damping=1.0, tol=1e-12, max_iter=1000, unique_tol=1e-4,
-                 fallback_damping=0.5, fallback_tol=1e-12, first_max_iter=200):
+def evaluate_tap(rbm: RBM, V: np.ndarray, *, damping: float = 1.0, tol: float = 1e-12,
+                 max_iter: int = 1000, unique_tol: float = 1e-4, fallback_damping: float = 0.5,
+                 fallback_tol: float = 1e-12, first_max_iter: int = 200) -> dict:
     """TAP evaluation of ``rbm`` from one data-anchored initialisation per row of ``V``
     (eqs. 37–38), the solutions being shared by the likelihood and the counting.
 
@@ -106,14 +127,36 @@ def evaluate_tap(rbm, V, *, damping=1.0, tol=1e-12, max_iter=1000, unique_tol=1e
     undamped iteration converges much faster near a fixed point, and the damped fallback
     stops 1e4 times closer to it.
 
+    Parameters
+    ----------
+    rbm : RBM
+        The model.
+    V : numpy.ndarray
+        Rows, one data-anchored initialisation each.
+    damping : float
+        Damping of the TAP iteration.
+    tol : float
+        Convergence threshold of the TAP iteration.
+    max_iter : int
+        Iterations of the TAP iteration.
+    unique_tol : float
+        Tolerance of the de-duplication of TAP solutions.
+    fallback_damping : float
+        Damping of the second attempt for runs that did not converge.
+    fallback_tol : float
+        Tolerance of the second attempt.
+    first_max_iter : int
+        Iterations of the first attempt.
+
     Returns
     -------
-    dict with ``sol`` (the ``TAPSolution``), ``stats``
-    (:func:`rbmviz.tap.landscape.solution_statistics`), ``log_z`` (the TAP estimate of the
-    RBM's log partition function: mean of ``sol.log_z`` over the unique converged solutions,
-    i.e. −𝔽_RBM averaged uniformly, eq. 39), ``ll_rows`` (per-row TAP log-likelihood
-    ``−F(v) − log_z``, eq. 39), ``ll`` (their mean, nats), ``ll_sem`` (standard error),
-    ``n_fallback`` (rows solved again with damping), ``iterations`` (mean iterations).
+    dict
+        dict with ``sol`` (the ``TAPSolution``), ``stats``
+        (:func:`rbmviz.tap.landscape.solution_statistics`), ``log_z`` (the TAP estimate of the
+        RBM's log partition function: mean of ``sol.log_z`` over the unique converged solutions,
+        i.e. −𝔽_RBM averaged uniformly, eq. 39), ``ll_rows`` (per-row TAP log-likelihood
+        ``−F(v) − log_z``, eq. 39), ``ll`` (their mean, nats), ``ll_sem`` (standard error),
+        ``n_fallback`` (rows solved again with damping), ``iterations`` (mean iterations).
     """
     import dataclasses
 
@@ -146,9 +189,22 @@ def evaluate_tap(rbm, V, *, damping=1.0, tol=1e-12, max_iter=1000, unique_tol=1e
             "n_fallback": int(bad.size), "iterations": float(np.mean(sol.n_iter))}
 
 
-def base_rate_biases(X, eps=1e-3):
+def base_rate_biases(X: np.ndarray, eps: float = 1e-3) -> np.ndarray:
     """Visible biases at the logits of the pixel means clipped to ``[eps, 1 − eps]`` — Alg. 2's
-    "θ(0) ← X" for binary units (the rule of :mod:`rbmviz.tap.presets`), shape (n_visible,)."""
+    "θ(0) ← X" for binary units (the rule of :mod:`rbmviz.tap.presets`), shape (n_visible,).
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Data rows.
+    eps : float
+        Clipping of the means.
+
+    Returns
+    -------
+    numpy.ndarray
+        The visible biases, shape (n_visible,).
+    """
     m = np.clip(np.asarray(X, dtype=np.float64).mean(axis=0), eps, 1.0 - eps)
     return np.log(m) - np.log1p(-m)
 
@@ -162,32 +218,43 @@ def _algorithm(s, seed):
                              seed=seed)
 
 
-def run(*, epochs=100, samples=60_000, eval_samples=10_000, test_samples=1_000,
-        hidden=(25, 50, 100, 500), count_hidden=None, eval_every=1,
-        isomap_epochs=PAPER["isomap_epochs"], ps=DEFAULT_PS, batch_size=100, n_solutions=100,
-        learning_rate=0.005, weight_decay=0.001, momentum=0.5, momentum_form="heavy_ball",
-        init_scale=0.001, damping=0.5,
-        eval_damping=1.0, tol=1e-8, max_iter=1000, unique_tol=1e-4, n_neighbors=5, seed=0,
-        eval_tol=1e-12, data=None, progress=False, callback=None, models=None,
-        state_dir=None, save_epochs=()):
+def run(*, epochs: int = 100, samples: int = 60_000, eval_samples: int = 10_000,
+        test_samples: int = 1_000, hidden: Sequence[int] = (25, 50, 100, 500),
+        count_hidden: Sequence[int] | None = None, eval_every: int = 1,
+        isomap_epochs: Sequence[int] = PAPER["isomap_epochs"], ps: Sequence[float] = DEFAULT_PS,
+        batch_size: int = 100, n_solutions: int = 100, learning_rate: float = 0.005,
+        weight_decay: float = 0.001, momentum: float = 0.5, momentum_form: str = "heavy_ball",
+        init_scale: float = 0.001, damping: float = 0.5, eval_damping: float = 1.0,
+        tol: float = 1e-8, max_iter: int = 1000, unique_tol: float = 1e-4, n_neighbors: int = 5,
+        seed: int = 0, eval_tol: float = 1e-12, data: np.ndarray | None = None,
+        progress: bool = False, callback: Callable[..., Any] | None = None,
+        models: dict | None = None, state_dir: str | os.PathLike | None = None,
+        save_epochs: Sequence[int] = ()) -> tuple[dict, dict]:
     """Run the experiment.
 
     Parameters
     ----------
-    epochs : int — training epochs (paper: 100).
-    samples : int — training rows: the first ``samples`` binary-MNIST training images
+    epochs : int
+        Training epochs (paper: 100).
+    samples : int
+        Training rows: the first ``samples`` binary-MNIST training images
         (paper: 60,000).
-    eval_samples : int — the first rows of the training set used as initialisations for the
+    eval_samples : int
+        The first rows of the training set used as initialisations for the
         TAP log-likelihood and the solution counting (paper: 10,000; capped at ``samples``).
-    test_samples : int — held-out MNIST test images for the denoising curves (paper: 1,000;
+    test_samples : int
+        Held-out MNIST test images for the denoising curves (paper: 1,000;
         0 skips denoising).
-    hidden : numbers of hidden units trained (paper: 25, 50, 100, 500).
+    hidden : sequence of int
+        numbers of hidden units trained (paper: 25, 50, 100, 500).
     count_hidden : the N_h whose solutions are mapped by Isomap (default 100 if trained, else
         the last of ``hidden``).
-    eval_every : record every this many epochs (plus epoch 0, the Isomap epochs and the last).
+    eval_every : int
+        record every this many epochs (plus epoch 0, the Isomap epochs and the last).
     isomap_epochs : epochs whose solutions are drawn in the Isomap maps (paper: 1, 3, 25, 100;
         those beyond ``epochs`` are dropped and the last epoch is always included).
-    ps : flip probabilities of the denoising curves.
+    ps : sequence of float
+        flip probabilities of the denoising curves.
     batch_size, n_solutions, learning_rate, weight_decay, momentum : Alg. 2 settings M, K, γ,
         ε, η (Table 1: 100, 100, 0.005, 0.001, 0.5).
     momentum_form : ``"heavy_ball"`` (default: ``v ← η v + γ(ΔW − εW)``, ``W ← W + v``) or
@@ -195,20 +262,25 @@ def run(*, epochs=100, samples=60_000, eval_samples=10_000, test_samples=1_000,
         *gradient* unscaled by γ — with η = 0.5 an effective step ~100× γ; on binary-MNIST it
         drives the weights to a large symmetric state in which the log-likelihood does not
         improve, see the notes).
-    init_scale : standard deviation σ of the initial weights (Sec. VII.3: ≈ 1e-3).
+    init_scale : float
+        standard deviation σ of the initial weights (Sec. VII.3: ≈ 1e-3).
     damping, tol, max_iter : of Alg. 1 in training (damping 0.5; MSE change < ``tol`` = 1e-8,
         at most ``max_iter`` iterations) and in denoising.
     eval_damping : damping of the evaluation solves (1 = Alg. 1 as printed); rows that do not
         converge are solved again with ``damping`` (:func:`evaluate_tap` says why).
-    unique_tol : de-duplication tolerance of the TAP solutions.
+    unique_tol : float
+        de-duplication tolerance of the TAP solutions.
+    n_neighbors : int
+        Isomap neighbourhood size.
+    seed : int.
+        Seed of the experiment's randomness.
     eval_tol : solve tolerance of the evaluation (likelihood, counting, maps): 1e-12
         (:data:`rbmviz.tap.COUNT_TOL`); at 1e-8 one fixed point is counted many times.
-    n_neighbors : Isomap neighbourhood size.
-    seed : int.
     data : optional ``(X_train, labels_train, X_test)`` binary arrays to use instead of MNIST
         (tests, other data); ``labels_train`` may be None (no data map) and ``X_test`` None
         (no denoising).  ``samples`` / ``test_samples`` then take the first rows.
-    progress : show a tqdm progress bar (with the estimated time left).
+    progress : bool
+        show a tqdm progress bar (with the estimated time left).
     callback : callable, optional
         ``callback(record)`` after every evaluation, with the new row of the ``curves``
         table (a dict) — e.g. to stream a live plot.
@@ -245,7 +317,13 @@ def run(*, epochs=100, samples=60_000, eval_samples=10_000, test_samples=1_000,
         free_energy, converged``;
         ``denoising`` — Fig. 8: ``n_hidden`` (0 for the baselines), ``p, method, mcc,
         mcc_sem, bit_error, n_images, not_converged``.
-    summary : dict — see :func:`rbmviz.reproduce.tap_summary.summarize`.
+    summary : dict
+        See :func:`rbmviz.reproduce.tap_summary.summarize`.
+
+    Raises
+    ------
+    ValueError
+        For ``save_epochs`` without ``state_dir``, or an invalid setting.
     """
     import pandas as pd
 

@@ -58,8 +58,17 @@ NOTES = [
 
 # ---------------------------------------------------------------------------- summary
 
-def summarize(tables, *, settings=None, elapsed=None):
+def summarize(tables: dict, *, settings: dict | None = None, elapsed: float | None = None) -> dict:
     """The numbers to compare with the paper.
+
+    Parameters
+    ----------
+    tables : dict
+        The experiment's tables (:func:`rbmviz.reproduce.tap_run.run`).
+    settings : dict
+        The settings the experiment ran with (stored in the summary).
+    elapsed : float
+        Wall-clock seconds of the run (stored in the summary).
 
     Returns
     -------
@@ -135,10 +144,23 @@ def _method_name(r):
         "1-NN" if r["method"] == "nn" else "OPE")
 
 
-def claims(summary, tables):
+def claims(summary: dict, tables: dict) -> list[dict]:
     """The paper's qualitative claims next to what this run shows: a list of dicts
     ``claim``, ``paper``, ``observed``, ``holds`` (True / False / None = this run cannot
-    tell, e.g. too few epochs)."""
+    tell, e.g. too few epochs).
+
+    Parameters
+    ----------
+    summary : dict
+        From :func:`summarize`.
+    tables : dict
+        The experiment's tables.
+
+    Returns
+    -------
+    list of dict
+        One dict per claim: ``claim``, ``measured``, ``verdict``.
+    """
     out = []
     ms = summary["models"]
     s = summary.get("settings") or {}
@@ -232,8 +254,19 @@ def claims(summary, tables):
     return out
 
 
-def format_summary(summary) -> str:
-    """The summary as text (printed by ``rbmviz reproduce tap``)."""
+def format_summary(summary: dict) -> str:
+    """The summary as text (printed by ``rbmviz reproduce tap``).
+
+    Parameters
+    ----------
+    summary : dict
+        The summary (as returned by ``summarize``).
+
+    Returns
+    -------
+    str
+        The text.
+    """
     s = summary.get("settings") or {}
     lines = []
     if summary.get("quick_form"):
