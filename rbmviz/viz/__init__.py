@@ -35,7 +35,8 @@ def learning_curves(records, metric="train_ll", x="epoch", *, by="algorithm", bo
 
     Parameters
     ----------
-    records : pandas.DataFrame — rows as produced by :class:`rbmviz.runs.Run`.
+    records : pandas.DataFrame
+        Rows as produced by :class:`rbmviz.runs.Run`.
     """
     hv = _hv()
     if metric not in records.columns:

@@ -10,7 +10,13 @@ Imports HoloViews only (never Panel).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
 import numpy as np
+
+if TYPE_CHECKING:
+    import holoviews as hv
+    import pandas
 
 __all__ = ["curve_stats", "bias_bound_curves", "bound_factor_curves", "k_sweep_curves",
            "weight_decay_curves", "reproduction_figure", "DATASET_LABELS"]
@@ -52,20 +58,27 @@ def _select(df, **where):
     return df
 
 
-def curve_stats(records, metrics=("bias", "bound"), *, by=(), band=(0.1, 0.9)):
+def curve_stats(records: "pandas.DataFrame", metrics: Sequence[str] = ("bias", "bound"), *,
+                by: Sequence[str] = (),
+                band: tuple[float, float] | None = (0.1, 0.9)) -> "pandas.DataFrame":
     """Mean and spread over the runs of each metric at every recorded iteration.
 
     Parameters
     ----------
-    records : pandas.DataFrame — one row per run and iteration.
-    metrics : metric columns to aggregate.
-    by : further grouping columns (e.g. ``("dataset", "k")``).
-    band : (lower, upper) quantiles of the spread, or None for means only.
+    records : pandas.DataFrame
+        One row per run and iteration.
+    metrics : sequence of str
+        metric columns to aggregate.
+    by : sequence of str
+        further grouping columns (e.g. ``("dataset", "k")``).
+    band : tuple of float
+        (lower, upper) quantiles of the spread, or None for means only.
 
     Returns
     -------
-    pandas.DataFrame with columns ``*by, iteration`` and, per metric ``m``, ``m`` (mean over
-    runs), ``m_lo`` and ``m_hi`` (the band's quantiles; not with ``band=None``).
+    pandas.DataFrame
+        pandas.DataFrame with columns ``*by, iteration`` and, per metric ``m``, ``m`` (mean over
+        runs), ``m_lo`` and ``m_hi`` (the band's quantiles; not with ``band=None``).
     """
     keys = [*by, "iteration"]
     g = records.groupby(keys, sort=True)[list(metrics)]
@@ -98,8 +111,10 @@ def _style(overlay, title, ylabel, logy, logx=False):
         hv.opts.Overlay(title=title, legend_position="top_right", logy=logy, logx=logx))
 
 
-def bias_bound_curves(records, *, dataset=None, k=None, weight_decay=None, band=(0.1, 0.9),
-                      show_bd=False, logy=True, title=None):
+def bias_bound_curves(records: "pandas.DataFrame", *, dataset: str | None = None,
+                      k: int | None = None, weight_decay: float | None = None,
+                      band: bool | tuple[float, float] | None = (0.1, 0.9), show_bd: bool = False,
+                      logy: bool = True, title: str | None = None) -> hv.Overlay:
     """Bias of the expected CD-k update and the Fischer–Igel bound over the iterations
     (Fig. 1 of the paper): mean over runs (line) and spread (band), log scale.
 
@@ -107,7 +122,25 @@ def bias_bound_curves(records, *, dataset=None, k=None, weight_decay=None, band=
     ----------
     records : DataFrame of records; ``dataset``, ``k``, ``weight_decay`` select rows when
         those columns exist.
-    show_bd : also draw the Bengio–Delalleau-type bound (:func:`rbmviz.bias.bengio_delalleau_bound`).
+    dataset : str
+        Data set to show (default: all).
+    k : int
+        The k shown (default: all).
+    weight_decay : float
+        The weight decay shown (default: all).
+    band : bool or tuple of float
+        Draw the spread over runs as a band (a pair of quantiles, or True for the default).
+    show_bd : bool
+        also draw the Bengio–Delalleau-type bound (:func:`rbmviz.bias.bengio_delalleau_bound`).
+    logy : bool
+        Logarithmic y axis.
+    title : str
+        Title of the plot.
+
+    Returns
+    -------
+    holoviews.Overlay
+        The plot.
     """
     df = _select(records, dataset=dataset, k=k, weight_decay=weight_decay)
     metrics = ["bias", "bound"] + (["bd_bound"] if show_bd else [])
@@ -125,8 +158,10 @@ def bias_bound_curves(records, *, dataset=None, k=None, weight_decay=None, band=
     return _style(_hv().Overlay(parts), title, "bias / bound", logy)
 
 
-def bound_factor_curves(records, *, dataset=None, k=None, weight_decay=None, band=(0.1, 0.9),
-                        title=None):
+def bound_factor_curves(records: "pandas.DataFrame", *, dataset: str | None = None,
+                        k: int | None = None, weight_decay: float | None = None,
+                        band: bool | tuple[float, float] | None = (0.1, 0.9),
+                        title: str | None = None) -> hv.Layout:
     """The two antagonistic factors of the bound over the iterations, and Δ.
 
     * the distance ``½‖p_e − p‖₁`` — shrinks as the model learns (log scale);
@@ -135,9 +170,25 @@ def bound_factor_curves(records, *, dataset=None, k=None, weight_decay=None, ban
       ``1 − mixing ≈ k e^{−(m+n)Δ}``, on a log scale (falling = mixing factor rising);
     * Δ itself.
 
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Tidy records of the experiment (as returned by the reproduction's ``run``).
+    dataset : str
+        Data set to show (default: all).
+    k : int
+        The k shown (default: all).
+    weight_decay : float
+        The weight decay shown (default: all).
+    band : bool or tuple of float
+        Draw the spread over runs as a band (a pair of quantiles, or True for the default).
+    title : str
+        Title of the plot.
+
     Returns
     -------
-    holoviews.Layout of three panels.
+    holoviews.Layout
+        Three panels.
     """
     hv = _hv()
     df = _select(records, dataset=dataset, k=k, weight_decay=weight_decay)
@@ -168,8 +219,29 @@ def _sweep(records, column, values, label_fmt, title, band, logy=True):
         hv.opts.Overlay(legend_position="right"))
 
 
-def k_sweep_curves(records, *, dataset=None, weight_decay=0.0, ks=None, band=None):
-    """Bias (solid) and bound (dashed) for each k of CD-k training, means over runs."""
+def k_sweep_curves(records: "pandas.DataFrame", *, dataset: str | None = None,
+                   weight_decay: float = 0.0, ks: Sequence[int] | None = None,
+                   band: bool | tuple[float, float] | None = None) -> hv.Overlay:
+    """Bias (solid) and bound (dashed) for each k of CD-k training, means over runs.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Tidy records of the experiment (as returned by the reproduction's ``run``).
+    dataset : str
+        Data set to show (default: all).
+    weight_decay : float
+        The weight decay shown.
+    ks : sequence of int
+        Values of k.
+    band : bool or tuple of float
+        Draw the spread over runs as a band (a pair of quantiles, or True for the default).
+
+    Returns
+    -------
+    holoviews.Overlay
+        The plot.
+    """
     df = _select(records, dataset=dataset, weight_decay=weight_decay)
     ks = sorted(df["k"].unique()) if ks is None else ks
     return _sweep(df, "k", [int(k) for k in ks], lambda k: f"k={k}",
@@ -177,8 +249,29 @@ def k_sweep_curves(records, *, dataset=None, weight_decay=0.0, ks=None, band=Non
                   f"{', '.join(map(str, ks))}".strip(": "), band)
 
 
-def weight_decay_curves(records, *, dataset=None, k=1, weight_decays=None, band=None):
-    """Bias (solid) and bound (dashed) with and without weight decay, means over runs."""
+def weight_decay_curves(records: "pandas.DataFrame", *, dataset: str | None = None, k: int = 1,
+                        weight_decays: Sequence[float] | None = None,
+                        band: bool | tuple[float, float] | None = None) -> hv.Overlay:
+    """Bias (solid) and bound (dashed) with and without weight decay, means over runs.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Tidy records of the experiment (as returned by the reproduction's ``run``).
+    dataset : str
+        Data set to show (default: all).
+    k : int
+        The k shown.
+    weight_decays : sequence of float
+        Weight decays λ.
+    band : bool or tuple of float
+        Draw the spread over runs as a band (a pair of quantiles, or True for the default).
+
+    Returns
+    -------
+    holoviews.Overlay
+        The plot.
+    """
     df = _select(records, dataset=dataset, k=k)
     wds = sorted(df["weight_decay"].unique()) if weight_decays is None else weight_decays
     return _sweep(df, "weight_decay", [float(w) for w in wds], lambda w: f"λ={w:g}",
@@ -186,14 +279,23 @@ def weight_decay_curves(records, *, dataset=None, k=1, weight_decays=None, band=
                   band)
 
 
-def reproduction_figure(records, *, band=(0.1, 0.9)):
+def reproduction_figure(records: "pandas.DataFrame", *,
+                        band: bool | tuple[float, float] | None = (0.1, 0.9)) -> hv.Layout:
     """The whole CD-bias reproduction: per data set, bias and bound of CD-1 (with the
     Bengio–Delalleau-type bound), the bound's factors, the k sweep and the weight-decay
     variant (panels for sweeps only when the records hold more than one k / weight decay).
 
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Tidy records of the experiment (as returned by the reproduction's ``run``).
+    band : bool or tuple of float
+        Draw the spread over runs as a band (a pair of quantiles, or True for the default).
+
     Returns
     -------
     holoviews.Layout
+        The figure.
     """
     defaults = {"k": 1, "weight_decay": 0.0}
     records = records.assign(**{c: v for c, v in defaults.items() if c not in records})

@@ -15,9 +15,15 @@ curve statistics come from :mod:`rbmviz.sweep`.  Imports HoloViews only (never P
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
 import numpy as np
 
 from ..sweep import curve_means, time_to_fraction
+
+if TYPE_CHECKING:
+    import holoviews as hv
+    import pandas
 
 __all__ = ["ALGORITHM_COLORS", "atll_curves", "small_figure", "sensitivity_curves",
            "large_figure", "metric_column"]
@@ -39,9 +45,25 @@ def _hv():
     return hv
 
 
-def metric_column(records):
+def metric_column(records: "pandas.DataFrame") -> str:
     """The ATLL column of ``records``: ``test_ll`` if present, else ``ais_test_ll``, else
-    ``train_ll`` / ``ais_train_ll`` (ValueError if none)."""
+    ``train_ll`` / ``ais_train_ll`` (ValueError if none).
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Tidy records of the experiment (as returned by the reproduction's ``run``).
+
+    Returns
+    -------
+    str
+        The column name.
+
+    Raises
+    ------
+    ValueError
+        If ``records`` has no log-likelihood column.
+    """
     for m in ("test_ll", "ais_test_ll", "train_ll", "ais_train_ll"):
         if m in records.columns and records[m].notna().any():
             return m
@@ -65,28 +87,51 @@ def _select(records, **where):
     return df
 
 
-def atll_curves(records, metric=None, *, x="epoch", by="algorithm", band=True, bound=None,
-                local_optimum=None, mark_fraction=0.9, title=None, logx=False, colors=None,
-                labels=None, width=440, height=280):
+def atll_curves(records: "pandas.DataFrame", metric: str | None = None, *, x: str = "epoch",
+                by: str = "algorithm", band: bool = True, bound: float | None = None,
+                local_optimum: float | None = None, mark_fraction: float | None = 0.9,
+                title: str | None = None, logx: bool = False, colors: dict | None = None,
+                labels: dict | None = None, width: int = 440, height: int = 280) -> hv.Overlay:
     """Mean ATLL over the trials against ``x``, one curve per value of ``by``.
 
     Parameters
     ----------
-    records : tidy sweep frame (already restricted to one data set / setting).
-    metric : ATLL column (default :func:`metric_column`).
+    records : pandas.DataFrame
+        tidy sweep frame (already restricted to one data set / setting).
+    metric : str
+        ATLL column (default :func:`metric_column`).
     x : ``"epoch"``, ``"updates"`` or ``"gibbs_steps"`` (equal compute: the same for every
         algorithm at K = d·K′).
-    by : column separating the curves (``"algorithm"`` or a grid label).
-    band : draw the 10–90 % spread over trials.
-    bound : horizontal dashed line (e.g. −ln 9); ``local_optimum``: dotted grey line.
+    by : str
+        column separating the curves (``"algorithm"`` or a grid label).
+    band : bool
+        draw the 10–90 % spread over trials.
+    bound : float
+        horizontal dashed line (e.g. −ln 9); ``local_optimum``: dotted grey line.
+    local_optimum : float
+        A horizontal line at a known local optimum.
     mark_fraction : draw a vertical line where each mean curve first covers this fraction
         of its gain from the start to its maximum (None: no lines).
+    title : str
+        Title of the plot.
+    logx : bool
+        Logarithmic x axis.
     colors, labels : dicts value of ``by`` → colour / legend text (default: the value, or
         ``by=value`` for a grid column).
+    width : int
+        Width of a panel in pixels.
+    height : int
+        Height of a panel in pixels.
 
     Returns
     -------
     holoviews.Overlay
+        The plot.
+
+    Raises
+    ------
+    ValueError
+        If ``records`` lacks a column or has no finite values of ``metric``.
     """
     hv = _hv()
     metric = metric or metric_column(records)
@@ -124,20 +169,39 @@ def atll_curves(records, metric=None, *, x="epoch", by="algorithm", band=True, b
         hv.opts.Overlay(title=title or "", legend_position="bottom_right", logx=logx))
 
 
-def small_figure(records, *, metric=None, x="epoch", band=True, logx=False, labels=None,
-                 dataset_labels=None, bounds=None, local_optima=None):
+def small_figure(records: "pandas.DataFrame", *, metric: str | None = None, x: str = "epoch",
+                 band: bool = True, logx: bool = False, labels: dict | None = None,
+                 dataset_labels: dict | None = None, bounds: dict | None = None,
+                 local_optima: dict | None = None) -> hv.Layout:
     """Figs. 1–2 of the paper: one panel per data set × learning rate with the mean ATLL of
     every algorithm, the 90 % marks, and per data set its bound (``bounds``, e.g. −ln 14,
     −ln 9) and local optimum (``local_optima``, e.g. Shifting Bar −3.15).
 
     Parameters
     ----------
-    labels : dict algorithm → legend text.   dataset_labels : dict data set → panel title.
-    bounds, local_optima : dicts data set → ATLL level drawn dashed / dotted.
+    records : pandas.DataFrame
+        Tidy records of the experiment (as returned by the reproduction's ``run``).
+    metric : str
+        The ATLL column (default: :func:`metric_column`).
+    x : str
+        The x axis: ``epoch``, ``updates`` or ``gibbs_steps``.
+    band : bool
+        Draw the standard error as a band.
+    logx : bool
+        Logarithmic x axis.
+    labels : dict algorithm → legend text. dataset_labels : dict data set → panel title.
+        Display names of the algorithms.
+    dataset_labels : dict
+        Display names of the data sets.
+    bounds : dicts data set → ATLL level drawn dashed / dotted.
+        Best achievable ATLL per data set.
+    local_optima : dicts data set → ATLL level drawn dashed / dotted.
+        Known local optima per data set.
 
     Returns
     -------
     holoviews.Layout
+        The figure.
     """
     hv = _hv()
     panels = []
@@ -169,17 +233,51 @@ def _value_label(column, value, k=None):
     return f"{column}={value}"
 
 
-def sensitivity_curves(records, column, *, metric=None, x="epoch", algorithms=None, k=None,
-                       title=None, band=False, width=440, height=280, algorithm_labels=None):
+def sensitivity_curves(records: "pandas.DataFrame", column: str, *, metric: str | None = None,
+                       x: str = "epoch", algorithms: Sequence[str] | None = None,
+                       k: int | None = None, title: str | None = None, band: bool = False,
+                       width: int = 440, height: int = 280,
+                       algorithm_labels: dict | None = None) -> hv.Layout:
     """Figs. 6–7: mean ATLL for each value of a sensitivity knob ``column``
     (``learning_rate``, ``k_inner`` — with d = k / K′ —, ``batch_size``,
     ``initialisation``), one panel per algorithm, one colour per value.
 
     ``algorithm_labels``: dict algorithm → panel title text.
 
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Tidy records of the experiment (as returned by the reproduction's ``run``).
+    column : str
+        The sensitivity knob (a column of ``records``).
+    metric : str
+        The ATLL column (default: :func:`metric_column`).
+    x : str
+        The x axis: ``epoch``, ``updates`` or ``gibbs_steps``.
+    algorithms : sequence of str
+        Algorithm names.
+    k : int
+        The Gibbs budget shown (default: all).
+    title : str
+        Title of the plot.
+    band : bool
+        Draw the standard error as a band.
+    width : int
+        Width of a panel in pixels.
+    height : int
+        Height of a panel in pixels.
+    algorithm_labels : dict
+        Display names of the algorithms.
+
     Returns
     -------
-    holoviews.Layout (one panel per algorithm).
+    holoviews.Layout
+        One panel per algorithm.
+
+    Raises
+    ------
+    ValueError
+        If ``records`` has no column ``column``.
     """
     hv = _hv()
     if column not in records.columns:
@@ -198,12 +296,43 @@ def sensitivity_curves(records, column, *, metric=None, x="epoch", algorithms=No
     return hv.Layout(panels).cols(2).opts(shared_axes=False)
 
 
-def large_figure(records, *, study="main", metric=None, x="epoch", k=None, band=True,
-                 labels=None, dataset_labels=None):
+def large_figure(records: "pandas.DataFrame", *, study: str = "main", metric: str | None = None,
+                 x: str = "epoch", k: int | None = None, band: bool = True,
+                 labels: dict | None = None, dataset_labels: dict | None = None) -> hv.Layout:
     """The figure of a ``dc-mnist`` study: ``"main"`` (Figs. 3–4: one panel per data set ×
     learning rate, every algorithm), or a sensitivity study ``"eta"`` (Fig. 6a), ``"budget"``
     (Fig. 6b, d·K′ fixed), ``"batch"`` (Fig. 7a), ``"init"`` (Fig. 7b).  ``labels``: dict
-    algorithm → legend text; ``dataset_labels``: dict data set → panel title."""
+    algorithm → legend text; ``dataset_labels``: dict data set → panel title.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Tidy records of the experiment (as returned by the reproduction's ``run``).
+    study : str
+        The study: ``"main"`` or a sensitivity study.
+    metric : str
+        The ATLL column (default: :func:`metric_column`).
+    x : str
+        The x axis: ``epoch``, ``updates`` or ``gibbs_steps``.
+    k : int
+        The Gibbs budget shown (default: all).
+    band : bool
+        Draw the standard error as a band.
+    labels : dict
+        Display names of the algorithms.
+    dataset_labels : dict
+        Display names of the data sets.
+
+    Returns
+    -------
+    holoviews.Layout
+        The figure.
+
+    Raises
+    ------
+    ValueError
+        For an unknown study.
+    """
     hv = _hv()
     column = {"eta": "learning_rate", "budget": "k_inner", "batch": "batch_size",
               "init": "initialisation"}.get(study)

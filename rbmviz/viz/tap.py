@@ -12,9 +12,15 @@
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
 import numpy as np
 
 from . import receptive_fields as _receptive_fields
+
+if TYPE_CHECKING:
+    import holoviews as hv
+    import pandas
 
 __all__ = ["solution_count_curves", "free_energy_distributions", "solution_maps",
            "data_solution_map", "ranked_receptive_fields", "denoising_curves", "PARTS",
@@ -29,9 +35,22 @@ def _hv():
     return hv
 
 
-def solution_count_curves(summary, *, title="TAP solutions"):
+def solution_count_curves(summary: dict, *, title: str | None = "TAP solutions") -> hv.Overlay:
     """``summary`` from :func:`rbmviz.tap.landscape.epoch_statistics`: the number of unique
-    solutions (left) and their mean TAP free energy (right) against the epoch."""
+    solutions (left) and their mean TAP free energy (right) against the epoch.
+
+    Parameters
+    ----------
+    summary : dict
+        The summary (as returned by ``summarize``).
+    title : str
+        Title of the plot.
+
+    Returns
+    -------
+    holoviews.Overlay
+        The plot.
+    """
     hv = _hv()
     n = hv.Curve(summary, "epoch", ("n_unique", "unique TAP solutions")).opts(
         color="green", tools=["hover"], title=title)
@@ -40,9 +59,28 @@ def solution_count_curves(summary, *, title="TAP solutions"):
     return (n * hv.Scatter(n).opts(color="green") + f * hv.Scatter(f).opts(color="red")).cols(2)
 
 
-def free_energy_distributions(solutions, *, epochs=None, n_grid=200, title="TAP free energies"):
+def free_energy_distributions(solutions: "pandas.DataFrame", *, epochs: Sequence[int] | None = None,
+                              n_grid: int = 200,
+                              title: str | None = "TAP free energies") -> hv.Overlay:
     """``solutions`` (the second table of ``epoch_statistics``): a Gaussian KDE of the unique
-    solutions' free energies for each epoch (``epochs`` selects some)."""
+    solutions' free energies for each epoch (``epochs`` selects some).
+
+    Parameters
+    ----------
+    solutions : pandas.DataFrame
+        The second table of :func:`rbmviz.tap.landscape.epoch_statistics`.
+    epochs : sequence of int
+        Epochs shown (default: all).
+    n_grid : int
+        Points of the density grid.
+    title : str
+        Title of the plot.
+
+    Returns
+    -------
+    holoviews.Overlay
+        The plot.
+    """
     from ..tap.landscape import free_energy_kde
 
     hv = _hv()
@@ -55,10 +93,25 @@ def free_energy_distributions(solutions, *, epochs=None, n_grid=200, title="TAP 
     return hv.NdOverlay(curves, kdims="epoch").opts(title=title, legend_position="right")
 
 
-def solution_maps(frame, *, cols=4, size=240):
+def solution_maps(frame: "pandas.DataFrame", *, cols: int = 4, size: int = 240) -> hv.Layout:
     """``frame`` from :func:`rbmviz.tap.landscape.epoch_maps`: one panel per epoch in the
     shared Isomap coordinates, coloured by the free energy scaled to [0, 1] within the epoch
-    (Fig. 6)."""
+    (Fig. 6).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The frame to draw.
+    cols : int
+        Panels (or images) per row.
+    size : int
+        Size of a panel in pixels.
+
+    Returns
+    -------
+    holoviews.Layout
+        The figure.
+    """
     hv = _hv()
     panels = {e: hv.Points(g, ["x", "y"], ["fe_scaled", "free_energy"]).opts(
         color="fe_scaled", cmap="viridis", size=5, tools=["hover"], frame_width=size,
@@ -66,10 +119,26 @@ def solution_maps(frame, *, cols=4, size=240):
     return hv.NdLayout(panels, kdims="epoch").cols(cols)
 
 
-def data_solution_map(frame, *, title="data → TAP solutions", size=360):
+def data_solution_map(frame: "pandas.DataFrame", *, title: str | None = "data → TAP solutions",
+                      size: int = 360) -> hv.Overlay:
     """``frame`` from :func:`rbmviz.tap.landscape.data_solution_map`: data points (grey),
     the solutions they reach (coloured by ``label`` when present) and a segment joining each
-    pair (Fig. 7)."""
+    pair (Fig. 7).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The frame to draw.
+    title : str
+        Title of the plot.
+    size : int
+        Size of a panel in pixels.
+
+    Returns
+    -------
+    holoviews.Overlay
+        The plot.
+    """
     hv = _hv()
     seg = hv.Segments(frame, ["x", "y", "sol_x", "sol_y"]).opts(color="lightgray", line_width=0.5)
     data = hv.Points(frame, ["x", "y"]).opts(color="gray", size=3, alpha=0.6)
@@ -80,10 +149,35 @@ def data_solution_map(frame, *, title="data → TAP solutions", size=360):
     return (seg * data * sols).opts(title=title, frame_width=size, frame_height=size)
 
 
-def ranked_receptive_fields(W, ranking, *, n=10, shape=None, title=None, cols=5, pixel=3):
+def ranked_receptive_fields(W: np.ndarray, ranking: "pandas.DataFrame", *, n: int = 10,
+                            shape: tuple[int, int] | None = None, title: str | None = None,
+                            cols: int = 5, pixel: int = 3) -> hv.Layout:
     """The ``n`` first and ``n`` last receptive fields of a ranking (``ranking`` from
     :func:`rbmviz.tap.landscape.rank_receptive_fields`): e.g. the most localised and the most
-    spread-out fields (Fig. 4), ``cols`` per row at ``pixel`` screen pixels per weight."""
+    spread-out fields (Fig. 4), ``cols`` per row at ``pixel`` screen pixels per weight.
+
+    Parameters
+    ----------
+    W : numpy.ndarray
+        Weights, shape (n_visible, n_hidden).
+    ranking : pandas.DataFrame
+        From :func:`rbmviz.tap.landscape.rank_receptive_fields`.
+    n : int
+        Fields shown from each end of the ranking.
+    shape : tuple of int
+        Image shape (rows, columns).
+    title : str
+        Title of the plot.
+    cols : int
+        Panels (or images) per row.
+    pixel : int
+        Screen pixels per image pixel.
+
+    Returns
+    -------
+    holoviews.Layout
+        The figure.
+    """
     _hv()                                 # loads the plotting backend if needed
     W = np.asarray(W, dtype=np.float64)
     units = ranking["unit"].to_numpy()
@@ -100,9 +194,23 @@ def ranked_receptive_fields(W, ranking, *, n=10, shape=None, title=None, cols=5,
     return (low + high).cols(2)
 
 
-def denoising_curves(df, *, title="denoising a binary symmetric channel"):
+def denoising_curves(df: "pandas.DataFrame", *,
+                     title: str | None = "denoising a binary symmetric channel") -> hv.Overlay:
     """``df`` from :func:`rbmviz.tap.denoising.denoising_curve`: mean MCC ± standard error
-    against the flip probability, one curve per method (Fig. 8)."""
+    against the flip probability, one curve per method (Fig. 8).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        From :func:`rbmviz.tap.denoising.denoising_curve`.
+    title : str
+        Title of the plot.
+
+    Returns
+    -------
+    holoviews.Overlay
+        The plot.
+    """
     hv = _hv()
     names = {"tap": "TAP", "ope": "OPE", "nn": "1-NN"}
     layers = []
@@ -115,7 +223,8 @@ def denoising_curves(df, *, title="denoising a binary symmetric channel"):
                                    ylabel="MCC")
 
 
-def solution_gallery(images, shape, *, cols=10, pixel=3, title="TAP solutions", gap=2):
+def solution_gallery(images: np.ndarray, shape: tuple[int, int], *, cols: int = 10, pixel: int = 3,
+                     title: str | None = "TAP solutions", gap: int = 2) -> hv.RGB:
     """Images (the rows of ``images``, e.g. the visible magnetisations ``a^v`` of unique TAP
     solutions) tiled ``cols`` per row at ``pixel`` screen pixels per image pixel — big
     enough to read, with room for the title.
@@ -123,11 +232,27 @@ def solution_gallery(images, shape, *, cols=10, pixel=3, title="TAP solutions", 
     Parameters
     ----------
     images : array (n, h * w) with values in [0, 1]
-    shape : (h, w)
-    cols : int — images per row.
-    pixel : int — screen pixels per image pixel.
+        Images as rows.
+    shape : tuple of int
+        (h, w)
+    cols : int
+        Images per row.
+    pixel : int
+        Screen pixels per image pixel.
     title : str
-    gap : int — blank image pixels between tiles.
+        Title of the plot.
+    gap : int
+        Blank image pixels between tiles.
+
+    Returns
+    -------
+    holoviews.RGB
+        The gallery image.
+
+    Raises
+    ------
+    ValueError
+        If ``images`` is empty or its rows do not match ``shape``.
     """
     hv = _hv()
     A = np.asarray(images, dtype=np.float64)
@@ -155,7 +280,7 @@ def solution_gallery(images, shape, *, cols=10, pixel=3, title="TAP solutions", 
 PARTS = ("curves", "counts", "free_energy", "isomap", "data_map", "denoising")
 
 
-def reproduction_figure(tables, parts=PARTS, *, cols=3):
+def reproduction_figure(tables: dict, parts: Sequence[str] = PARTS, *, cols: int = 3) -> hv.Layout:
     """The figure of ``rbmviz reproduce tap`` (HoloViews Layout) from the tables of
     :func:`rbmviz.reproduce.tap_run.run`, panels in the order of ``parts``:
 
@@ -169,7 +294,27 @@ def reproduction_figure(tables, parts=PARTS, *, cols=3):
       visible magnetisations they converge to (black crosses) in the data's Isomap (Fig. 7);
     * ``"denoising"`` — MCC against the flip probability, TAP per N_h, OPE, 1-NN (Fig. 8).
 
-    Panels without data are left out."""
+    Panels without data are left out.
+
+    Parameters
+    ----------
+    tables : dict
+        ``{name: pandas.DataFrame}``, the experiment's tables.
+    parts : sequence of str
+        Panels of the figure, in order.
+    cols : int
+        Panels (or images) per row.
+
+    Returns
+    -------
+    holoviews.Layout
+        The figure.
+
+    Raises
+    ------
+    ValueError
+        For an unknown part.
+    """
     hv = _hv()
     for part in parts:
         if part not in PARTS:

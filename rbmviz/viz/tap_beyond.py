@@ -3,7 +3,13 @@ deep TAP machines, and the TAP / AIS / pseudo-likelihood comparison.  Inputs are
 of :mod:`rbmviz.reproduce.tap_beyond` (pandas DataFrames)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..dbm import DBM
+    import holoviews as hv
 
 __all__ = ["fig10", "fig11", "fig12", "dbm_receptive_fields", "study_figure"]
 
@@ -15,9 +21,24 @@ def _hv():
     return hv
 
 
-def fig10(tables, *, width=420, height=320):
+def fig10(tables: dict, *, width: int = 420, height: int = 320) -> hv.Layout:
     """Fig. 10: pseudo-likelihood along training for TAP and adaTAP at each iteration count
-    (left) and the time of one inference iteration against the batch size (right, log–log)."""
+    (left) and the time of one inference iteration against the batch size (right, log–log).
+
+    Parameters
+    ----------
+    tables : dict
+        ``{name: pandas.DataFrame}``, the experiment's tables.
+    width : int
+        Width of a panel in pixels.
+    height : int
+        Height of a panel in pixels.
+
+    Returns
+    -------
+    holoviews.Layout
+        The figure.
+    """
     hv = _hv()
     curves = tables["curves"]
     left = []
@@ -40,9 +61,24 @@ def fig10(tables, *, width=420, height=320):
     return (lp + rp).cols(2)
 
 
-def fig11(tables, *, width=420, height=320):
+def fig11(tables: dict, *, width: int = 420, height: int = 320) -> hv.Layout:
     """Fig. 11: TAP log-likelihood per unit of train and test images along joint training,
-    one panel per DBM depth."""
+    one panel per DBM depth.
+
+    Parameters
+    ----------
+    tables : dict
+        ``{name: pandas.DataFrame}``, the experiment's tables.
+    width : int
+        Width of a panel in pixels.
+    height : int
+        Height of a panel in pixels.
+
+    Returns
+    -------
+    holoviews.Layout
+        The figure.
+    """
     hv = _hv()
     curves = tables["curves"]
     panels = []
@@ -54,10 +90,25 @@ def fig11(tables, *, width=420, height=320):
     return hv.Layout(panels).cols(2)
 
 
-def fig12(tables, *, width=330, height=280):
+def fig12(tables: dict, *, width: int = 330, height: int = 280) -> hv.Layout:
     """Fig. 12: TAP log-likelihood, AIS log-likelihood and stochastic pseudo-likelihood at the
     same checkpoints of one TAP training run, one panel each, plus all three standardised
-    (z-scores over the checkpoints) on one axis."""
+    (z-scores over the checkpoints) on one axis.
+
+    Parameters
+    ----------
+    tables : dict
+        ``{name: pandas.DataFrame}``, the experiment's tables.
+    width : int
+        Width of a panel in pixels.
+    height : int
+        Height of a panel in pixels.
+
+    Returns
+    -------
+    holoviews.Layout
+        The figure.
+    """
     hv = _hv()
     c = tables["curves"]
     cols = (("tap_ll", "TAP log-likelihood"), ("ais_ll", "AIS log-likelihood"),
@@ -77,9 +128,29 @@ def fig12(tables, *, width=330, height=280):
     return hv.Layout(panels).cols(4)
 
 
-def dbm_receptive_fields(dbm, *, layer=1, n=16, shape=(28, 28), size=80):
+def dbm_receptive_fields(dbm: DBM, *, layer: int = 1, n: int = 16,
+                         shape: tuple[int, int] = (28, 28), size: int = 80) -> hv.Layout:
     """Receptive fields of the units of hidden layer ``layer`` projected to the pixels
-    (``W⁽¹⁾ W⁽²⁾ ⋯ W⁽ˡ⁾``, columns), the first ``n`` units, as images."""
+    (``W⁽¹⁾ W⁽²⁾ ⋯ W⁽ˡ⁾``, columns), the first ``n`` units, as images.
+
+    Parameters
+    ----------
+    dbm : DBM
+        The model.
+    layer : int
+        Hidden layer (1-based).
+    n : int
+        Units shown.
+    shape : tuple of int
+        Image shape (rows, columns).
+    size : int
+        Size of an image in pixels.
+
+    Returns
+    -------
+    holoviews.Layout
+        The figure.
+    """
     hv = _hv()
     P = dbm.W[0]
     for l in range(1, layer):
@@ -94,6 +165,19 @@ def dbm_receptive_fields(dbm, *, layer=1, n=16, shape=(28, 28), size=80):
     return hv.Layout(imgs).cols(8)
 
 
-def study_figure(name, tables):
-    """The figure of study ``name`` ("adatap", "dbm", "fig12")."""
+def study_figure(name: str, tables: dict) -> hv.Layout:
+    """The figure of study ``name`` ("adatap", "dbm", "fig12").
+
+    Parameters
+    ----------
+    name : str
+        The study: ``"adatap"``, ``"dbm"`` or ``"fig12"``.
+    tables : dict
+        ``{name: pandas.DataFrame}``, the experiment's tables.
+
+    Returns
+    -------
+    holoviews.Layout
+        The figure.
+    """
     return {"adatap": fig10, "dbm": fig11, "fig12": fig12}[name](tables)
