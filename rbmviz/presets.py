@@ -14,7 +14,7 @@ halves their cost.  float64 data are accepted and cast by the run.
 
 The paper presets (:data:`tramel2018`, :data:`upadhya2017`, :data:`fischer2011`) are dicts of
 named settings restating each paper's experimental protocol (the TAP theory page of the documentation,
-dc-programming.md §4, cd-bias.md §7).
+the DC-programming and CD-bias theory pages).
 
 >>> for_dataset("shifting_bar")["image_shape"]
 (1, 9)

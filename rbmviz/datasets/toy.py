@@ -139,8 +139,8 @@ def diag(d: int = 6) -> np.ndarray:
        No available text defines Bengio & Delalleau's (2009) Diag data set.
        This definition was **fitted** to the single number Fischer & Igel
        report for it (bias bound minus bias after exact expected CD-1 on a
-       6 x 6 RBM, about 0.00138); it is **not confirmed by a source**. See
-       the project's reference notes (datasets.md, Sec. 3).
+       6 x 6 RBM, about 0.00138); it is **not confirmed by a source** (the CD-bias
+       theory page of the documentation).
 
     Parameters
     ----------
@@ -179,8 +179,8 @@ def ball_1d(d: int = 6) -> np.ndarray:
        No available text defines Bengio & Delalleau's (2009) 1DBall data set.
        This definition was **fitted** to the single number Fischer & Igel
        report for it (bias bound minus bias, about 0.02628), and the match is
-       loose; it is **not confirmed by a source**. See the project's reference
-       notes (datasets.md, Sec. 3).
+       loose; it is **not confirmed by a source** (the CD-bias
+       theory page of the documentation).
 
     Parameters
     ----------

@@ -9,7 +9,7 @@ bit-identical results for any number of threads.  (The caller keeps the slices f
 may round a row of a product differently depending on how many rows it is given.)
 Log-weights are accumulated in float64 whatever the dtype of the products.
 
-Intermediate distributions (ais.md §2.2), with base-rate visible biases ``b_A``:
+Intermediate distributions (the AIS theory page), with base-rate visible biases ``b_A``:
 ``log p*_β(v) = (1−β) b_Aᵀv + β bᵀv + Σ_j softplus(β (c_j + (vW)_j))``.
 """
 import math
@@ -118,7 +118,7 @@ def ais_hidden_step_(pre, c, V, db, beta, beta_prev, log_w, H, sample, seed, cou
 @njit(parallel=True, cache=True, fastmath=_FM, error_model="numpy")
 def ais_visible_step_(pre, b_base, b, beta, V, seed, counter, row0, T, B):
     """``V[r, i] ~ Bernoulli(σ((1−β) b_A,i + β (b_i + pre[r, i])))`` with ``pre = H @ Wᵀ``:
-    the second half of the transition ``T_β`` (ais.md §2.3).  ``row0``: global index of row
+    the second half of the transition ``T_β`` (the AIS theory page).  ``row0``: global index of row
     0; ``T``/``B``: float64/int64 scratch ≥ (R, n_v)."""
     n, m = pre.shape
     key = stream_key(seed, counter)

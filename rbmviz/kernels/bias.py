@@ -174,7 +174,7 @@ def _mat_vec(M, x, out):
 
 @njit(cache=True, error_model="numpy")
 def _delta(W, b, c):
-    """Δ = max(max_l ϑ_l, max_s ξ_s) (cd-bias.md §5, project convention)."""
+    """Δ = max(max_l ϑ_l, max_s ξ_s) (the CD-bias theory page; project convention)."""
     nv, nh = W.shape
     d = 0.0
     for l in range(nv):
@@ -203,7 +203,7 @@ def _delta(W, b, c):
 @njit(cache=True, error_model="numpy")
 def _max_preactivation(W, b, c):
     """``(α, β)``: α = max_s |c_s| + Σ_l |W_ls| bounds every hidden pre-activation, β the
-    visible ones (cd-bias.md §2.2)."""
+    visible ones (the CD-bias theory page)."""
     nv, nh = W.shape
     alpha = 0.0
     for s in range(nh):
@@ -222,7 +222,7 @@ def _max_preactivation(W, b, c):
 
 @njit(cache=True, error_model="numpy")
 def _bd_bound(W, b, c, k):
-    """Doeblin-type stand-in of the Bengio–Delalleau bound (cd-bias.md §2.2):
+    """Doeblin-type stand-in of the Bengio–Delalleau bound (the CD-bias theory page):
     ``2**nv (1 − 2**nv σ(−α)**nh σ(−β)**nv)**k``."""
     nv, nh = W.shape
     alpha, beta = _max_preactivation(W, b, c)

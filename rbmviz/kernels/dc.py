@@ -21,10 +21,10 @@ S-DCP with ``d = 1`` (or CG with frozen zero offsets) against CD's fused kernel.
 
 The step rules (``rule``):
 
-* ``RULE_PLAIN`` (S-DCP): ``θ ← θ + η(∇g(θ⁽ᵗ⁾) − f̂′(θ, Ṽ))`` (dc-programming.md §3, with
+* ``RULE_PLAIN`` (S-DCP): ``θ ← θ + η(∇g(θ⁽ᵗ⁾) − f̂′(θ, Ṽ))`` (the DC-programming theory page, with
   momentum / weight decay as :meth:`rbmviz.algorithms.base.Algorithm.apply_gradient_`);
 * ``RULE_CENTERED`` (CS-DCP, CG): offsets slide towards the batch means, then the centered
-  direction ``∇W̃ = ∇W − ∇b λᵀ − μ∇cᵀ``, ``∇b − ∇W̃λ``, ``∇c − ∇W̃ᵀμ`` (centering.md §5) is
+  direction ``∇W̃ = ∇W − ∇b λᵀ − μ∇cᵀ``, ``∇b − ∇W̃λ``, ``∇c − ∇W̃ᵀμ`` (the DC-programming theory page) is
   applied to the normal parameters;
 * ``RULE_SSD``: the #-operators ``‖G‖_S1·UVᵀ`` (thin SVD) and ``‖g‖₁·sign g`` (Carlson, Cevher & Carin 2015);
   a non-finite gradient gives a NaN step, so the run's divergence check reports the epoch.
@@ -118,7 +118,7 @@ def centered_direction_(gW, gb, gc, mu, lam, mu_batch, lam_batch, nu_mu, nu_lamb
     """Slide the offsets, ``μ ← (1−ν_μ)μ + ν_μ μ_batch``, ``λ ← (1−ν_λ)λ + ν_λ λ_batch``
     (in place), then turn the normal ascent direction ``(gW, gb, gc)`` (in place) into the
     centered step in normal parameters with the new offsets:
-    ``gW ← gW − gb λᵀ − μ gcᵀ``, ``gb ← gb − gW λ``, ``gc ← gc − gWᵀ μ`` (centering.md §5;
+    ``gW ← gW − gb λᵀ − μ gcᵀ``, ``gb ← gb − gW λ``, ``gc ← gc − gWᵀ μ`` (the DC-programming theory page;
     Upadhya & Sastry Alg. 4 steps 4.2–4.5)."""
     nv, nh = gW.shape
     for i in range(nv):
@@ -242,7 +242,7 @@ def dc_updates_serial_(W, b, c, X, order, bounds, d, k_inner, rule, lr, momentum
 
     For every epoch ``e`` (row of ``order``) and batch ``[bounds[i], bounds[i+1])`` of that
     epoch's permutation (``X_B``, ``N`` rows), from ``θ⁽ᵗ⁾`` (Upadhya & Sastry Alg. 3/4 with the
-    gradient reset of errata.md Upadhya & Sastry):
+    gradient reset of the errata of the theory pages):
 
     1. data term once: ``P⁰ = σ(X_B W + c)``, ``∇g = (X_BᵀP⁰/N, mean X_B, mean P⁰)`` (eq. 5);
        the batch means are the centering targets ``μ_batch``, ``λ_batch``;

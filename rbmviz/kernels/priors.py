@@ -14,24 +14,24 @@ bias of the unit); ``V`` (precision), ``rho`` (weight of the continuous part) an
 * ``KIND_BERNOULLI`` — ``P(x) = e^{Ux}/(1 + e^U)`` on {0, 1} (Tramel et al. 2018, eqs.
   110–114): ``ln Z = softplus(U + B − A/2) − softplus(U)``, ``f_a = σ(U + B − A/2)``,
   ``f_c = f_a (1 − f_a)`` (evaluated as ``σ(t)σ(−t)``, accurate for large ``|t|``).
-  (Eqs. 113/116 label these as ``∂_U ln Z_B``; they are ``∂_B ln Z`` — errata.md #11.)
+  (Eqs. 113/116 label these as ``∂_U ln Z_B``; they are ``∂_B ln Z`` — the errata of the theory pages.)
 * ``KIND_TG`` — truncated Gaussian ``P(x) = e^{−Vx²/2 + Ux} 1[lo ≤ x ≤ hi] / G(V, U)``
   (eqs. 71–75) with ``G(a, b) = ∫_lo^hi e^{−a x²/2 + b x} dx``:
   ``ln Z = ln G(A + V, B + U) − ln G(V, U)``, ``f_a``/``f_c`` the mean/variance of the
   truncated Gaussian with ``a = A + V``, ``b = B + U`` (eqs. 78, 81).
 * ``KIND_TGB`` — truncated Gauss–Bernoulli in the parameterisation of eq. (94) (adopted
-  throughout; eq. (93) uses a different one — errata.md #8):
+  throughout; eq. (93) uses a different one — the errata of the theory pages):
   ``P(x) = [(1 − ρ) δ(x) + ρ e^{−Vx²/2 + Ux} 1[lo ≤ x ≤ hi]] / Z_TGB``,
   ``Z_TGB = (1 − ρ) + ρ G(V, U)``; with ``π_Q = σ(ln G_Q + logit ρ)`` (the tilted
   probability of ``x ≠ 0``, eq. 95 at ``(B, A)``): ``f_a = π_Q f_a^TG`` (eq. 97),
   ``f_c = π_Q f_c^TG + π_Q(1 − π_Q)(f_a^TG)²`` (eq. 98 with the square that the printed
-  second line drops — errata.md #9), all in log form (no ``G`` is ever exponentiated).
+  second line drops — the errata of the theory pages), all in log form (no ``G`` is ever exponentiated).
 
 Numerics of the truncated Gaussian (the TAP theory page of the documentation (unit priors)).  The closed forms of
 eqs. (75)–(81) with erf/erfi cancel catastrophically when the centre ``b/a`` lies far
 outside the interval (eq. 91), overflow for large fields, and are undefined at ``a = 0``;
-the printed eq. (78) also has the wrong sign for ``a < 0`` (errata.md #5) and the printed
-eq. (82) is ``−ln Z_TG`` (errata.md #6).  None of them is used here.  Instead every quantity
+the printed eq. (78) also has the wrong sign for ``a < 0`` (the errata of the theory pages) and the printed
+eq. (82) is ``−ln Z_TG`` (the errata of the theory pages).  None of them is used here.  Instead every quantity
 comes from Gauss–Legendre quadrature on the effective support, valid for any sign of ``a``
 (including 0) and any ``b``:
 
@@ -41,14 +41,14 @@ comes from Gauss–Legendre quadrature on the effective support, valid for any s
    within ``d = 2T/(s + √(s² + 2aT))`` of it, ``s = |φ'(x*)|``, ``T = 40`` (where ``φ`` has
    dropped by ``T``; the discarded mass is below ``e^{−40}`` relative), or the whole piece
    if ``φ`` never drops by ``T``;
-3. 32 Gauss–Legendre nodes per piece (tap-priors.md uses 64 and notes that 32 gives the
+3. 32 Gauss–Legendre nodes per piece (the reference recipe uses 64 and notes that 32 gives the
    same accuracy; measured here: 32 vs 64 vs 128 nodes differ by rounding only); ``φ(x) − φ(x*) = −s u − a u²/2`` (``u`` the distance
    from ``x*``) is evaluated without cancellation, the weights are exponentiated relative to
    their maximum (``ln G`` is kept, never ``G``), and the variance is a two-pass sum of
    squared deviations.
 
 Checked in tests/test_units.py against adaptive quadrature and the 50-digit values of
-tap-priors.md §5 (errors ~1e-13 in ``ln G`` and ~1e-15 in the moments).
+the TAP theory page (errors ~1e-13 in ``ln G`` and ~1e-15 in the moments).
 """
 import math
 
@@ -133,7 +133,7 @@ _scratch = njit(cache=True)(_scratch)
 def tg_log_g_moments(a, b, lo, hi):
     """``(ln G(a, b), mean, variance)`` of ``e^{−a x²/2 + b x}`` on ``[lo, hi]`` (finite,
     ``lo < hi``), for any real ``a`` (either sign, or 0) and ``b``: the Gauss–Legendre recipe
-    of tap-priors.md §1.1 (see the module docstring).  ``G`` is eq. (75)'s integral; the
+    of the TAP theory page (see the module docstring).  ``G`` is eq. (75)'s integral; the
     mean and variance are the corrected eqs. (78) and (81)."""
     w1, w2 = _scratch()
     return _tg_core(a, b, lo, hi, w1, w2)

@@ -11,7 +11,7 @@ magnetisations ``a`` (R, n), the partner layer's magnetisations ``a'`` and varia
 
 and :func:`layer_update_` applies
 
-``a_new = σ(U + P + (½ − a)·Q + (⅓ − 2ν(a))·T)``                     (tap.md A.2)
+``a_new = σ(U + P + (½ − a)·Q + (⅓ − 2ν(a))·T)``                     (the TAP theory page)
 
 with damping ``a ← δ a_new + (1 − δ) a``.  At second order this is Alg. 1 (B.4) with
 Bernoulli priors (B.8): ``A = −Q``, ``B = A a + P``, ``f_a = σ(U + B − A/2)``,

@@ -14,7 +14,7 @@ temperatures, base-rate model from the training rows (the AIS theory page of the
 The paper reports no MNIST ATLL value in its text, only that all algorithms end at about
 the same ATLL after 200 epochs and that with η = 0.01 CS-DCP reaches 90 % of its maximum
 ATLL about 100 epochs before CG.  For orientation: an RBM with 500 hidden units trained with
-CD-25 reaches −86.34 nats on MNIST (Salakhutdinov & Murray 2008, reference-numbers.md §4).
+CD-25 reaches −86.34 nats on MNIST (Salakhutdinov & Murray 2008, the paper's numbers).
 
 Studies (``study=``, Sec. 5; only S-DCP and CS-DCP by default, η = 0.01):
 

@@ -41,7 +41,7 @@ __all__ = ["DATASETS", "PAPER", "run", "base_settings", "summarize", "claims",
 
 #: data sets of the experiment → the paper's label
 DATASETS = {"bars_and_stripes": "Bars & Stripes", "shifting_bar": "Shifting Bar"}
-#: the paper's numbers (reference-numbers.md §2)
+#: the paper's numbers (Upadhya & Sastry 2017, Sec. 4.2.1)
 PAPER = {"bound": {"bars_and_stripes": -math.log(14), "shifting_bar": -math.log(9)},
          "bound_quoted": {"bars_and_stripes": -2.6, "shifting_bar": -2.2},
          "local_optimum": _dc.LOCAL_OPTIMUM, "cg_extra_epochs_bas": 2500,

@@ -15,7 +15,7 @@ from ._io import finite_or_none as _f
 __all__ = ["PAPER", "NOTES", "TABLES", "DEFAULT_PS", "DATA_MAP_DIGITS", "EXACT_MAX_HIDDEN",
            "summarize", "claims", "format_summary"]
 
-#: what the paper reports (tap-experiments.md §2–5, reference-numbers.md §7)
+#: what the paper reports (Tramel et al. 2018, Sec. V; the TAP theory page)
 PAPER = {
     "epochs": 100,
     "train_samples": 60_000,
@@ -51,7 +51,7 @@ NOTES = [
     "in the paper); Fig. 6 falls back to the unique solutions of all recorded epochs when the "
     "last epoch has fewer than 3.",
     "Denoising: p grid, per-image MCC average and 1-NN by Hamming distance are project "
-    "choices (tap-experiments.md §5.3, §5.5); eqs. (43), (44), (46) with their errata fixed.",
+    "choices (the TAP theory page); eqs. (43), (44), (46) with their errata fixed.",
 ]
 
 
