@@ -124,6 +124,8 @@ class MetricContext:
         The parameters, as given.
     spl_subset : tuple of numpy.ndarray
         ``(rows, sites)``, the fixed subset of ``spl`` (drawn once per run from its seed).
+    spl_data, spl_local : numpy.ndarray, tuple of numpy.ndarray
+        The subset's rows, and the subset in their indices (what ``spl`` evaluates).
     cache : dict
         Values computed once per evaluation (cleared by the run before each).
     """
@@ -137,6 +139,10 @@ class MetricContext:
         self.seed = seed
         self.spl_subset = spl_subset(data.shape[0], data.shape[1], rows=spl_rows,
                                      sites=spl_sites, seed=seed)
+        # the subset's rows, copied once: ``spl`` then checks ~100 rows per evaluation, not
+        # the whole training set (28 ms per evaluation on 10,000 MNIST rows)
+        self.spl_data = np.ascontiguousarray(data[self.spl_subset[0]])
+        self.spl_local = (np.arange(self.spl_subset[0].size, dtype=np.int64), self.spl_subset[1])
         self.metric_options = {} if metric_options is None else dict(metric_options)
         self.algorithm = algorithm
         self.cache: dict = {}
@@ -249,7 +255,8 @@ for _m in (
     Metric("test_ll", lambda rbm, ctx: log_likelihood_exact(rbm, ctx.test_data, _exact_log_z(rbm, ctx)),
            "exact log-likelihood, test rows (nats)", needs_exact=True, needs_test=True,
            cost="moderate", likelihood=True),
-    Metric("spl", lambda rbm, ctx: stochastic_pseudo_log_likelihood(rbm, ctx.data, subset=ctx.spl_subset),
+    Metric("spl", lambda rbm, ctx: stochastic_pseudo_log_likelihood(rbm, ctx.spl_data,
+                                                                    subset=ctx.spl_local),
            "stochastic pseudo-log-likelihood (fixed random subset of sites and rows; nats)",
            cost="cheap", likelihood=True),
     Metric("pseudo_ll", lambda rbm, ctx: pseudo_log_likelihood(rbm, ctx.subset),
