@@ -235,6 +235,7 @@ def test_a_data_set_brings_its_preset_and_sdcp_gets_a_d_slider():
         s.data.dataset = "digits"
         pre = presets.for_dataset("digits")
         assert s.race.metric == "spl" and s.view.x_axis == pre["x_axis"] == "updates"
+        assert not s.bars_box.visible and s.bars_pane.object is None   # no p(v) for 64 pixels
         assert s.train.k_inner is None and s.model.n_hidden == pre["n_hidden"]
         assert not s.widgets["eval_every"].visible and s.spacing_text.visible
         for _ in range(3):

@@ -188,6 +188,9 @@ class ExplorerSession(SessionControls, DocumentFeed):
         self.fields_pane = pn.pane.Bokeh(sizing_mode="fixed")
         self.samples_pane = pn.pane.Bokeh(sizing_mode="fixed")
         self.bars_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=280)
+        # shown for small models only; a Column's visibility sticks (a Bokeh pane's, set right
+        # after its object, does not always), and no stale bars of a previous race remain
+        self.bars_box = pn.Column(self.bars_pane, sizing_mode="stretch_width")
         self.curves: LiveCurves | None = None
 
         for obj in (ds, ms, ts, vs):
@@ -385,10 +388,12 @@ class ExplorerSession(SessionControls, DocumentFeed):
                                  title=f"p(v) of the data's patterns (and all others): model "
                                        f"({focus}) vs data")
             self.bars_pane.object = self.bars.figure
+        else:
+            self.bars_pane.object = None
+        self.bars_box.visible = "p_model" in snap
         self._update_images(snap)
         self.fields_pane.object = self.fields.figure
         self.samples_pane.object = self.samples.figure
-        self.bars_pane.visible = "p_model" in snap
         self.settings_text.object = ""
         self.alert_text.object = ""
         self._refresh_state()
@@ -491,7 +496,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
         return pn.Column(controls, self.progress, self.state_text, self.settings_text, self.alert_text,
                          self.curves_pane,
                          pn.Row(self.fields_pane, self.samples_pane, sizing_mode="stretch_width"),
-                         self.bars_pane,
+                         self.bars_box,
                          pn.Row(self.download_csv, self.download_npz), help_card("race"),
                          name="Training race", sizing_mode="stretch_width")
 
