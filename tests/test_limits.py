@@ -275,7 +275,7 @@ def capped_page(monkeypatch):
     from rbmviz.app.layout import build
     layout = build(sync_url=False, template=False)
     yield layout
-    for session in layout.tab_sessions.values():
+    for session in layout.tab_sessions.made():
         if session.race is not None:
             session.race.stop(timeout=2)
 

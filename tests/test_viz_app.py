@@ -191,7 +191,11 @@ def test_sidebar_shows_the_active_tabs_controls_only():
     try:
         assert list(layout.sidebars) == ["Training race", "CD bias", "TAP landscape"]
         assert [s.visible for s in layout.sidebars.values()] == [True, False, False]
+        # the other tabs are made when first shown (a classroom's sessions stay light)
+        lazy = {t: dict.__getitem__(layout.tab_sessions, t) for t in ("CD bias", "TAP landscape")}
+        assert not any(lz.built for lz in lazy.values())
         layout.tabs.active = 1
+        assert lazy["CD bias"].built and not lazy["TAP landscape"].built
         assert [s.visible for s in layout.sidebars.values()] == [False, True, False]
         # each sidebar holds its own tab's widgets: the bias tab's dataset is in the bias one
         bias = layout.tab_sessions["CD bias"]
@@ -201,7 +205,7 @@ def test_sidebar_shows_the_active_tabs_controls_only():
         layout.tabs.active = 2
         assert [s.visible for s in layout.sidebars.values()] == [False, False, True]
     finally:
-        for s in layout.tab_sessions.values():
+        for s in layout.tab_sessions.made():
             if s.race is not None:
                 s.race.stop()
 

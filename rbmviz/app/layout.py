@@ -38,6 +38,58 @@ class _RaceTab:
         return self.session.sidebar()
 
 
+class _LazyTab:
+    """A tab whose session is made the first time the tab is shown (or its session asked
+    for): a lecture hall's sessions that never open the TAP tab neither load its data nor
+    build its engine (~3 s and tens of MB per session on a 2-core server)."""
+
+    def __init__(self, make, race_session):
+        self._make, self._race = make, race_session
+        self._session = None
+        self.tab = pn.Column(pn.pane.Markdown("*Loading…*"), sizing_mode="stretch_width")
+        self.side = pn.Column(sizing_mode="stretch_width")
+
+    @property
+    def built(self) -> bool:
+        return self._session is not None
+
+    @property
+    def session(self):
+        if self._session is None:
+            self._session = self._make(self._race)
+            self.tab.objects = [self._session.panel()]
+            self.side.objects = list(self._session.sidebar())
+        return self._session
+
+
+class _TabSessions(dict):
+    """title → tab session; a lazy tab's session is made on first access."""
+
+    def __getitem__(self, title):
+        value = super().__getitem__(title)
+        return value.session if isinstance(value, _LazyTab) else value
+
+    def get(self, title, default=None):
+        return self[title] if title in self else default
+
+    def values(self):
+        return [self[t] for t in self]
+
+    def items(self):
+        return [(t, self[t]) for t in self]
+
+    def made(self) -> list:
+        """The tab sessions made so far (what a teardown stops), without making the others."""
+        out = []
+        for title in self:
+            value = super().__getitem__(title)
+            if not isinstance(value, _LazyTab):
+                out.append(value)
+            elif value.built:
+                out.append(value.session)
+        return out
+
+
 def build(*, threads: int = 1, sync_url: bool = True, extra_tabs=None, template: bool = True):
     """The explorer's layout for this session.
 
@@ -57,22 +109,32 @@ def build(*, threads: int = 1, sync_url: bool = True, extra_tabs=None, template:
     Returns
     -------
     The layout, with ``layout.session`` (the race's :class:`~rbmviz.app.race_tab.ExplorerSession`),
-    ``layout.tab_sessions`` (title → tab session), ``layout.tabs`` and ``layout.sidebars``
-    (title → the sidebar column of that tab; only the active tab's is visible).
+    ``layout.tab_sessions`` (title → tab session; the tabs after the first are made when
+    first shown or first looked up here), ``layout.tabs`` and ``layout.sidebars`` (title →
+    the sidebar column of that tab; only the active tab's is visible).
     """
     session = ExplorerSession(threads=threads, sync_url=sync_url)
-    tab_sessions = {"Training race": _RaceTab(session)}
-    for title, make in (TABS if extra_tabs is None else extra_tabs):
-        tab_sessions[title] = make(session)
-    tabs = pn.Tabs(*((title, ts.panel()) for title, ts in tab_sessions.items()),
+    race = _RaceTab(session)
+    lazy = {title: _LazyTab(make, session)
+            for title, make in (TABS if extra_tabs is None else extra_tabs)}
+    tabs = pn.Tabs(("Training race", race.panel()), *((t, lz.tab) for t, lz in lazy.items()),
                    dynamic=True, sizing_mode="stretch_width")
-    sidebars = {title: pn.Column(*ts.sidebar(), sizing_mode="stretch_width", visible=(i == 0))
-                for i, (title, ts) in enumerate(tab_sessions.items())}
+    sidebars = {"Training race": pn.Column(*race.sidebar(), sizing_mode="stretch_width")}
+    for title, lz in lazy.items():
+        sidebars[title] = pn.Column(lz.side, sizing_mode="stretch_width", visible=False)
     titles = list(sidebars)
 
     def show_active(event):
-        for i, title in enumerate(titles):
-            sidebars[title].visible = i == event.new
+        title = titles[event.new]
+        if title in lazy and not lazy[title].built:
+            try:
+                lazy[title].session             # made on first show
+            except Exception as exc:            # e.g. a classroom cap the tab cannot meet
+                _LOG.error("tab %r could not start: %s", title, exc, exc_info=True)
+                lazy[title].tab.objects = [pn.pane.Markdown(
+                    f"⚠ **{title}** could not start: {exc}", sizing_mode="stretch_width")]
+        for t in titles:
+            sidebars[t].visible = t == title
     tabs.param.watch(show_active, "active")
     column = list(sidebars.values())
     if template:
@@ -81,8 +143,7 @@ def build(*, threads: int = 1, sync_url: bool = True, extra_tabs=None, template:
     else:
         layout = pn.Row(pn.Column(*column, width=320), tabs, sizing_mode="stretch_width")
     layout.session = session
-    layout.tab_sessions = {t: (s.session if isinstance(s, _RaceTab) else s)
-                           for t, s in tab_sessions.items()}
+    layout.tab_sessions = _TabSessions({"Training race": session, **lazy})
     layout.tabs, layout.sidebars = tabs, sidebars
     return layout
 
