@@ -80,6 +80,11 @@ def _prepare_client(monkeypatch):
     monkeypatch.setattr(tornado.httpclient.HTTPRequest, "_DEFAULTS", defaults)
 
 
+#: the client threads' recursion limit and stack (see Student.__init__)
+CLIENT_RECURSION_LIMIT = 200_000
+CLIENT_STACK_BYTES = 256 * 1024 * 1024
+
+
 class Student:
     """One client session on its own thread and IOLoop (``loop_until_closed`` runs it, so the
     server's patches are applied as they arrive); actions are scheduled onto that loop."""
@@ -92,7 +97,17 @@ class Student:
         self.updates: list[float] = []        # arrival times of curve batches
         self._last = -1.0
         self.connect_seconds = None
-        self.thread = threading.Thread(target=self._run, name=f"student-{index}", daemon=True)
+        # bokeh.client reads its messages recursively (_handle_messages -> _next -> run ->
+        # _handle_messages ...): three Python frames and some C stack per message received,
+        # never unwound while the session lives.  With the default limits a client died with
+        # RecursionError after ~300 messages (a minute of streaming) and looked like a stalled
+        # session; a browser has no such limit.  Room for ~10 minutes of messages:
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), CLIENT_RECURSION_LIMIT))
+        old = threading.stack_size(CLIENT_STACK_BYTES)
+        try:
+            self.thread = threading.Thread(target=self._run, name=f"student-{index}", daemon=True)
+        finally:
+            threading.stack_size(old)
         self.thread.start()
 
     def _run(self):

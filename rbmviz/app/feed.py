@@ -94,6 +94,8 @@ class DocumentFeed:
     #: apply each batch under ``doc.models.freeze()`` and ``pn.io.hold`` (for tabs whose
     #: HoloViews streams create models on every update); tabs that only feed plain Bokeh
     #: sources (:mod:`rbmviz.app.live_plots`) set it False, so every event leaves in order
+    #: (``"collect"``: hold the events without freezing and send them in order, for tabs that
+    #: only feed sources; ``False``: every event leaves on its own)
     hold_document = True
 
     def _init_feed(self):
@@ -157,7 +159,10 @@ class DocumentFeed:
             state, self._update_scheduled = self._inbox_state, False
         t0 = time.perf_counter()
         try:
-            if self.doc is not None and self.hold_document:
+            if self.doc is not None and self.hold_document == "collect":
+                with pn.io.hold(self.doc, policy="collect"):    # one message, in order
+                    self._apply_batch(records, state)
+            elif self.doc is not None and self.hold_document:
                 with self.doc.models.freeze(), pn.io.hold(self.doc):
                     self._apply_batch(records, state)
             else:

@@ -77,7 +77,10 @@ class ExplorerSession(SessionControls, DocumentFeed):
     """Everything one browser session owns: settings, the race, streams, widgets."""
 
     finished_message = "The race reached its epoch limit: raise 'Epochs' or Reset."
-    hold_document = False          # plain Bokeh sources only (rbmviz.app.live_plots)
+    #: plain Bokeh sources (rbmviz.app.live_plots): no freeze needed; the batch's events are
+    #: collected in order and leave as one websocket message (a source gets one operation
+    #: per batch, so nothing is combined or reordered)
+    hold_document = "collect"
     step_in_thread = False
 
     def __init__(self, *, threads=1, sync_url=True):
