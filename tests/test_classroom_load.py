@@ -78,11 +78,30 @@ def _prepare_client(monkeypatch):
     defaults = dict(tornado.httpclient.HTTPRequest._DEFAULTS, connect_timeout=600.0,
                     request_timeout=600.0)
     monkeypatch.setattr(tornado.httpclient.HTTPRequest, "_DEFAULTS", defaults)
+    from bokeh.client.connection import ClientConnection
+    monkeypatch.setattr(ClientConnection, "_handle_messages", _handle_messages_in_a_loop)
 
 
-#: the client threads' recursion limit and stack (see Student.__init__)
-CLIENT_RECURSION_LIMIT = 200_000
-CLIENT_STACK_BYTES = 256 * 1024 * 1024
+async def _handle_messages_in_a_loop(self):
+    """``bokeh.client``'s message reader, as a loop.  Bokeh's own recurses once per message
+    received (``_handle_messages -> _next -> run -> _handle_messages``) and never unwinds
+    while the session lives, so a client slowed down and then stopped after ~250 messages (a
+    couple of minutes of streaming; with the default recursion limit it died with
+    RecursionError) — which looked like a stalled server session.  A browser has no such limit.
+    """
+    from bokeh.client.states import CONNECTED_AFTER_ACK, DISCONNECTED, ErrorReason
+    while True:
+        message = await self._pop_message()
+        if message is None:
+            await self._transition_to_disconnected(
+                DISCONNECTED(ErrorReason.HTTP_ERROR, 500, "Internal server error."))
+            return
+        if message.msgtype == "PATCH-DOC":
+            self._session._handle_patch(message)
+        if ((self._until_predicate is not None and self._until_predicate())
+                or not isinstance(self._state, CONNECTED_AFTER_ACK)):
+            await self._next()          # stop, or whatever the new state does
+            return
 
 
 class Student:
@@ -97,17 +116,7 @@ class Student:
         self.updates: list[float] = []        # arrival times of curve batches
         self._last = -1.0
         self.connect_seconds = None
-        # bokeh.client reads its messages recursively (_handle_messages -> _next -> run ->
-        # _handle_messages ...): three Python frames and some C stack per message received,
-        # never unwound while the session lives.  With the default limits a client died with
-        # RecursionError after ~300 messages (a minute of streaming) and looked like a stalled
-        # session; a browser has no such limit.  Room for ~10 minutes of messages:
-        sys.setrecursionlimit(max(sys.getrecursionlimit(), CLIENT_RECURSION_LIMIT))
-        old = threading.stack_size(CLIENT_STACK_BYTES)
-        try:
-            self.thread = threading.Thread(target=self._run, name=f"student-{index}", daemon=True)
-        finally:
-            threading.stack_size(old)
+        self.thread = threading.Thread(target=self._run, name=f"student-{index}", daemon=True)
         self.thread.start()
 
     def _run(self):
@@ -120,7 +129,12 @@ class Student:
             query = urllib.parse.urlencode({**LESSON, "bokeh-session-id": sid})
             with urllib.request.urlopen(f"{self.url}?{query}", timeout=self.timeout) as r:
                 r.read()
-            self.session = pull_session(url=self.url, session_id=sid)
+            # the lesson's arguments on the websocket too: a session whose websocket comes
+            # later than the server keeps an unconnected page (--unused-session-lifetime, 15 s
+            # by default; connecting 30 students takes ~70 s here) is made anew from the
+            # websocket's request, and without them half the class raced the preset's 5,000
+            # epochs and stopped streaming after 250 points
+            self.session = pull_session(url=self.url, session_id=sid, arguments=LESSON)
             self.loop = self.session._connection.io_loop
             self.connect_seconds = time.monotonic() - t0
             self.session.document.on_change(self._on_change)
