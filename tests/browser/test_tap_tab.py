@@ -73,6 +73,13 @@ VALUE_JS = """([title, value]) => {
 }"""
 
 
+
+def pick(page, title_and_label):
+    """Pick the option whose label contains ``label`` in the select titled ``title``, waiting
+    until the select is in the page (a tab and its sidebar are made when first shown, and the
+    sidebar's controls may arrive a message after the tab's buttons)."""
+    page.wait_for_function(SELECT_JS, arg=title_and_label, timeout=60_000)
+
 def tap_button(page, name):
     return page.get_by_role("button", name=re.compile(rf"^[^A-Za-z]*{name} \(TAP\)$"))
 
@@ -86,7 +93,7 @@ def test_tap_tab_streams_the_landscape_and_denoises(browser, explorer_url):
     page.get_by_text("TAP landscape", exact=True).click()     # the Bokeh tab header
     reset = tap_button(page, "Reset")
     reset.wait_for()
-    assert page.evaluate(SELECT_JS, ["Dataset (TAP)", "digits"])
+    pick(page, ["Dataset (TAP)", "digits"])
     # a smaller model and landscape keep the test quick on a busy machine
     assert page.evaluate(SLIDER_JS, ["Hidden units Nh", 30])
     assert page.evaluate(VALUE_JS, ["Landscape initialisations N", 200])
@@ -177,7 +184,7 @@ def test_tap_landscape_shows_several_solutions_right_after_loading_a_shipped_mod
     page.get_by_text("TAP landscape", exact=True).click()
     tap_button(page, "Step").wait_for()
     before = page.evaluate(MAX_ID_JS)
-    assert page.evaluate(SELECT_JS, ["Start from", name])
+    pick(page, ["Start from", name])
     page.wait_for_function(f"() => ({MAX_ID_JS})() > {before}", timeout=120_000)
     tap_button(page, "Step").click()                  # the first point: the loaded model as is
     page.wait_for_function(f"() => {{ const d = ({TAP_JS})(); return d['landscape:solutions'] "
@@ -197,8 +204,8 @@ def test_tap_tab_trains_a_deep_tap_machine_and_shows_both_layers_fields(browser,
     reset.wait_for()
     page.wait_for_function(f"() => ({MAX_ID_JS})() >= 1")
     before = page.evaluate(MAX_ID_JS)
-    assert page.evaluate(SELECT_JS, ["Dataset (TAP)", "digits"])
-    assert page.evaluate(SELECT_JS, ["Model (TAP)", "deep TAP machine"])
+    pick(page, ["Dataset (TAP)", "digits"])
+    pick(page, ["Model (TAP)", "deep TAP machine"])
     assert page.evaluate(SLIDER_JS, ["Hidden units Nh", 30])
     assert page.evaluate(SLIDER_JS, ["Layer-2 units N2 (DBM)", 10])
     assert page.evaluate(VALUE_JS, ["Training rows (TAP)", 400])
