@@ -257,7 +257,31 @@ def refuse_model_change(changes) -> None:
                          f"the one chosen")
 
 
-class TapRace(BackgroundLoop):
+class TapLoop(BackgroundLoop):
+    """The loop hooks the TAP tab's engines share (:class:`TapRace`, and the deep TAP
+    machine's :class:`~rbmviz.live.tap_dbm.DBMTapRace`): pace from ``settings``, a
+    ``sink(batch, snapshot)``, failures reported through ``on_error(message)``."""
+
+    def _pace(self):
+        return 1.0 / max(self.settings.points_per_second, 1)
+
+    def _report_failure(self, message: str) -> None:
+        if self.on_error:
+            self.on_error(message)
+
+    def _deliver(self, batch) -> None:
+        if self.sink:
+            self.sink(batch, self.snapshot)
+
+    def _fail(self, message) -> list[dict]:
+        self.failed = message
+        self._running.clear()
+        if self.on_error:
+            self.on_error(message)
+        return []
+
+
+class TapRace(TapLoop):
     """Train one binary TAP machine (Alg. 2) on a background thread; stream its TAP
     log-likelihood, solution counts and landscape snapshots.
 
@@ -396,24 +420,6 @@ class TapRace(BackgroundLoop):
             self._next_landscape = self.epoch
 
     # ------------------------------------------------------------------ the loop
-    def _pace(self):
-        return 1.0 / max(self.settings.points_per_second, 1)
-
-    def _report_failure(self, message: str) -> None:
-        if self.on_error:
-            self.on_error(message)
-
-    def _deliver(self, batch) -> None:
-        if self.sink:
-            self.sink(batch, self.snapshot)
-
-    def _fail(self, message) -> list[dict]:
-        self.failed = message
-        self._running.clear()
-        if self.on_error:
-            self.on_error(message)
-        return []
-
     def _advance(self) -> list[dict]:
         """One point: ``next(self.run)`` — training for at most :data:`POINT_SECONDS` (or
         ``updates_per_point`` updates), then the run loop's evaluation (the metrics

@@ -45,8 +45,7 @@ from .._seeds import stream_seed
 from ..algorithms.tap import TAP
 from ..dbm import DBM, DBMTrainer, log_likelihood
 from ..model import RBM
-from .loop import BackgroundLoop
-from .tap import (LIVE_EVAL_BUDGET, LIVE_TAP_KNOBS, MAX_ITER, MAX_WEIGHT, PACE_KNOBS,
+from .tap import (LIVE_EVAL_BUDGET, TapLoop, LIVE_TAP_KNOBS, MAX_ITER, MAX_WEIGHT, PACE_KNOBS,
                   POINT_SECONDS, TOL, TapRace, TapSettings, refuse_model_change, tap_data)
 
 __all__ = ["DBMTapRace", "DBM_RECORD_FIELDS", "tap_engine", "MAX_FIELDS"]
@@ -73,7 +72,7 @@ def _base_rate(X, eps=1e-3):
     return np.log(m) - np.log1p(-m)
 
 
-class DBMTapRace(BackgroundLoop):
+class DBMTapRace(TapLoop):
     """Train a 2-hidden-layer deep TAP machine on a background thread (module docstring);
     stream its TAP log-likelihood and both layers' receptive fields.
 
@@ -206,32 +205,15 @@ class DBMTapRace(BackgroundLoop):
         with self._lock:
             self.settings.param.update(**changes)
             tr = self._trainer_settings()
-            for k in ("learning_rate", "momentum", "weight_decay", "n_solutions", "damping"):
-                setattr(self.trainer, k, tr[k])
+            live = {k: tr[k] for k in ("learning_rate", "momentum", "weight_decay",
+                                       "n_solutions", "damping")}
+            for k, v in live.items():
+                setattr(self.trainer, k, v)
             if self._layer_alg is not None:
-                self._layer_alg.set_settings(**{k: tr[k] for k in (
-                    "learning_rate", "momentum", "weight_decay", "n_solutions", "damping")})
+                self._layer_alg.set_settings(**live)
         return dict(changes)
 
     # ------------------------------------------------------------------ the loop
-    def _pace(self):
-        return 1.0 / max(self.settings.points_per_second, 1)
-
-    def _report_failure(self, message: str) -> None:
-        if self.on_error:
-            self.on_error(message)
-
-    def _deliver(self, batch) -> None:
-        if self.sink:
-            self.sink(batch, self.snapshot)
-
-    def _fail(self, message) -> list[dict]:
-        self.failed = message
-        self._running.clear()
-        if self.on_error:
-            self.on_error(message)
-        return []
-
     def _advance(self) -> list[dict]:
         """One point: mini-batch updates (``updates_per_point`` of them, or for a time that
         keeps the evaluation at about :data:`LIVE_EVAL_BUDGET` of the point, at most
