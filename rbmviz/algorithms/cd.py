@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import param
 
-from .._blas import matmul, single_threaded_blas
+from .._blas import BINARY_DENSITY_MAX, binary_matmul, binary_matmul_T, binary_rows, matmul, single_threaded_blas
 from ..kernels.gibbs import (cd_updates_serial_, pcd_first_layer_, sample_rows_,
                              sample_rows_scaled_, sigmoid_rows_scaled_, use_pattern_table)
 from .base import Algorithm, stream_seed
@@ -34,6 +34,18 @@ if TYPE_CHECKING:
 
 #: the fused serial loop is used when n_visible · n_hidden · rows per update is at most this
 SERIAL_WORK_LIMIT = 2**16
+
+
+
+def _both(d_a: float | None, d_b: float | None) -> float | None:
+    """The density to multiply two stacked blocks by, both dense or both sparse: the larger
+    (None if either is not 0/1)."""
+    return None if d_a is None or d_b is None else max(d_a, d_b)
+
+
+def _dense(density: float | None) -> bool:
+    """Whether a factor with this fraction of ones (None: not 0/1) is multiplied by BLAS."""
+    return density is None or density > BINARY_DENSITY_MAX
 
 
 class CD(Algorithm):
@@ -114,7 +126,9 @@ class CD(Algorithm):
                 "w": np.empty(rows, dtype=dt),            # row weights of the visible-bias step
                 "F": np.empty((rows, m)), "B": np.empty((rows, m), dtype=np.int64),
                 "G": np.empty((nv, nh), dtype=dt), "gb": np.empty(nv, dtype=dt),
-                "gc": np.empty(nh, dtype=dt)}
+                "gc": np.empty(nh, dtype=dt),
+                "idx": np.empty((rows, nv), dtype=np.int32),   # ones of each row of S
+                "cnt": np.empty(rows, dtype=np.int32)}
         return buf
 
     def update(self, rbm: RBM, batch: np.ndarray) -> None:
@@ -127,7 +141,10 @@ class CD(Algorithm):
         probabilities).  6 GEMMs of size ``|B|·n_v·n_h`` per PCD-1 update, 5 per CD-1.  Every
         product goes through :func:`rbmviz._blas.matmul` (fixed row blocks, each one
         single-threaded BLAS call, spread over threads), so an update is bit-identical for any
-        BLAS or Numba thread count.
+        BLAS or Numba thread count.  The products whose left factor is the visible layer
+        (``S W``, ``V W`` and the weight step ``Sᵀ Y``) are sums of rows of ``W`` (of ``Y``)
+        when that layer is 0/1 with at most 25 % ones — binary data such as MNIST, and the
+        chains' samples (:func:`rbmviz._blas.binary_matmul`, same thread-count independence).
 
         Parameters
         ----------
@@ -154,21 +171,32 @@ class CD(Algorithm):
         eta = self.learning_rate if plain else 1.0
         s_pos, s_neg = dt.type(eta / nb), dt.type(-eta / n)
         seed, ctr, k = self.gibbs_seed, self.counter, self.k
+        idx, cnt = buf["idx"], buf["cnt"]
+        # the visible rows are 0/1 (samples always, the data mostly): their products are
+        # sums of rows of W where the ones are few (rbmviz._blas.binary_matmul)
+        d_x = binary_rows(Xb, idx[n:rows], cnt[n:rows])
         if self.persistent:
             V[...] = self.chains
-            matmul(S[:rows], W, Pre[:rows])
+            d_v = binary_rows(V, idx[:n], cnt[:n])
+            if _dense(d_v) == _dense(d_x):                    # one product for both
+                binary_matmul(S[:rows], W, Pre[:rows], idx[:rows], cnt[:rows], _both(d_v, d_x))
+            else:
+                binary_matmul(V, W, Pre[:n], idx[:n], cnt[:n], d_v)
+                binary_matmul(Xb, W, Pre[n:rows], idx[n:rows], cnt[n:rows], d_x)
             pcd_first_layer_(Pre[:rows], c, n, Y[n:rows], s_pos, H, seed, ctr, F, B)
         else:
             V[...] = Xb
-            matmul(Xb, W, Pre[:nb])
+            binary_matmul(Xb, W, Pre[:nb], idx[n:rows], cnt[n:rows], d_x)
             sample_rows_scaled_(Pre[:nb], c, Y[n:rows], s_pos, H, seed, ctr, F, B)
         for t in range(k):
             if t > 0:
-                matmul(V, W, Pre[:n])
+                d_v = binary_rows(V, idx[:n], cnt[:n])
+                binary_matmul(V, W, Pre[:n], idx[:n], cnt[:n], d_v)
                 sample_rows_(Pre[:n], c, H[:n], seed, ctr + 2 * t, F, B)
             matmul(H[:n], W.T, PreV[:n])
             sample_rows_(PreV[:n], b, V, seed, ctr + 2 * t + 1, F, B)
-        matmul(V, W, Pre[:n])
+        d_v = binary_rows(V, idx[:n], cnt[:n])
+        binary_matmul(V, W, Pre[:n], idx[:n], cnt[:n], d_v)
         sigmoid_rows_scaled_(Pre[:n], c, Y[:n], s_neg, F, B)
         self.counter = ctr + 2 * k
         if self.persistent:
@@ -177,7 +205,11 @@ class CD(Algorithm):
         w[:n] = s_neg
         w[n:] = s_pos
         G, gb, gc = buf["G"], buf["gb"], buf["gc"]
-        matmul(S[:rows].T, Y[:rows], G)                 # η(X_Bᵀ P⁰/|B| − Vᵀ Pᵏ/n)
+        if _dense(d_v) == _dense(d_x):                   # η(X_Bᵀ P⁰/|B| − Vᵀ Pᵏ/n)
+            binary_matmul_T([(S[:rows], Y[:rows], idx[:rows], cnt[:rows], _both(d_v, d_x))], G)
+        else:
+            binary_matmul_T([(V, Y[:n], idx[:n], cnt[:n], d_v),
+                             (Xb, Y[n:rows], idx[n:rows], cnt[n:rows], d_x)], G)
         np.dot(w, S[:rows], out=gb)
         Y[:rows].sum(axis=0, out=gc)
         if plain:
