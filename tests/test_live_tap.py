@@ -77,7 +77,8 @@ def test_records_stream_with_the_library_values():
     train, *_ = tap_data("digits", s.limit, seed=s.seed)
     fresh = TapRace(s)
     assert np.array_equal(fresh.data, train)
-    ll = tap.log_likelihood(fresh.rbm, fresh.eval_data, tol=COUNT_TOL, unique=True)
+    ll = tap.log_likelihood(fresh.rbm, fresh.eval_data, tol=COUNT_TOL, unique=True,
+                            undamped_first=True)
     assert recs[0]["tap_ll"] == pytest.approx(ll / (64 + 20), rel=1e-10)
     # at initialisation (tiny weights) every data point reaches the same TAP solution
     assert recs[0]["n_unique"] == 1
@@ -92,7 +93,7 @@ def test_snapshot_matches_an_independent_solve_and_the_map_is_fitted_once():
     first = race.snapshot
     check_snapshot(first, race)
     assert first["epoch"] == 0 and first["map"] == "data"
-    sol = tap.solve(race.rbm, race.landscape_data, tol=COUNT_TOL, max_iter=1000)
+    sol = tap.solve_counted(race.rbm, race.landscape_data, tol=COUNT_TOL, max_iter=1000)
     u = tap.unique_solutions(sol)
     assert first["n_unique"] == u.n_unique
     assert np.allclose(np.sort(first["free_energy"]), np.sort(u.free_energy), rtol=1e-12)
@@ -276,7 +277,7 @@ def test_settings_derive_from_the_tap_rule_and_the_run_loop_measures():
         assert [r["updates"] for r in recs] == [0, 2, 4]            # updates_per_point = 2
         # the record's TAP log-likelihood is eq. (39) per unit on the evaluation rows
         ref = tap.log_likelihood(race.rbm, race.eval_data, unique=True, tol=COUNT_TOL,
-                                 max_iter=1000, details=True)
+                                 max_iter=1000, details=True, undamped_first=True)
         assert recs[-1]["tap_ll"] == pytest.approx(float(ref.value) / (64 + 20), rel=1e-9)
         assert recs[-1]["n_unique"] == ref.n_solutions
         race.update_settings(updates_per_point=None)                 # spaced by time now

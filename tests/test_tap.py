@@ -483,3 +483,27 @@ def test_counting_warns_for_loosely_solved_runs_and_log_likelihood_solves_tightl
     d = tap.log_likelihood(rbm, X, details=True)
     assert d.solution.tol == tap.COUNT_TOL and d.n_solutions == 1
     assert tap.log_likelihood(rbm, X, unique=False, details=True).solution.tol == 1e-8
+
+
+def test_solve_counted_undamped_first_then_damped_where_it_fails():
+    """solve_counted: undamped runs that converge are kept; the others are solved again with
+    the damping, bit for bit as solve(damping) does; on weak couplings both reach the one
+    fixed point, and the log-likelihood with undamped_first agrees with the damped one."""
+    rbm = random_rbm(8, 5, scale=0.25, seed=5)
+    V = _binary_rows(40, 8, 2)
+    undamped = tap.solve(rbm, V, damping=1.0, tol=1e-12, max_iter=200)
+    counted = tap.solve_counted(rbm, V, damping=0.5, tol=1e-12, max_iter=1000)
+    assert undamped.not_converged.size == 0
+    np.testing.assert_array_equal(counted.av, undamped.av)          # kept as they are
+    np.testing.assert_array_equal(counted.n_iter, undamped.n_iter)
+    damped = tap.solve(rbm, V, damping=0.5, tol=1e-12, max_iter=1000)
+    assert np.median(counted.n_iter) < np.median(damped.n_iter)     # the point of it
+    np.testing.assert_allclose(counted.av, damped.av, atol=1e-5)    # the same fixed point
+    # one undamped iteration converges nowhere: every row is the damped solve's
+    fallback = tap.solve_counted(rbm, V, damping=0.5, tol=1e-12, max_iter=1000, first_max_iter=1)
+    for f in ("av", "ah", "cv", "ch", "n_iter", "converged"):
+        np.testing.assert_array_equal(getattr(fallback, f), getattr(damped, f))
+    a = tap.log_likelihood(rbm, V, tol=1e-12, undamped_first=True, details=True)
+    b = tap.log_likelihood(rbm, V, tol=1e-12, details=True)
+    assert a.n_solutions == b.n_solutions == 1
+    assert a.value == pytest.approx(b.value, abs=1e-9)

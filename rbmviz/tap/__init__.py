@@ -11,7 +11,8 @@ TAP free energies and the TAP log-likelihood (the TAP theory page of the documen
   distributions, Isomap maps, receptive fields), :mod:`~rbmviz.tap.presets` (Table 1).
 """
 from .inference import (COUNT_TOL, TAPLogLikelihood, TAPSolution, UniqueSolutions,
-                        free_energy_binary, log_likelihood, solve, unique_solutions)
+                        free_energy_binary, log_likelihood, solve, solve_counted,
+                        unique_solutions)
 from . import denoising, landscape, presets
 from .denoising import corrupt, denoise, denoising_curve, mcc
 

@@ -39,7 +39,8 @@ from ..kernels import tap as _k
 if TYPE_CHECKING:
     from ..model import RBM
 
-__all__ = ["solve", "TAPSolution", "unique_solutions", "UniqueSolutions", "log_likelihood", "COUNT_TOL",
+__all__ = ["solve", "solve_counted", "TAPSolution", "unique_solutions", "UniqueSolutions",
+           "log_likelihood", "COUNT_TOL", "FIRST_MAX_ITER",
            "TAPLogLikelihood", "free_energy_binary"]
 
 #: compaction of the active set happens once this fraction of its rows has converged
@@ -233,6 +234,9 @@ class TAPLogLikelihood:
 #: solve tolerance (MSE between iterations) recommended before counting unique solutions:
 #: at 1e-8 a run stops up to ~1e-3 from its fixed point when the iteration contracts slowly
 COUNT_TOL = 1e-12
+#: iterations of the undamped first attempt of :func:`solve_counted` (an undamped iteration
+#: that has not converged by then oscillates)
+FIRST_MAX_ITER = 200
 
 #: wall time one moments kernel call of a truncated prior aims at (Ctrl-C between calls)
 CALL_SECONDS = 0.2
@@ -702,6 +706,59 @@ def _cluster_sorted(X, s, n_first, window, tol_first, tol_second):
     return _k.labels_from_parent(parent)
 
 
+def solve_counted(rbm: RBM, init_visible: ArrayLike, *, order: int = 2,
+                  damping: float | None = 0.5, tol: float = COUNT_TOL, max_iter: int = 1000,
+                  first_max_iter: int = FIRST_MAX_ITER) -> TAPSolution:
+    """TAP fixed points to be counted or averaged: undamped first, damped where that fails.
+
+    Alg. 1 is first run undamped (``damping=1``) to ``tol`` (default :data:`COUNT_TOL`) for
+    at most ``first_max_iter`` iterations; the rows that do not converge are run again from
+    the same initialisation with ``damping`` for at most ``max_iter`` iterations.  Near a fixed
+    point the undamped iteration converges several times faster than a damped one (measured on
+    a 784×100 TAP machine: 7 iterations against 22 to 1e-12), which is what makes a live
+    evaluation cheap; the damped fallback keeps the rows whose undamped iteration oscillates.
+    Both are Alg. 1 with the same fixed points; from the same start the two iterations may
+    reach different ones, as two damping values may.
+
+    Parameters
+    ----------
+    rbm : RBM
+        The model.
+    init_visible : array_like, shape (R, n_visible)
+        Data-anchored initialisations (eqs. 37–38).
+    order : {1, 2, 3}
+        TAP order.
+    damping : float or None
+        Damping of the second attempt (None or 1: no second attempt).
+    tol : float
+        Convergence threshold of both attempts.
+    max_iter : int
+        Iterations of the second attempt.
+    first_max_iter : int
+        Iterations of the undamped attempt.
+
+    Returns
+    -------
+    TAPSolution
+        The solution of every row (``n_iter`` of the attempt that produced it).
+    """
+    first_max_iter = check_int(first_max_iter, "first_max_iter", low=1)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    sol = solve(rbm, init_visible, order=order, damping=1.0, tol=tol,
+                max_iter=min(first_max_iter, max_iter))
+    bad = sol.not_converged
+    if bad.size == 0 or damping is None or float(damping) == 1.0:
+        return sol
+    again = solve(rbm, np.asarray(init_visible)[bad], order=order, damping=damping, tol=tol,
+                  max_iter=max_iter)
+    fields = {}
+    for f in sol._ROW_FIELDS:
+        arr = np.array(getattr(sol, f), copy=True)
+        arr[bad] = getattr(again, f)
+        fields[f] = arr
+    return dataclasses.replace(sol, **fields)
+
+
 def unique_solutions(sol: TAPSolution, tol: float = 1e-4) -> UniqueSolutions:
     """De-duplicate the converged solutions of ``sol``.
 
@@ -791,7 +848,7 @@ def log_likelihood(rbm: RBM, V: ArrayLike, *, init: ArrayLike | None = None,
                    n_init: int | None = None, unique: bool = True, seed: int = 0,
                    order: int = 2, damping: float | None = 0.5, tol: float | None = None,
                    max_iter: int = 1000, unique_tol: float = 1e-4,
-                   details: bool = False) -> float | TAPLogLikelihood:
+                   details: bool = False, undamped_first: bool = False) -> float | TAPLogLikelihood:
     """TAP estimate of the average log-likelihood of the rows of ``V`` (eq. 39), in nats.
 
     ``ln P(x) ≈ Σ_i ln P_i(x_i) + Σ_j ln Z^h_j(Σ_i W_ij x_i, 0) + (1/K) Σ_k 𝔽_RBM(k)``
@@ -831,6 +888,9 @@ def log_likelihood(rbm: RBM, V: ArrayLike, *, init: ArrayLike | None = None,
         Tolerance of :func:`unique_solutions`.
     details : bool
         Return a :class:`TAPLogLikelihood` instead of a float.
+    undamped_first : bool
+        Solve with :func:`solve_counted` (undamped first, ``damping`` only for the runs that
+        do not converge) instead of :func:`solve` with ``damping``: several times faster.
 
     Returns
     -------
@@ -848,7 +908,10 @@ def log_likelihood(rbm: RBM, V: ArrayLike, *, init: ArrayLike | None = None,
             I = I[pick]
     if tol is None:
         tol = COUNT_TOL if unique else 1e-8
-    sol = solve(rbm, I, order=order, damping=damping, tol=tol, max_iter=max_iter)
+    if undamped_first:
+        sol = solve_counted(rbm, I, order=order, damping=damping, tol=tol, max_iter=max_iter)
+    else:
+        sol = solve(rbm, I, order=order, damping=damping, tol=tol, max_iter=max_iter)
     bad = len(sol) - sol.n_converged
     if bad:
         warnings.warn(f"{bad} of {len(sol)} TAP initialisations did not converge within "
