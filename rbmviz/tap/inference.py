@@ -368,14 +368,20 @@ def _iterate(state, ride, step, n_units, tol, max_iter):
 
 
 # ---------------------------------------------------------------------------- binary path
-def _solve_binary(W, b, c, order, damping, tol, max_iter, av0, ah0, field):
-    """Orders 1–3 for Bernoulli units (A.2; order 2 = Alg. 1 with Bernoulli priors, B.8)."""
+def _solve_binary(W, b, c, order, damping, tol, max_iter, av0, ah0, field, products="float64"):
+    """Orders 1–3 for Bernoulli units (A.2; order 2 = Alg. 1 with Bernoulli priors, B.8).
+
+    ``products="float32"``: the matrix products take float32 copies of the moments and of
+    ``W`` (and its powers); the moments, the elementwise pass and the convergence test stay
+    float64."""
     R, nv = av0.shape
     nh = W.shape[1]
-    WT = np.ascontiguousarray(W.T)
-    W2 = W * W if order >= 2 else None
+    pdt = np.dtype(products)
+    Wp = W.astype(pdt) if pdt != W.dtype else W
+    WT = np.ascontiguousarray(Wp.T)
+    W2 = (W * W).astype(pdt) if order >= 2 else None
     W2T = np.ascontiguousarray(W2.T) if order >= 2 else None
-    W3 = W2 * W if order == 3 else None
+    W3 = (W * W * W).astype(pdt) if order == 3 else None
     W3T = np.ascontiguousarray(W3.T) if order == 3 else None
     av = av0.copy()
     cv = np.zeros_like(av)                       # c^v(0) = 0 (eq. 38)
@@ -389,11 +395,22 @@ def _solve_binary(W, b, c, order, damping, tol, max_iter, av0, ah0, field):
     else:
         gv, gh = av, ah                          # never read or written below order 3
     C = max(1, min(R, _CHUNK))
-    Ph, Pv = np.empty((C, nh)), np.empty((C, nv))
-    Qh = np.empty((C, nh)) if order >= 2 else Ph
-    Qv = np.empty((C, nv)) if order >= 2 else Pv
-    Th = np.empty((C, nh)) if order == 3 else Ph
-    Tv = np.empty((C, nv)) if order == 3 else Pv
+    Ph, Pv = np.empty((C, nh), pdt), np.empty((C, nv), pdt)
+    Qh = np.empty((C, nh), pdt) if order >= 2 else Ph
+    Qv = np.empty((C, nv), pdt) if order >= 2 else Pv
+    Th = np.empty((C, nh), pdt) if order == 3 else Ph
+    Tv = np.empty((C, nv), pdt) if order == 3 else Pv
+    if pdt == np.float64:
+        def x(a, s, e, buf):                 # the moments enter the products as they are
+            return a[s:e]
+        Xv = Xh = None
+    else:
+        Xv, Xh = np.empty((C, nv), pdt), np.empty((C, nh), pdt)
+
+        def x(a, s, e, buf):                 # a float32 copy of the chunk's moments
+            out = buf[: e - s]
+            out[...] = a[s:e]
+            return out
     fld = field if field is not None else np.empty((0, nv))
     no_field = np.empty((0, nh))
     ride = [fld] if field is not None else []
@@ -405,19 +422,19 @@ def _solve_binary(W, b, c, order, damping, tol, max_iter, av0, ah0, field):
             e = min(n, s + C)
             m = e - s
             # hidden side (uses the visible moments of the previous iteration)
-            np.matmul(av[s:e], W, out=Ph[:m])
+            np.matmul(x(av, s, e, Xv), Wp, out=Ph[:m])
             if order >= 2:
-                np.matmul(cv[s:e], W2, out=Qh[:m])
+                np.matmul(x(cv, s, e, Xv), W2, out=Qh[:m])
             if order == 3:
-                np.matmul(gv[s:e], W3, out=Th[:m])
+                np.matmul(x(gv, s, e, Xv), W3, out=Th[:m])
             _k.layer_update_(order, damping, c, no_field, Ph[:m], Qh[:m], Th[:m],
                              ah[s:e], ch[s:e], gh[s:e], diff[s:e], False)
             # visible side (uses the new hidden moments)
-            np.matmul(ah[s:e], WT, out=Pv[:m])
+            np.matmul(x(ah, s, e, Xh), WT, out=Pv[:m])
             if order >= 2:
-                np.matmul(ch[s:e], W2T, out=Qv[:m])
+                np.matmul(x(ch, s, e, Xh), W2T, out=Qv[:m])
             if order == 3:
-                np.matmul(gh[s:e], W3T, out=Tv[:m])
+                np.matmul(x(gh, s, e, Xh), W3T, out=Tv[:m])
             _k.layer_update_(order, damping, b, fld[s:e], Pv[:m], Qv[:m], Tv[:m],
                              av[s:e], cv[s:e], gv[s:e], diff[s:e], True)
 
@@ -563,7 +580,8 @@ def _free_energy_eq36(W, vis, hid, av, cv, ah, ch, Bv, Av, Bh, Ah, field):
 # ---------------------------------------------------------------------------- solve
 def solve(rbm: RBM, init_visible: ArrayLike, *, order: int = 2, damping: float | None = 0.5,
           tol: float = 1e-8, max_iter: int = 1000, visible_field: ArrayLike | None = None,
-          init_hidden: ArrayLike | None = None, data_anchored: bool = True) -> TAPSolution:
+          init_hidden: ArrayLike | None = None, data_anchored: bool = True,
+          products: str = "float64") -> TAPSolution:
     """TAP fixed points from ``R`` initialisations (Tramel et al. 2018, Alg. 1; Gabrié et al. 2015 for orders 1/3).
 
     Each row of ``init_visible`` starts one run of the iteration (data-anchored
@@ -609,6 +627,12 @@ def solve(rbm: RBM, init_visible: ArrayLike, *, order: int = 2, damping: float |
     data_anchored : bool
         ``False`` accepts any initial means in the prior's range (e.g. ``[0, 1]`` for
         Bernoulli units: the OPE means of denoising); ``c^v(0) = 0`` still.
+    products : {"float64", "float32"}
+        Precision of the iteration's matrix products (binary models only).  ``"float32"``
+        makes them ~1.9× faster on one core; the products then carry a relative error of
+        ~1e-7, which moves the fixed point by about as much — fine for the training
+        tolerance 1e-8 (an MSE change), not for counting solutions at 1e-12.  The returned
+        fields and free energies are computed in float64 either way.
 
     Returns
     -------
@@ -636,6 +660,10 @@ def solve(rbm: RBM, init_visible: ArrayLike, *, order: int = 2, damping: float |
     max_iter = check_int(max_iter, "max_iter", low=1)
     if not isinstance(data_anchored, (bool, np.bool_)):
         raise TypeError(f"data_anchored must be True or False, got {data_anchored!r}")
+    products = check_choice(products, "products", ("float64", "float32"))
+    if products != "float64" and not binary:
+        raise ValueError(f"products={products!r} is for binary models; models with other unit "
+                         f"priors compute their products in float64")
     nv, nh = rbm.n_visible, rbm.n_hidden
     av0 = vis.check(init_visible, "init_visible", bool(data_anchored))
     R = av0.shape[0]
@@ -661,7 +689,7 @@ def solve(rbm: RBM, init_visible: ArrayLike, *, order: int = 2, damping: float |
         if ah0 is None:
             ah0 = 0.5 + 0.5 * np.tanh(0.5 * (av0 @ W + hid.U))    # σ(c + Wᵀx)
         av, cv, ah, ch, converged, n_iter = _solve_binary(
-            W, vis.U, hid.U, order, damping, tol, max_iter, av0, ah0, field)
+            W, vis.U, hid.U, order, damping, tol, max_iter, av0, ah0, field, products)
         Bv, Av, Bh, Ah = _fields(W, av, cv, ah, ch, order, field)
         log_z = free_energy_binary(rbm, av, ah, order=order, visible_field=field)
         free = -log_z + vis.logz0.sum() + hid.logz0.sum()
