@@ -73,6 +73,8 @@ import rbmviz  # noqa: E402
 from rbmviz import _blas  # noqa: E402
 
 _mm = _blas.matmul
+_bmm = _blas.binary_matmul
+from rbmviz.algorithms.cd import _both, _dense  # noqa: E402  (the path choice of CD.update)
 
 NV, NH, BATCH, LR = 784, 500, 100, 0.01
 GEMM_FLOPS = 2 * BATCH * NV * NH            # one (100×784)·(784×500)-sized matmul
@@ -254,7 +256,8 @@ class InstrumentedUpdate:
                 "PreV": np.empty((rows, nv), dtype=dt), "w": np.empty(rows, dtype=dt),
                 "F": np.empty((rows, m)), "B": np.empty((rows, m), dtype=np.int64),
                 "G": np.empty((nv, nh), dtype=dt), "gb": np.empty(nv, dtype=dt),
-                "gc": np.empty(nh, dtype=dt)}
+                "gc": np.empty(nh, dtype=dt), "idx": np.empty((rows, nv), dtype=np.int32),
+                "cnt": np.empty(rows, dtype=np.int32)}
         return buf
 
     def __call__(self, rbm, batch, sec=None):
@@ -279,32 +282,42 @@ class InstrumentedUpdate:
         eta = alg.learning_rate if plain else 1.0
         s_pos, s_neg = dt.type(eta / nb), dt.type(-eta / n)
         seed, ctr, k = alg.gibbs_seed, alg.counter, alg.k
+        idx, cnt = buf["idx"], buf["cnt"]
+        d_x = _blas.binary_rows(Xb, idx[n:rows], cnt[n:rows])
         if alg.persistent:
             V[...] = alg.chains
-            sec.lap("python set-up + copy batch, chains into S")
-            _mm(S[:rows], W, Pre[:rows])
-            sec.lap("gemm  [V;Xb]@W (chains h + positive, stacked)")
+            d_v = _blas.binary_rows(V, idx[:n], cnt[:n])
+            sec.lap("python set-up + copy batch, chains into S, list the ones")
+            if _dense(d_v) == _dense(d_x):
+                _bmm(S[:rows], W, Pre[:rows], idx[:rows], cnt[:rows], _both(d_v, d_x))
+            else:
+                _bmm(V, W, Pre[:n], idx[:n], cnt[:n], d_v)
+                _bmm(Xb, W, Pre[n:rows], idx[n:rows], cnt[n:rows], d_x)
+            sec.lap("product [V;Xb]@W (chains h + positive; sums of rows if sparse)")
             self.k_first_pcd(Pre[:rows], c, n, Y[n:rows], s_pos, H, seed, ctr, F, B)
             sec.lap("numba pcd_first_layer_ (sample h | eta/|B| P0)")
         else:
             V[...] = Xb
-            sec.lap("python set-up + copy batch into S")
-            _mm(Xb, W, Pre[:nb])
-            sec.lap("gemm  Xb@W (positive = step-0 h)")
+            sec.lap("python set-up + copy batch into S, list the ones")
+            _bmm(Xb, W, Pre[:nb], idx[n:rows], cnt[n:rows], d_x)
+            sec.lap("product Xb@W (positive = step-0 h)")
             self.k_sample_scaled(Pre[:nb], c, Y[n:rows], s_pos, H, seed, ctr, F, B)
             sec.lap("numba sample_rows_scaled_ (h, eta/|B| P0)")
         for t in range(k):
             if t > 0:
-                _mm(V, W, Pre[:n])
-                sec.lap("gemm  V@W (Gibbs h, t>0)")
+                d_v = _blas.binary_rows(V, idx[:n], cnt[:n])
+                _bmm(V, W, Pre[:n], idx[:n], cnt[:n], d_v)
+                sec.lap("product V@W (Gibbs h, t>0)")
                 self.k_sample(Pre[:n], c, H[:n], seed, ctr + 2 * t, F, B)
                 sec.lap("numba sample_rows_ h (t>0)")
             _mm(H[:n], W.T, PreV[:n])
             sec.lap("gemm  H@W.T (Gibbs v)")
             self.k_sample(PreV[:n], b, V, seed, ctr + 2 * t + 1, F, B)
             sec.lap("numba sample_rows_ v")
-        _mm(V, W, Pre[:n])
-        sec.lap("gemm  V@W (negative)")
+        d_v = _blas.binary_rows(V, idx[:n], cnt[:n])
+        sec.lap("list the ones of V")
+        _bmm(V, W, Pre[:n], idx[:n], cnt[:n], d_v)
+        sec.lap("product V@W (negative)")
         self.k_sigmoid_scaled(Pre[:n], c, Y[:n], s_neg, F, B)
         sec.lap("numba sigmoid_rows_scaled_ (-eta/n Pk)")
         alg.counter = ctr + 2 * k
@@ -315,8 +328,12 @@ class InstrumentedUpdate:
         w[n:] = s_pos
         sec.lap("numpy chains copy-back, row weights")
         G, gb, gc = buf["G"], buf["gb"], buf["gc"]
-        _mm(S[:rows].T, Y[:rows], G)
-        sec.lap("gemm  S.T@Y (fused gradient)")
+        if _dense(d_v) == _dense(d_x):
+            _blas.binary_matmul_T([(S[:rows], Y[:rows], idx[:rows], cnt[:rows], _both(d_v, d_x))], G)
+        else:
+            _blas.binary_matmul_T([(V, Y[:n], idx[:n], cnt[:n], d_v),
+                                   (Xb, Y[n:rows], idx[n:rows], cnt[n:rows], d_x)], G)
+        sec.lap("product S.T@Y (fused gradient; sums of rows if sparse)")
         np.dot(w, S[:rows], out=gb)
         Y[:rows].sum(axis=0, out=gc)
         sec.lap("numpy bias gradients (w@S, Y.sum)")
