@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -257,6 +257,10 @@ class Run:
         self.max_seconds = (None if max_seconds is None else
                             check_float(max_seconds, "max_seconds", low=0.0, low_open=True))
         self.chunk_seconds = check_float(chunk_seconds, "chunk_seconds", low=0.0, low_open=True)
+        #: optional ``callable() -> bool``, asked after every training chunk: True ends the
+        #: point there (it is evaluated and recorded as usual) — a live engine's Pause acts
+        #: within a chunk instead of waiting for ``max_seconds``
+        self.yield_when: Callable[[], bool] | None = None
         self.max_weight = check_float(max_weight, "max_weight", low=0.0, low_open=True)
         self.max_ll_drop = (rbm.n_visible * math.log(2.0) if max_ll_drop is None else
                             check_float(max_ll_drop, "max_ll_drop", low=0.0, low_open=True))
@@ -468,6 +472,8 @@ class Run:
             if self._u >= goal:
                 return
             if not first and deadline is not None and time.perf_counter() >= deadline:
+                return
+            if not first and self.yield_when is not None and self.yield_when():
                 return
             first = False
             budget = self.chunk_seconds

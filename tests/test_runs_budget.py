@@ -89,6 +89,25 @@ def test_max_seconds_bounds_each_next_for_live_use():
     assert updates == sorted(updates) and updates[0] > 0
 
 
+def test_yield_when_ends_a_point_after_the_chunk_it_is_asked_in():
+    """``Run.yield_when`` (a live engine's Pause): asked after every chunk, True ends the point
+    there — the record comes at once instead of after 10**6 epochs — and the training is
+    the same as without it (chunking never changes results)."""
+    run = Run(rbmviz.RBM(9, 4, seed=0), BS, "cd", epochs=None, learning_rate=0.1, k=5,
+              eval_every=10**6, chunk_seconds=1e-4, metrics=["weight_norm"])
+    next(run)
+    asked = []
+    run.yield_when = lambda: asked.append(1) or len(asked) >= 3
+    t = time.perf_counter()
+    rec = next(run)
+    assert time.perf_counter() - t < 5.0 and len(asked) == 3
+    assert 0 < rec["updates"] < 10**6
+    ref = Run(rbmviz.RBM(9, 4, seed=0), BS, "cd", epochs=None, learning_rate=0.1, k=5,
+              eval_every=1, metrics=["weight_norm"])
+    ref.step_updates(rec["updates"])
+    assert all(np.array_equal(a, b) for a, b in zip(ref.rbm.params, run.rbm.params))
+
+
 def test_large_float64_models_train_a_float32_copy_and_stay_float64():
     X = (np.random.default_rng(0).random((200, 250)) < 0.2).astype(np.float64)
     rbm = rbmviz.RBM(250, 200, seed=0)                 # 50,000 weights: large

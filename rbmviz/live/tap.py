@@ -111,9 +111,9 @@ MAX_WEIGHT = 1e3
 #: share of the wall time spent on the evaluation solve when points are spaced by time (as
 #: rbmviz.runs.Run's own default: the updates are what the tab is about)
 LIVE_EVAL_BUDGET = 0.1
-#: each point trains at most about this long (Pause acts after the current point, so within a
-#: second with the evaluation)
-POINT_SECONDS = 0.75
+#: each point trains at most about this long (Pause ends the point at the next training chunk,
+#: ~0.25 s, through rbmviz.runs.Run.yield_when, so longer points do not slow it)
+POINT_SECONDS = 1.5
 #: held-out digits of the sklearn set (the last rows) and MNIST test images loaded
 N_TEST = 200
 
@@ -357,6 +357,10 @@ class TapRace(TapLoop):
                        pl_rows=len(eval_idx), max_weight=MAX_WEIGHT, dtype=None,
                        keep_records=False, eval_budget=LIVE_EVAL_BUDGET,
                        max_seconds=POINT_SECONDS, **self._spacing(), **self._algorithm_settings())
+        # Pause (or Stop) ends the loop thread's point at the next training chunk, not after
+        # POINT_SECONDS (a Step, from another thread while paused, trains a whole point)
+        self.run.yield_when = lambda: (threading.current_thread() is self._thread
+                                       and (not self._running.is_set() or self._stopped.is_set()))
         self.algorithm = self.run.algorithm
         self.n_batches = self.run.n_batches
         self.updates = 0
