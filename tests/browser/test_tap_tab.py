@@ -155,10 +155,18 @@ def test_tap_tab_trains_binary_mnist_784x100_at_5_updates_a_second(browser, expl
     start.click()
     page.wait_for_function(f"() => ({TAP_JS})()['curve:tap_ll'].updates.length >= 2",
                            timeout=60_000)
-    u0, t0 = tap_sources(page)["curve:tap_ll"]["updates"][-1], time.time()
-    time.sleep(15.0)
-    u1, t1 = tap_sources(page)["curve:tap_ll"]["updates"][-1], time.time()
+    # the rate between the moments two records were first seen (a point comes every ~1.5 s:
+    # reading the latest record at fixed times would be off by up to a point per reading)
+    seen, t_end = [], time.time() + 15.0
+    while time.time() < t_end:
+        u = page.evaluate(f"() => {{ const u = ({TAP_JS})()['curve:tap_ll'].updates; "
+                          f"return u[u.length - 1]; }}")
+        if not seen or u != seen[-1][0]:
+            seen.append((u, time.time()))
+        time.sleep(0.1)
     tap_button(page, "Pause").click()
+    assert len(seen) >= 3, seen
+    (u0, t0), (u1, t1) = seen[0], seen[-1]
     rate = (u1 - u0) / (t1 - t0)
     print(f"TAP 784x100, M = 100: {rate:.1f} updates/s")
     page.close()
