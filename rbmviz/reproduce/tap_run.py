@@ -158,23 +158,13 @@ def evaluate_tap(rbm: RBM, V: np.ndarray, *, damping: float = 1.0, tol: float = 
         ``−F(v) − log_z``, eq. 39), ``ll`` (their mean, nats), ``ll_sem`` (standard error),
         ``n_fallback`` (rows solved again with damping), ``iterations`` (mean iterations).
     """
-    import dataclasses
-
-    from ..tap import solve
+    from ..tap import solve_counted
     from ..tap.landscape import solution_statistics
 
-    first = max_iter if fallback_damping is None else min(first_max_iter, max_iter)
-    sol = solve(rbm, V, order=2, damping=damping, tol=tol, max_iter=first)
-    bad = sol.not_converged
-    if bad.size and fallback_damping is not None and fallback_damping != damping:
-        again = solve(rbm, V[bad], order=2, damping=fallback_damping, tol=fallback_tol,
-                      max_iter=max_iter)
-        fields = {}
-        for f in sol._ROW_FIELDS:
-            arr = np.array(getattr(sol, f), copy=True)
-            arr[bad] = getattr(again, f)
-            fields[f] = arr
-        sol = dataclasses.replace(sol, **fields)
+    sol, bad = solve_counted(rbm, V, order=2, damping=fallback_damping, tol=tol,
+                             max_iter=max_iter, first_max_iter=first_max_iter,
+                             first_damping=damping, fallback_tol=fallback_tol,
+                             return_fallback=True)
     stats = solution_statistics(sol, tol=unique_tol)
     reps = np.asarray(stats["representatives"], dtype=np.int64)
     if reps.size == 0:

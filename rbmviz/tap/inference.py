@@ -736,17 +736,20 @@ def _cluster_sorted(X, s, n_first, window, tol_first, tol_second):
 
 def solve_counted(rbm: RBM, init_visible: ArrayLike, *, order: int = 2,
                   damping: float | None = 0.5, tol: float = COUNT_TOL, max_iter: int = 1000,
-                  first_max_iter: int = FIRST_MAX_ITER) -> TAPSolution:
+                  first_max_iter: int = FIRST_MAX_ITER, first_damping: float = 1.0,
+                  fallback_tol: float | None = None,
+                  return_fallback: bool = False) -> TAPSolution | tuple[TAPSolution, np.ndarray]:
     """TAP fixed points to be counted or averaged: undamped first, damped where that fails.
 
-    Alg. 1 is first run undamped (``damping=1``) to ``tol`` (default :data:`COUNT_TOL`) for
-    at most ``first_max_iter`` iterations; the rows that do not converge are run again from
-    the same initialisation with ``damping`` for at most ``max_iter`` iterations.  Near a fixed
-    point the undamped iteration converges several times faster than a damped one (measured on
-    a 784×100 TAP machine: 7 iterations against 22 to 1e-12), which is what makes a live
-    evaluation cheap; the damped fallback keeps the rows whose undamped iteration oscillates.
-    Both are Alg. 1 with the same fixed points; from the same start the two iterations may
-    reach different ones, as two damping values may.
+    Alg. 1 is first run undamped (``first_damping=1``) to ``tol`` (default
+    :data:`COUNT_TOL`) for at most ``first_max_iter`` iterations; the rows that do not
+    converge are run again from the same initialisation with ``damping`` (to ``fallback_tol``,
+    default ``tol``) for at most ``max_iter`` iterations.  Near a fixed point the undamped
+    iteration converges several times faster than a damped one (measured on a 784×100 TAP
+    machine: 7 iterations against 22 to 1e-12), which is what makes a live evaluation cheap;
+    the damped fallback keeps the rows whose undamped iteration oscillates.  Both are Alg. 1
+    with the same fixed points; from the same start the two iterations may reach different
+    ones, as two damping values may.
 
     Parameters
     ----------
@@ -757,34 +760,42 @@ def solve_counted(rbm: RBM, init_visible: ArrayLike, *, order: int = 2,
     order : {1, 2, 3}
         TAP order.
     damping : float or None
-        Damping of the second attempt (None or 1: no second attempt).
+        Damping of the second attempt (None, or equal to ``first_damping``: no second attempt;
+        with None the first attempt gets ``max_iter`` iterations).
     tol : float
-        Convergence threshold of both attempts.
+        Convergence threshold of the first attempt.
     max_iter : int
         Iterations of the second attempt.
     first_max_iter : int
-        Iterations of the undamped attempt.
+        Iterations of the first attempt.
+    first_damping : float
+        Damping of the first attempt (1: undamped).
+    fallback_tol : float, optional
+        Convergence threshold of the second attempt (default ``tol``).
+    return_fallback : bool
+        Also return the rows whose first attempt did not converge.
 
     Returns
     -------
-    TAPSolution
-        The solution of every row (``n_iter`` of the attempt that produced it).
+    TAPSolution or (TAPSolution, numpy.ndarray)
+        The solution of every row (``n_iter`` of the attempt that produced it), and with
+        ``return_fallback`` the indices of the rows solved again.
     """
     first_max_iter = check_int(first_max_iter, "first_max_iter", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
-    sol = solve(rbm, init_visible, order=order, damping=1.0, tol=tol,
-                max_iter=min(first_max_iter, max_iter))
+    first = max_iter if damping is None else min(first_max_iter, max_iter)
+    sol = solve(rbm, init_visible, order=order, damping=first_damping, tol=tol, max_iter=first)
     bad = sol.not_converged
-    if bad.size == 0 or damping is None or float(damping) == 1.0:
-        return sol
-    again = solve(rbm, np.asarray(init_visible)[bad], order=order, damping=damping, tol=tol,
-                  max_iter=max_iter)
-    fields = {}
-    for f in sol._ROW_FIELDS:
-        arr = np.array(getattr(sol, f), copy=True)
-        arr[bad] = getattr(again, f)
-        fields[f] = arr
-    return dataclasses.replace(sol, **fields)
+    if bad.size and damping is not None and float(damping) != float(first_damping):
+        again = solve(rbm, np.asarray(init_visible)[bad], order=order, damping=damping,
+                      tol=tol if fallback_tol is None else fallback_tol, max_iter=max_iter)
+        fields = {}
+        for f in sol._ROW_FIELDS:
+            arr = np.array(getattr(sol, f), copy=True)
+            arr[bad] = getattr(again, f)
+            fields[f] = arr
+        sol = dataclasses.replace(sol, **fields)
+    return (sol, bad) if return_fallback else sol
 
 
 def unique_solutions(sol: TAPSolution, tol: float = 1e-4) -> UniqueSolutions:
