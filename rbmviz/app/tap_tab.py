@@ -143,6 +143,8 @@ class TapSession(SessionControls, DocumentFeed):
             w[name] = widget_for(s, name)
         w["order"] = widget_for(s, "order", label="TAP order (1 mean field, 2 TAP, 3)")
         w["inference"] = widget_for(s, "inference", kind="radio")
+        w["products"] = widget_for(s, "products", kind="radio",
+                                   label="Products of the training solves (RBM)")
         w["landscape_rows"] = widget_for(s, "landscape_rows", kind="input")
         w["eval_rows"] = widget_for(s, "eval_rows", kind="input", label="Evaluation rows (TAP LL)")
         w["points_per_second"] = widget_for(s, "points_per_second", label="Points per second (TAP)")
@@ -448,7 +450,7 @@ class TapSession(SessionControls, DocumentFeed):
             pn.pane.Markdown("### Training (live)"), w["learning_rate"], w["momentum"],
             w["momentum_form"], w["weight_decay"], w["n_solutions"],
             pn.pane.Markdown("Inference (Alg. 1 TAP, or adaptive TAP, App. D)"), w["inference"],
-            w["order"], w["damping"],
+            w["order"], w["damping"], w["products"],
             pn.pane.Markdown("### Landscape"), w["landscape_every"], w["landscape_rows"],
             w["eval_rows"],
             pn.pane.Markdown("### Pace"), w["updates_per_point"], w["points_per_second"],

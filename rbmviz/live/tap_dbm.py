@@ -30,6 +30,9 @@ units of each.
 Not here: the RBM tab's landscape (unique solutions, Isomap, free-energy histogram) and
 denoising; :mod:`rbmviz.dbm` has no de-duplication of DBM solutions nor a channel-evidence
 denoiser.  TAP2 only (``order = 2``, ``inference = "tap"``): other settings are refused.
+The ``products`` knob is the RBM's (:func:`rbmviz.tap.solve`); the deep machine's
+mean-field iteration (:mod:`rbmviz.dbm`) computes in float64 whatever it says.  Pause ends a
+point at the next update.
 """
 from __future__ import annotations
 
@@ -214,6 +217,11 @@ class DBMTapRace(TapLoop):
         return dict(changes)
 
     # ------------------------------------------------------------------ the loop
+    def _pause_asked(self) -> bool:
+        """Whether Pause or Stop came while the loop thread trains a point."""
+        return (threading.current_thread() is self._thread
+                and (not self._running.is_set() or self._stopped.is_set()))
+
     def _advance(self) -> list[dict]:
         """One point: mini-batch updates (``updates_per_point`` of them, or for a time that
         keeps the evaluation at about :data:`LIVE_EVAL_BUDGET` of the point, at most
@@ -239,6 +247,8 @@ class DBMTapRace(TapLoop):
                         done += 1
                         if (done >= upp) if upp is not None else \
                                 (time.perf_counter() - t0 >= budget):
+                            break
+                        if self._pause_asked():        # Pause ends the point at once
                             break
                 except (FloatingPointError, ArithmeticError, ValueError) as err:
                     return self._fail(f"deep TAP training diverged at update {self.updates}: "
