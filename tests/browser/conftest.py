@@ -70,7 +70,10 @@ def explorer_url():
     log = open(OUTPUT.mkdir(parents=True, exist_ok=True) or OUTPUT / "panel_serve.log", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "panel", "serve", str(ROOT / "apps" / "explorer.py"), "--port", str(port),
-         "--address", "127.0.0.1", f"--allow-websocket-origin=127.0.0.1:{port}", "--liveness"],
+         "--address", "127.0.0.1", f"--allow-websocket-origin=127.0.0.1:{port}", "--liveness",
+         # a closed page's session (and its training thread) goes within ~1.5 s, not ~30 s:
+         # otherwise a test's race still trains while the next test measures its own rate
+         "--unused-session-lifetime", "1000", "--check-unused-sessions", "500"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.time() + 90

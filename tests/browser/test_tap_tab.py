@@ -147,6 +147,7 @@ def test_tap_tab_streams_the_landscape_and_denoises(browser, explorer_url):
 def test_tap_tab_trains_binary_mnist_784x100_at_5_updates_a_second(browser, explorer_url):
     """At the tab's defaults (binary MNIST, Nh = 100, M = K = 100) the TAP machine makes at
     least 5 mini-batch updates a second, counted from the streamed records."""
+    time.sleep(3.0)                # the previous tests' sessions (and races) are gone by then
     page = open_explorer(browser, explorer_url)
     page.get_by_text("TAP landscape", exact=True).click()
     start = tap_button(page, "Start")
