@@ -63,6 +63,12 @@ class BackgroundLoop:
         return None
 
     # ------------------------------------------------------------------ state
+    def _pause_asked(self) -> bool:
+        """Whether Pause or Stop came while the loop thread trains a point (False on any
+        other thread: a Step while paused trains a whole point)."""
+        return (threading.current_thread() is self._thread
+                and (not self._running.is_set() or self._stopped.is_set()))
+
     @property
     def running(self) -> bool:
         return self._running.is_set() and not self._stopped.is_set()

@@ -359,8 +359,7 @@ class TapRace(TapLoop):
                        max_seconds=POINT_SECONDS, **self._spacing(), **self._algorithm_settings())
         # Pause (or Stop) ends the loop thread's point at the next training chunk, not after
         # POINT_SECONDS (a Step, from another thread while paused, trains a whole point)
-        self.run.yield_when = lambda: (threading.current_thread() is self._thread
-                                       and (not self._running.is_set() or self._stopped.is_set()))
+        self.run.yield_when = self._pause_asked
         self.algorithm = self.run.algorithm
         self.n_batches = self.run.n_batches
         self.updates = 0

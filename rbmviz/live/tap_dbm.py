@@ -217,11 +217,6 @@ class DBMTapRace(TapLoop):
         return dict(changes)
 
     # ------------------------------------------------------------------ the loop
-    def _pause_asked(self) -> bool:
-        """Whether Pause or Stop came while the loop thread trains a point."""
-        return (threading.current_thread() is self._thread
-                and (not self._running.is_set() or self._stopped.is_set()))
-
     def _advance(self) -> list[dict]:
         """One point: mini-batch updates (``updates_per_point`` of them, or for a time that
         keeps the evaluation at about :data:`LIVE_EVAL_BUDGET` of the point, at most
