@@ -47,6 +47,21 @@ def _atomic_savez(path, **arrays):
         raise
 
 
+_PRIOR_PREFIXES = ("visible_", "hidden_")
+
+
+def _prior_arrays(rbm):
+    """``{"<layer>_<param>": array}`` for the array parameters of real-valued unit priors
+    (``V``, ``rho``; the bias is the model's ``b`` / ``c``), empty for Bernoulli units."""
+    out = {}
+    for layer in ("visible", "hidden"):
+        prior = getattr(rbm, f"{layer}_prior")
+        for k, v in prior.to_dict().items():
+            if k not in ("name", "n", "interval"):
+                out[f"{layer}_{k}"] = np.asarray(v, dtype=np.float64)
+    return out
+
+
 def _canonical(settings):
     return json.loads(json.dumps({k: v for k, v in settings.items() if k not in SETTINGS_FREE},
                                  default=json_default, sort_keys=True))
@@ -91,10 +106,11 @@ class RunState:
 
     # ---------------------------------------------------------------- training state
     def save(self, nh, rbm, alg, run_):
-        """Write the training state of model ``nh`` (after ``run_.epoch`` epochs)."""
+        """Write the training state of model ``nh`` (after ``run_.epoch`` epochs): also the
+        trained parameters of real-valued unit priors (``V``, ``ρ``)."""
         _atomic_savez(
             self._dir(nh) / "state.npz", W=rbm.W, b=rbm.b, c=rbm.c, vW=alg.vW, vb=alg.vb,
-            vc=alg.vc, prev_gW=alg.prev_gW,
+            vc=alg.vc, prev_gW=alg.prev_gW, **_prior_arrays(rbm),
             counters=np.array([getattr(alg, k) for k in _COUNTERS], dtype=np.int64),
             shuffle=np.array(json.dumps(run_._shuffle.bit_generator.state)),
             epoch=np.array(run_.epoch), wall_time=np.array(run_.wall_time))
@@ -110,6 +126,12 @@ class RunState:
                 raise ValueError(f"{f} holds a {z['W'].shape} model, expected {rbm.W.shape}")
             for name in ("W", "b", "c"):
                 getattr(rbm, name)[...] = z[name]
+            want = set(_prior_arrays(rbm))
+            if want != {k for k in z.files if k.startswith(_PRIOR_PREFIXES)}:
+                raise ValueError(f"{f} holds the state of a model with other unit priors")
+            for key in want:
+                layer, name = key.split("_", 1)
+                setattr(getattr(rbm, f"{layer}_prior"), name, z[key])
             for name in ("vW", "vb", "vc", "prev_gW"):
                 getattr(alg, name)[...] = z[name]
             for k, v in zip(_COUNTERS, z["counters"]):

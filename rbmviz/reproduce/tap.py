@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Sequence
 from . import _io, tap_beyond
 from .tap_run import (DEFAULT_PS, PAPER, TABLES, _algorithm, _check_settings, _parse_list,
                       base_rate_biases, eval_schedule, evaluate_tap, run)
-from .tap_summary import NOTES, claims, format_summary, summarize
+from .tap_summary import DATASETS, NOTES, claims, format_summary, summarize
 from ..viz.tap import PARTS, reproduction_figure
 
 if TYPE_CHECKING:
@@ -152,7 +152,8 @@ def save(tables: dict, summary: dict, out: str | os.PathLike, *, overwrite: bool
         hv.extension("bokeh", logo=False)
         tmp = out / "figure.tmp.html"
         hv.save(figure(tables), tmp, backend="bokeh", resources="inline",
-                title="Tramel et al. 2018: TAP machines on binary-MNIST")
+                title="Tramel et al. 2018: TAP machines on "
+                      + str((summary.get("settings") or {}).get("data", "binary-MNIST")))
         os.replace(tmp, out / "figure.html")
         paths.append(out / "figure.html")
     return paths
@@ -169,11 +170,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         The subcommand's parser.
     """
     g = parser.add_argument_group("experiment (defaults: the paper's settings)")
-    g.add_argument("--epochs", type=int, default=100, metavar="INT",
-                   help="training epochs (default: 100)")
-    g.add_argument("--samples", type=int, default=60_000, metavar="INT",
-                   help="training rows: the first INT binary-MNIST training images "
-                        "(default: 60000)")
+    g.add_argument("--dataset", choices=tuple(DATASETS), default="binary-mnist",
+                   help="Table 1's data set: binary-MNIST (Bernoulli visible units), real-MNIST "
+                        "(truncated Gauss-Bernoulli) or the CBCL faces (truncated Gaussian); "
+                        "the other defaults follow it (default: binary-mnist)")
+    g.add_argument("--epochs", type=int, default=None, metavar="INT",
+                   help="training epochs (default: 100; CBCL 500)")
+    g.add_argument("--samples", type=int, default=None, metavar="INT",
+                   help="training rows: the first INT training images "
+                        "(default: all, 60000 MNIST / 2429 CBCL)")
     g.add_argument("--eval-samples", type=int, default=None, metavar="INT",
                    help="training rows used as TAP initialisations for the log-likelihood "
                         "and the solution counts (default: 10000, at most --samples; quick "
@@ -225,7 +230,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     o.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-#: the paper's settings for the options left unset ...
+#: the paper's settings for the options left unset (binary-MNIST; the other data sets'
+#: come from :data:`DATASETS`) ...
 FULL_DEFAULTS = dict(eval_samples=10_000, test_samples=1_000, hidden="25,50,100,500",
                      learning_rate=0.005, batch_size=100,
                      ps=",".join(f"{p:g}" for p in DEFAULT_PS))
@@ -233,7 +239,23 @@ FULL_DEFAULTS = dict(eval_samples=10_000, test_samples=1_000, hidden="25,50,100,
 #: M = 100 (the paper makes 60,000) would leave the weights near their N(0, 1e-6) start
 QUICK_DEFAULTS = dict(eval_samples=1_000, test_samples=200, hidden="25,100",
                       learning_rate=0.05, batch_size=20, ps="0,0.05,0.1,0.2,0.3,0.4,0.5")
+#: the quick forms of the real-valued data sets: fewer, smaller models and a 10x step
+QUICK_DEFAULTS_REAL = {
+    "real-mnist": dict(eval_samples=1_000, test_samples=0, hidden="100", learning_rate=0.05,
+                       batch_size=20),
+    "cbcl": dict(eval_samples=400, test_samples=0, hidden="64", learning_rate=0.05,
+                 batch_size=20),
+}
 QUICK_UPDATES = 5_000
+
+
+def _full_defaults(dataset):
+    if dataset == "binary-mnist":
+        return FULL_DEFAULTS
+    d = DATASETS[dataset]
+    return dict(eval_samples=d["eval_samples"], test_samples=0,
+                hidden=",".join(map(str, d["hidden"])), learning_rate=d["learning_rate"],
+                batch_size=d["batch_size"], ps="none")
 
 
 def resolve_defaults(args: argparse.Namespace) -> str | None:
@@ -257,9 +279,19 @@ def resolve_defaults(args: argparse.Namespace) -> str | None:
     str or None
         A sentence saying which quick-form settings were used, or None.
     """
-    updates = max(1, args.samples // 100) * max(args.epochs, 0)
+    dataset = getattr(args, "dataset", None) or "binary-mnist"
+    d = DATASETS[dataset]
+    if getattr(args, "epochs", None) is None:
+        args.epochs = d["epochs"]
+    if getattr(args, "samples", None) is None:
+        args.samples = d["rows"]
+    m = d["batch_size"]
+    updates = max(1, args.samples // m) * max(args.epochs, 0)
     quick = updates < QUICK_UPDATES
-    chosen = QUICK_DEFAULTS if quick else FULL_DEFAULTS
+    if quick:
+        chosen = QUICK_DEFAULTS if dataset == "binary-mnist" else QUICK_DEFAULTS_REAL[dataset]
+    else:
+        chosen = _full_defaults(dataset)
     used = {}
     for k, v in chosen.items():
         if getattr(args, k, None) is None:
@@ -267,8 +299,9 @@ def resolve_defaults(args: argparse.Namespace) -> str | None:
             used[k] = v
     if not quick or not used:
         return None
+    paper_updates = (d["rows"] // m) * d["epochs"]
     return (f"quick form ({args.samples:,} rows x {args.epochs} epochs = {updates:,} updates at "
-            f"Table 1's M=100, the paper makes 60,000): "
+            f"Table 1's M={m}, the paper makes {paper_updates:,}): "
             + ", ".join(f"{k.replace('_', '-')} {v}" for k, v in used.items())
             + "; set these options to override")
 
@@ -303,7 +336,8 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         hidden = _parse_list(args.hidden, int, "--hidden")
         ps = _parse_list(args.ps, float, "--ps")
-        kw = dict(epochs=args.epochs, samples=args.samples, eval_samples=args.eval_samples,
+        kw = dict(dataset=args.dataset, epochs=args.epochs, samples=args.samples,
+                  eval_samples=args.eval_samples,
                   test_samples=args.test_samples, hidden=hidden, count_hidden=args.count_hidden,
                   eval_every=args.eval_every, ps=ps, learning_rate=args.learning_rate,
                   batch_size=args.batch_size, n_solutions=args.batch_size,
@@ -344,8 +378,8 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 #: the defaults of :func:`run` that the command line does not expose
-_DEFAULTS = dict(isomap_epochs=PAPER["isomap_epochs"], batch_size=100, n_solutions=100,
-                 weight_decay=0.001, momentum=0.5, momentum_form="heavy_ball", init_scale=0.001,
+_DEFAULTS = dict(isomap_epochs=None, batch_size=None, n_solutions=None,
+                 weight_decay=None, momentum=0.5, momentum_form="heavy_ball", init_scale=0.001,
                  damping=0.5,
                  eval_damping=1.0, tol=1e-8, eval_tol=1e-12, max_iter=1000, unique_tol=1e-4,
                  n_neighbors=5)

@@ -20,14 +20,14 @@ from .. import algorithms
 from .._validation import check_int
 from . import _io
 from . import _tap_state as _state
-from .tap_summary import (DATA_MAP_DIGITS, DEFAULT_PS, EXACT_MAX_HIDDEN, PAPER, TABLES,
-                          summarize)
+from .tap_summary import (DATA_MAP_DIGITS, DATASETS, DEFAULT_PS, EXACT_MAX_HIDDEN, PAPER,
+                          TABLES, summarize)
 
 if TYPE_CHECKING:
     from ..model import RBM
 
-__all__ = ["PAPER", "TABLES", "DEFAULT_PS", "run", "evaluate_tap", "base_rate_biases",
-           "eval_schedule"]
+__all__ = ["PAPER", "TABLES", "DEFAULT_PS", "DATASETS", "run", "evaluate_tap",
+           "base_rate_biases", "eval_schedule", "dataset_defaults"]
 
 
 # ---------------------------------------------------------------------------- settings
@@ -38,27 +38,76 @@ def _parse_list(text, kind, name):
     return _io.parse_list(text, kind, name, allow_empty=True)
 
 
+def dataset_defaults(dataset: str) -> dict:
+    """The paper's settings of ``dataset`` (a key of :data:`DATASETS`): what :func:`run`
+    uses for the settings left at None.
+
+    Parameters
+    ----------
+    dataset : {"binary-mnist", "real-mnist", "cbcl"}
+        The data set.
+
+    Returns
+    -------
+    dict
+        A copy of ``DATASETS[dataset]``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown data set.
+    """
+    from .._validation import check_choice
+    return dict(DATASETS[check_choice(dataset, "dataset", tuple(DATASETS))])
+
+
 def _check_settings(*, epochs, samples, eval_samples, test_samples, hidden, count_hidden,
                     eval_every, isomap_epochs, ps, batch_size, n_solutions, learning_rate,
                     weight_decay, momentum, momentum_form, init_scale, damping, eval_damping, tol,
                     max_iter, unique_tol, eval_tol,
-                    n_neighbors, seed):
+                    n_neighbors, seed, dataset="binary-mnist", learning_rate_final=None,
+                    decay_epochs=None):
     from .._validation import check_choice, check_float, check_int, check_seed
+    d = dataset_defaults(dataset)
+    epochs = d["epochs"] if epochs is None else epochs
+    samples = d["rows"] if samples is None else samples
+    eval_samples = d["eval_samples"] if eval_samples is None else eval_samples
+    test_samples = d["test_samples"] if test_samples is None else test_samples
+    hidden = d["hidden"] if hidden is None else hidden
+    isomap_epochs = d["isomap_epochs"] if isomap_epochs is None else isomap_epochs
+    batch_size = d["batch_size"] if batch_size is None else batch_size
+    n_solutions = batch_size if n_solutions is None else n_solutions
+    learning_rate = d["learning_rate"] if learning_rate is None else learning_rate
+    weight_decay = d["weight_decay"] if weight_decay is None else weight_decay
+    if learning_rate_final is None:
+        learning_rate_final = d["learning_rate_final"]
+    if learning_rate_final is not None:
+        learning_rate_final = check_float(learning_rate_final, "learning_rate_final", low=0.0,
+                                          low_open=True)
+        # the decay's horizon is the paper's length, not this run's: a run continued to
+        # more epochs keeps the schedule it started with
+        decay_epochs = check_int(d["epochs"] if decay_epochs is None else decay_epochs,
+                                 "decay_epochs", low=1)
+    elif decay_epochs is not None:
+        raise ValueError("decay_epochs needs learning_rate_final (the rate γ decays to)")
+    if test_samples and dataset != "binary-mnist":
+        raise ValueError(f"test_samples={test_samples}: the denoising curves (Fig. 8) are a "
+                         f"binary-MNIST experiment; use test_samples=0 with dataset={dataset!r}")
     hidden = list(dict.fromkeys(check_int(h, "hidden", low=1) for h in hidden))
     if not hidden:
         raise ValueError("hidden is empty; expected at least one number of hidden units")
     if count_hidden is None:
-        count_hidden = 100 if 100 in hidden else hidden[-1]
+        count_hidden = d["count_hidden"] if d["count_hidden"] in hidden else hidden[-1]
     count_hidden = check_int(count_hidden, "count_hidden", low=1)
     if count_hidden not in hidden:
         raise ValueError(f"count_hidden={count_hidden} must be one of hidden={hidden}")
-    samples = check_int(samples, "samples", low=2, high=60_000)
+    samples = check_int(samples, "samples", low=2, high=d["rows"])
     epochs = check_int(epochs, "epochs", low=0)
     batch_size = check_int(batch_size, "batch_size", low=1)
     if batch_size > samples:
         raise ValueError(f"batch_size={batch_size} is larger than samples={samples}")
     ps = [check_float(p, "p (flip probability)", low=0.0, high=0.5) for p in ps]
-    return dict(
+    out = dict(
         epochs=epochs, samples=samples,
         eval_samples=min(check_int(eval_samples, "eval_samples", low=2), samples),
         test_samples=check_int(test_samples, "test_samples", low=0, high=10_000),
@@ -80,6 +129,11 @@ def _check_settings(*, epochs, samples, eval_samples, test_samples, hidden, coun
         unique_tol=check_float(unique_tol, "unique_tol", low=0.0, low_open=True),
         n_neighbors=check_int(n_neighbors, "n_neighbors", low=1),
         seed=check_seed(seed))
+    if dataset != "binary-mnist":      # (binary-MNIST's settings stay those of earlier runs,
+        out["dataset"] = dataset       # whose state directories continue unchanged)
+    if learning_rate_final is not None:
+        out.update(learning_rate_final=learning_rate_final, decay_epochs=decay_epochs)
+    return out
 
 
 def eval_schedule(epochs: int, eval_every: int = 1, extra: Sequence[int] = ()) -> list[int]:
@@ -158,7 +212,7 @@ def evaluate_tap(rbm: RBM, V: np.ndarray, *, damping: float = 1.0, tol: float = 
         ``−F(v) − log_z``, eq. 39), ``ll`` (their mean, nats), ``ll_sem`` (standard error),
         ``n_fallback`` (rows solved again with damping), ``iterations`` (mean iterations).
     """
-    from ..tap import solve_counted
+    from ..tap import data_term, solve_counted
     from ..tap.landscape import solution_statistics
 
     sol, bad = solve_counted(rbm, V, order=2, damping=fallback_damping, tol=tol,
@@ -168,10 +222,14 @@ def evaluate_tap(rbm: RBM, V: np.ndarray, *, damping: float = 1.0, tol: float = 
     stats = solution_statistics(sol, tol=unique_tol)
     reps = np.asarray(stats["representatives"], dtype=np.int64)
     if reps.size == 0:
-        log_z = float("nan")
+        log_z = mean_f = float("nan")
     else:
         log_z = float(np.mean(np.asarray(sol.log_z, dtype=np.float64)[reps]))
-    ll_rows = -rbm.free_energy(V) - log_z
+        mean_f = float(np.mean(np.asarray(sol.free_energy, dtype=np.float64)[reps]))
+    if rbm.visible == "bernoulli" and rbm.hidden == "bernoulli":
+        ll_rows = -rbm.free_energy(V) - log_z
+    else:       # real-valued units: ln P(x) = data term (normalised priors) + mean 𝔽 (eq. 39)
+        ll_rows = data_term(rbm, V) + mean_f
     n = ll_rows.shape[0]
     return {"sol": sol, "stats": stats, "log_z": log_z, "ll_rows": ll_rows,
             "ll": float(ll_rows.mean()),
@@ -205,15 +263,18 @@ def _algorithm(s, seed):
                              weight_decay=s["weight_decay"], n_solutions=s["n_solutions"],
                              order=2, damping=s["damping"], tol=s["tol"],
                              max_iter=s["max_iter"], momentum_form=s["momentum_form"],
-                             seed=seed)
+                             learning_rate_final=s.get("learning_rate_final"),
+                             decay_epochs=s.get("decay_epochs"), seed=seed)
 
 
-def run(*, epochs: int = 100, samples: int = 60_000, eval_samples: int = 10_000,
-        test_samples: int = 1_000, hidden: Sequence[int] = (25, 50, 100, 500),
-        count_hidden: Sequence[int] | None = None, eval_every: int = 1,
-        isomap_epochs: Sequence[int] = PAPER["isomap_epochs"], ps: Sequence[float] = DEFAULT_PS,
-        batch_size: int = 100, n_solutions: int = 100, learning_rate: float = 0.005,
-        weight_decay: float = 0.001, momentum: float = 0.5, momentum_form: str = "heavy_ball",
+def run(*, dataset: str = "binary-mnist", epochs: int | None = None, samples: int | None = None,
+        eval_samples: int | None = None, test_samples: int | None = None,
+        hidden: Sequence[int] | None = None, count_hidden: int | None = None,
+        eval_every: int = 1, isomap_epochs: Sequence[int] | None = None,
+        ps: Sequence[float] = DEFAULT_PS, batch_size: int | None = None,
+        n_solutions: int | None = None, learning_rate: float | None = None,
+        learning_rate_final: float | None = None, decay_epochs: int | None = None,
+        weight_decay: float | None = None, momentum: float = 0.5, momentum_form: str = "heavy_ball",
         init_scale: float = 0.001, damping: float = 0.5, eval_damping: float = 1.0,
         tol: float = 1e-8, max_iter: int = 1000, unique_tol: float = 1e-4, n_neighbors: int = 5,
         seed: int = 0, eval_tol: float = 1e-12, data: np.ndarray | None = None,
@@ -222,31 +283,46 @@ def run(*, epochs: int = 100, samples: int = 60_000, eval_samples: int = 10_000,
         save_epochs: Sequence[int] = ()) -> tuple[dict, dict]:
     """Run the experiment.
 
+    Every setting left at None takes the paper's value for ``dataset``
+    (:data:`DATASETS`, Table 1 and Figs. 3, 5, 7).
+
     Parameters
     ----------
+    dataset : {"binary-mnist", "real-mnist", "cbcl"}
+        Table 1's data sets: MNIST thresholded at 0.5 with Bernoulli visible units; MNIST in
+        [0, 1] with truncated Gauss–Bernoulli visible units (eq. 94); the 2,429 CBCL faces in
+        [0, 1] with truncated Gaussian visible units (eqs. 71–75).  The real-valued models
+        start with their priors fitted to the data (:func:`rbmviz.tap.presets.init_priors_from_data`).
     epochs : int
-        Training epochs (paper: 100).
+        Training epochs (paper: 100; CBCL 500, Fig. 7c).
     samples : int
-        Training rows: the first ``samples`` binary-MNIST training images
-        (paper: 60,000).
+        Training rows: the first ``samples`` training images (paper: all — 60,000 MNIST
+        images, 2,429 faces).
     eval_samples : int
         The first rows of the training set used as initialisations for the
-        TAP log-likelihood and the solution counting (paper: 10,000; capped at ``samples``).
+        TAP log-likelihood and the solution counting (paper: 10,000 MNIST, 2,400 CBCL;
+        capped at ``samples``).
     test_samples : int
         Held-out MNIST test images for the denoising curves (paper: 1,000;
-        0 skips denoising).
+        0 skips denoising; binary-MNIST only).
     hidden : sequence of int
-        numbers of hidden units trained (paper: 25, 50, 100, 500).
-    count_hidden : the N_h whose solutions are mapped by Isomap (default 100 if trained, else
-        the last of ``hidden``).
+        numbers of hidden units trained (paper: 25, 50, 100, 500 binary-MNIST; 100, 500
+        real-MNIST; 256 CBCL).
+    count_hidden : the N_h whose solutions are mapped by Isomap (default 100 for MNIST, 256
+        for CBCL, if trained; else the last of ``hidden``).
     eval_every : int
         record every this many epochs (plus epoch 0, the Isomap epochs and the last).
     isomap_epochs : epochs whose solutions are drawn in the Isomap maps (paper: 1, 3, 25, 100;
-        those beyond ``epochs`` are dropped and the last epoch is always included).
+        CBCL 5, 100, 200, 500; those beyond ``epochs`` are dropped and the last epoch is
+        always included).
     ps : sequence of float
         flip probabilities of the denoising curves.
     batch_size, n_solutions, learning_rate, weight_decay, momentum : Alg. 2 settings M, K, γ,
-        ε, η (Table 1: 100, 100, 0.005, 0.001, 0.5).
+        ε, η (Table 1: 100, 100, 0.005, 0.001, 0.5 for binary-MNIST; real-MNIST γ from 1e-2;
+        CBCL M = K = 20, ε = 0.01).  ``n_solutions`` defaults to ``batch_size`` (K = M).
+    learning_rate_final, decay_epochs : real-MNIST's decreasing γ (Table 1: 1e-2 → 1e-5):
+        a geometric decay to ``learning_rate_final`` over ``decay_epochs`` epochs (default:
+        the paper's 100, also when a run goes on longer).
     momentum_form : ``"heavy_ball"`` (default: ``v ← η v + γ(ΔW − εW)``, ``W ← W + v``) or
         ``"printed"`` (Alg. 2 literally: ``W ← W + γ(ΔW − εW) + η ΔW(t−1)``, the previous
         *gradient* unscaled by γ — with η = 0.5 an effective step ~100× γ; on binary-MNIST it
@@ -319,7 +395,9 @@ def run(*, epochs: int = 100, samples: int = 60_000, eval_samples: int = 10_000,
 
     from ..tap.landscape import SolutionMap, epoch_statistics
 
-    s = _check_settings(epochs=epochs, samples=samples, eval_samples=eval_samples,
+    s = _check_settings(dataset=dataset, learning_rate_final=learning_rate_final,
+                        decay_epochs=decay_epochs, epochs=epochs, samples=samples,
+                        eval_samples=eval_samples,
                         test_samples=test_samples, hidden=hidden, count_hidden=count_hidden,
                         eval_every=eval_every, isomap_epochs=isomap_epochs, ps=ps,
                         batch_size=batch_size, n_solutions=n_solutions,
@@ -336,12 +414,17 @@ def run(*, epochs: int = 100, samples: int = 60_000, eval_samples: int = 10_000,
     s["samples"] = X.shape[0]
     s["eval_samples"] = min(s["eval_samples"], X.shape[0])
     s["test_samples"] = 0 if X_test is None else X_test.shape[0]
-    s["data"] = "binary-MNIST" if data is None else "user data"
+    s["data"] = DATASETS[dataset]["label"] if data is None else "user data"
     state = None if state_dir is None else _state.RunState(state_dir, s)
     iso_epochs = sorted({e for e in s["isomap_epochs"] if e <= s["epochs"]} | {s["epochs"]})
     schedule = eval_schedule(s["epochs"], s["eval_every"], iso_epochs)
-    map_rows = (np.flatnonzero(np.isin(y[: s["eval_samples"]], DATA_MAP_DIGITS))
-                if y is not None else np.zeros(0, dtype=np.int64))
+    if _dataset(s) == "cbcl":               # Fig. 7c: all training faces (one class)
+        map_rows = np.arange(s["eval_samples"])
+        y = np.zeros(X.shape[0], dtype=np.int64) if y is None else y
+    elif y is None:
+        map_rows = np.zeros(0, dtype=np.int64)
+    else:                                   # Figs. 7a-b: the digits 3, 6 and 7
+        map_rows = np.flatnonzero(np.isin(y[: s["eval_samples"]], DATA_MAP_DIGITS))
     ctx = dict(X=X, V=X[: s["eval_samples"]], y=y, map_rows=map_rows, iso_epochs=iso_epochs,
                schedule=schedule, save_epochs=save_epochs, state=state)
 
@@ -390,13 +473,25 @@ def run(*, epochs: int = 100, samples: int = 60_000, eval_samples: int = 10_000,
     return tables, summarize(tables, settings=s, elapsed=elapsed)
 
 
+def _dataset(s):
+    return s.get("dataset", "binary-mnist")
+
+
 def _new_model(s, i, nh, X):
     """Repetition ``i`` (N_h = ``nh``): the initial model and its TAP training run."""
-    from .. import RBM
+    from .. import RBM, units
     from ..runs import Run
 
-    rbm = RBM(X.shape[1], nh, init="normal", scale=s["init_scale"], seed=s["seed"] + i)
-    rbm.b[:] = base_rate_biases(X)          # "θ(0) ← X"
+    kind = DATASETS[_dataset(s)]["visible"]
+    if kind == "bernoulli":
+        rbm = RBM(X.shape[1], nh, init="normal", scale=s["init_scale"], seed=s["seed"] + i)
+        rbm.b[:] = base_rate_biases(X)          # "θ(0) ← X"
+    else:
+        from ..tap.presets import init_priors_from_data
+        rbm = RBM(X.shape[1], nh, init="normal", scale=s["init_scale"], seed=s["seed"] + i,
+                  visible=units.make(kind, X.shape[1], interval=(0.0, 1.0)))
+        rbm.visible_prior.check_data(X, "data")
+        init_priors_from_data(rbm, X)           # the prior's moments match the data's
     alg = _algorithm(s, s["seed"] + i)
     run_ = Run(rbm, X, alg, epochs=s["epochs"], batch_size=s["batch_size"],
                seed=s["seed"] + i, metrics=["weight_norm"], record_initial=False)
@@ -467,7 +562,7 @@ def _evaluate_epoch(s, nh, ep, rbm, alg, run_, V, ctx, solve_kw, solution_featur
     ev = evaluate_tap(rbm, V, **solve_kw)
     st = ev["stats"]
     exact = float("nan")
-    if nh <= EXACT_MAX_HIDDEN:
+    if nh <= EXACT_MAX_HIDDEN and _dataset(s) == "binary-mnist":
         from ..evaluate import log_likelihood_exact
         exact = log_likelihood_exact(rbm, V)
     units = rbm.n_visible + nh
@@ -526,22 +621,28 @@ def _denoising(rbm, X_test, X, s, nh, methods, state):
 def _load_data(s, data):
     if data is None:
         from .. import datasets
-        X, y = datasets.mnist("train", binarize="threshold", return_labels=True,
+        if _dataset(s) == "cbcl":
+            X = datasets.cbcl(limit=s["samples"])
+            return X, np.zeros(X.shape[0], dtype=np.int64), None      # one class: faces
+        binarize = "threshold" if _dataset(s) == "binary-mnist" else None
+        X, y = datasets.mnist("train", binarize=binarize, return_labels=True,
                               limit=s["samples"])
-        X_test = (datasets.mnist("test", binarize="threshold", limit=s["test_samples"])
+        X_test = (datasets.mnist("test", binarize=binarize, limit=s["test_samples"])
                   if s["test_samples"] else None)
         return X, y, X_test
     from .._validation import check_data
     if not isinstance(data, (tuple, list)) or len(data) != 3:
         raise TypeError("data must be a tuple (X_train, labels_train, X_test); labels_train "
                         "and X_test may be None")
-    X = check_data(data[0], "data[0] (X_train)")[: s["samples"]]
+    binary = _dataset(s) == "binary-mnist"
+    X = check_data(data[0], "data[0] (X_train)", binary=binary)[: s["samples"]]
     y = None if data[1] is None else np.asarray(data[1])[: s["samples"]]
     if y is not None and y.shape[0] != X.shape[0]:
         raise ValueError(f"data[1] (labels) has {y.shape[0]} entries for {X.shape[0]} rows")
     X_test = None
     if data[2] is not None and s["test_samples"]:
-        X_test = check_data(data[2], "data[2] (X_test)", n_visible=X.shape[1])[: s["test_samples"]]
+        X_test = check_data(data[2], "data[2] (X_test)", n_visible=X.shape[1],
+                            binary=binary)[: s["test_samples"]]
     return X, y, X_test
 
 

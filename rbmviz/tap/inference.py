@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = ["solve", "solve_counted", "TAPSolution", "unique_solutions", "UniqueSolutions",
            "log_likelihood", "COUNT_TOL", "FIRST_MAX_ITER",
-           "TAPLogLikelihood", "free_energy_binary"]
+           "TAPLogLikelihood", "free_energy_binary", "data_term"]
 
 #: compaction of the active set happens once this fraction of its rows has converged
 _COMPACT_FRACTION = 1.0 / 16.0
@@ -868,6 +868,34 @@ def unique_solutions(sol: TAPSolution, tol: float = 1e-4) -> UniqueSolutions:
 
 
 # ---------------------------------------------------------------------------- likelihood
+def data_term(rbm: RBM, V: ArrayLike) -> np.ndarray:
+    """The data part of the TAP log-likelihood (eq. 39) of every row of ``V``:
+    ``Σ_i ln P_i(x_i; θ) + Σ_j ln Z^h_j(Σ_i W_ij x_i, 0; θ)``, with normalised priors.
+
+    ``ln P(x) ≈ data_term(x) + 𝔽_RBM`` (the TAP free energy of eq. 36, :attr:`TAPSolution.free_energy`,
+    averaged over solutions); for a real-valued visible prior ``P_i`` is a density.
+
+    Parameters
+    ----------
+    rbm : RBM
+        The model (any unit priors).
+    V : array_like, shape (N, n_visible)
+        Rows in the support of the visible prior.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N,)
+        The data term of every row, in nats.
+
+    Raises
+    ------
+    ValueError
+        If ``V`` is not data of the visible prior.
+    """
+    vis, hid = _layers(rbm)
+    return _data_term(rbm, vis, hid, vis.check(V, "V", True))
+
+
 def _data_term(rbm, vis, hid, X):
     """``Σ_i ln P_i(x_i; θ) + Σ_j ln Z^h_j(Σ_i W_ij x_i, 0; θ)`` per row (eq. 39)."""
     W = np.asarray(rbm.W, dtype=np.float64)
