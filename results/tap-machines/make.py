@@ -7,6 +7,9 @@ evaluated and trains nothing).
         --save-epochs 1,10,100
     python results/tap-machines/make.py STATE --out results/tap-machines/paper-scale [--png]
 
+and for the CBCL faces (``rbmviz reproduce tap --dataset cbcl --eval-every 10 --state STATE``)
+the same with ``--out results/tap-machines/paper-scale-cbcl``;
+
 writes curves.csv, solutions.csv, isomap.csv, data_map.csv, denoising.csv, summary.json,
 figure.html (Figs. 3, 5, 6, 7, 8) and fig4.html (receptive fields of the last saved model),
 and PNG snapshots of both with --png (headless chromium through playwright).
@@ -32,6 +35,21 @@ RUN_KEYS = ("samples", "eval_samples", "eval_every", "isomap_epochs", "batch_siz
             "n_solutions", "learning_rate", "weight_decay", "momentum", "momentum_form",
             "init_scale", "damping", "eval_damping", "tol", "eval_tol", "max_iter",
             "unique_tol", "n_neighbors", "seed")
+#: settings only runs on the real-valued data sets have
+OPTIONAL_KEYS = ("dataset", "learning_rate_final", "decay_epochs")
+#: image shape of each data set (Fig. 4)
+SHAPES = {"binary-mnist": (28, 28), "real-mnist": (28, 28), "cbcl": (19, 19)}
+
+
+def _dataset(settings):
+    return settings.get("dataset", "binary-mnist")
+
+
+def _train_rows(settings, limit):
+    from rbmviz.tap.presets import get, load_data
+    name = {"binary-mnist": "binary-mnist-100", "real-mnist": "real-mnist-100",
+            "cbcl": "cbcl-256"}[_dataset(settings)]
+    return load_data(get(name), "train", limit=limit)
 
 
 def evaluated(state, nh):
@@ -44,7 +62,7 @@ def tables_for(state, settings, nh, count_hidden):
     """The tables of N_h = ``nh`` up to its last evaluated epoch (no training, no denoising)."""
     done = evaluated(state, nh)
     last = done[-1]
-    kw = {k: settings[k] for k in RUN_KEYS}
+    kw = {k: settings[k] for k in RUN_KEYS + OPTIONAL_KEYS if k in settings}
     tables, _ = rt.run(epochs=last, hidden=(nh,), count_hidden=nh, test_samples=0, ps=(),
                        state_dir=state, **kw)
     if nh != count_hidden:
@@ -73,7 +91,8 @@ def denoising_for(state, settings, models, n_test=1000, ps=rt.DEFAULT_PS):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("state")
-    ap.add_argument("--count-hidden", type=int, default=100)
+    ap.add_argument("--count-hidden", type=int, default=None,
+                    help="the N_h whose solutions are mapped (default: the data set's, 100 / 256)")
     ap.add_argument("--no-denoising", action="store_true")
     ap.add_argument("--png", action="store_true")
     ap.add_argument("--out", default=str(HERE))
@@ -81,6 +100,10 @@ def main(argv=None):
     a = ap.parse_args(argv)
     state = Path(a.state)
     settings = json.loads((state / "settings.json").read_text())
+    if a.count_hidden is None:
+        a.count_hidden = rt.DATASETS[_dataset(settings)]["count_hidden"]
+    if _dataset(settings) != "binary-mnist":
+        a.no_denoising = True                       # Fig. 8 is a binary-MNIST experiment
     hidden = sorted(int(p.name[2:]) for p in state.glob("nh*") if evaluated(state, int(p.name[2:])))
     parts, lasts = [], {}
     for nh in hidden:
@@ -107,7 +130,8 @@ def main(argv=None):
     import holoviews as hv
     hv.extension("bokeh", logo=False)
     hv.save(rt.figure(tables), out / "figure.html", backend="bokeh", resources="inline",
-            title=f"Tramel et al. 2018: TAP machines on binary-MNIST ({settings['samples']:,} images)")
+            title=f"Tramel et al. 2018: TAP machines on {rt.DATASETS[_dataset(settings)]['label']} "
+                  f"({settings['samples']:,} images)")
     figs = ["figure"]
     if a.count_hidden in saved:
         hv.save(fig4(state, a.count_hidden, saved[a.count_hidden], settings), out / "fig4.html",
@@ -136,13 +160,14 @@ def fig4(state, nh, epoch, settings):
     from rbmviz.tap import landscape
     from rbmviz.viz import tap as vt
     rbm = RBM.load(state / f"nh{nh}" / f"model_epoch{epoch}.npz")
-    X = datasets.mnist("train", binarize="threshold", limit=min(settings["samples"], 10_000))
+    X = _train_rows(settings, min(settings["samples"], 10_000))
+    shape = SHAPES[_dataset(settings)]
     act = landscape.mean_activation(rbm, X)
     by_spread = landscape.rank_receptive_fields(rbm.W, by="spread")
     by_act = landscape.rank_receptive_fields(rbm.W, by="activation", activation=act)
-    return (vt.ranked_receptive_fields(rbm.W, by_spread, n=10, shape=(28, 28),
+    return (vt.ranked_receptive_fields(rbm.W, by_spread, n=10, shape=shape,
                                        title=f"l_0.1 spread, N_h={nh}, epoch {epoch}")
-            + vt.ranked_receptive_fields(rbm.W, by_act, n=10, shape=(28, 28),
+            + vt.ranked_receptive_fields(rbm.W, by_act, n=10, shape=shape,
                                          title=f"mean activation, N_h={nh}, epoch {epoch}")).cols(1)
 
 
