@@ -38,7 +38,7 @@ from .. import datasets
 from ..bias import train_expected_cd
 from ..model import RBM
 from ..runs import RunDiverged
-from .loop import BackgroundLoop
+from .loop import SettingsLoop
 
 #: knobs the running race accepts between points
 LIVE_BIAS_KNOBS = ("k", "learning_rate", "weight_decay")
@@ -87,7 +87,7 @@ class BiasSettings(param.Parameterized):
                                       doc="Pace of the stream.")
 
 
-class BiasRace(BackgroundLoop):
+class BiasRace(SettingsLoop):
     thread_name = "rbmviz-bias"
     """Train one small RBM with exact expected CD-k on a background thread and stream the
     bias and its bounds.
@@ -135,13 +135,6 @@ class BiasRace(BackgroundLoop):
         return dict(changes)
 
     # ------------------------------------------------------------------ the loop
-    def _pace(self):
-        return 1.0 / max(self.settings.points_per_second, 1)
-
-    def _report_failure(self, message: str) -> None:
-        if self.on_error:
-            self.on_error(message)
-
     def _deliver(self, batch) -> None:
         if self.sink:
             self.sink(batch)

@@ -14,7 +14,7 @@ import threading
 import time
 import traceback
 
-__all__ = ["BackgroundLoop"]
+__all__ = ["BackgroundLoop", "SettingsLoop"]
 
 
 class BackgroundLoop:
@@ -132,3 +132,16 @@ class BackgroundLoop:
             batch, self._pending = self._pending, []
         self._last_emit = now
         self._deliver(batch)
+
+
+class SettingsLoop(BackgroundLoop):
+    """A :class:`BackgroundLoop` paced by its ``settings.points_per_second`` that reports a
+    failed thread through ``on_error(message)`` — the hooks the bias tab's and the TAP tab's
+    engines share (the race reports ``on_error(algorithm, message)`` and may run unpaced)."""
+
+    def _pace(self) -> float | None:
+        return 1.0 / max(self.settings.points_per_second, 1)
+
+    def _report_failure(self, message: str) -> None:
+        if self.on_error:
+            self.on_error(message)

@@ -83,7 +83,7 @@ from ..runs import Run
 from ..tap.denoising import corrupt, data_marginals, mcc, nearest_neighbour, ope, tap_means
 from ..tap.inference import log_likelihood, solve, solve_counted, unique_solutions
 from ..tap.landscape import SolutionMap, free_energy_histogram, solution_features
-from .loop import BackgroundLoop
+from .loop import SettingsLoop
 
 __all__ = ["TapSettings", "TapRace", "TAP_DATASETS", "TAP_MODELS", "LIVE_TAP_KNOBS", "PACE_KNOBS",
            "RECORD_FIELDS", "tap_data", "mnist_available"]
@@ -265,17 +265,11 @@ def refuse_model_change(changes) -> None:
                          f"the one chosen")
 
 
-class TapLoop(BackgroundLoop):
+class TapLoop(SettingsLoop):
     """The loop hooks the TAP tab's engines share (:class:`TapRace`, and the deep TAP
-    machine's :class:`~rbmviz.live.tap_dbm.DBMTapRace`): pace from ``settings``, a
-    ``sink(batch, snapshot)``, failures reported through ``on_error(message)``."""
-
-    def _pace(self):
-        return 1.0 / max(self.settings.points_per_second, 1)
-
-    def _report_failure(self, message: str) -> None:
-        if self.on_error:
-            self.on_error(message)
+    machine's :class:`~rbmviz.live.tap_dbm.DBMTapRace`): pace from ``settings`` and failures
+    through ``on_error(message)`` (:class:`~rbmviz.live.loop.SettingsLoop`), a
+    ``sink(batch, snapshot)``."""
 
     def _deliver(self, batch) -> None:
         if self.sink:
