@@ -181,27 +181,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(default: all, 60000 MNIST / 2429 CBCL)")
     g.add_argument("--eval-samples", type=int, default=None, metavar="INT",
                    help="training rows used as TAP initialisations for the log-likelihood "
-                        "and the solution counts (default: 10000, at most --samples; quick "
-                        "form: 1000)")
+                        "and the solution counts (default: 10000, CBCL 2400, at most --samples; "
+                        "quick form: 1000, CBCL 400)")
     g.add_argument("--test-samples", type=int, default=None, metavar="INT",
                    help="held-out test images for the denoising curves; 0 skips them "
-                        "(default: 1000; quick form: 200)")
+                        "(binary-MNIST only; default: 1000; quick form: 200)")
     g.add_argument("--hidden", default=None, metavar="N,N,...",
-                   help="numbers of hidden units (default: 25,50,100,500; quick form: 25,100)")
+                   help="numbers of hidden units (default: 25,50,100,500; real-MNIST 100,500; "
+                        "CBCL 256; quick form: 25,100; real-MNIST 100; CBCL 64)")
     g.add_argument("--count-hidden", type=int, default=None, metavar="INT",
-                   help="N_h whose solutions are mapped by Isomap (default: 100 if trained, "
-                        "else the last of --hidden)")
+                   help="N_h whose solutions are mapped by Isomap (default: 100, CBCL 256, if "
+                        "trained, else the last of --hidden)")
     g.add_argument("--eval-every", type=int, default=1, metavar="INT",
-                   help="record every INT epochs, plus epochs 0, 1, 3, 25, 100 and the last "
-                        "(default: 1)")
+                   help="record every INT epochs, plus epoch 0, the Isomap epochs (1, 3, 25, 100; "
+                        "CBCL 5, 100, 200, 500) and the last (default: 1)")
     g.add_argument("--ps", default=None, metavar="P,P,...",
                    help="flip probabilities of the denoising curves (default: 0,0.05,...,0.5; "
                         "quick form: 0,0.05,0.1,0.2,0.3,0.4,0.5)")
     g.add_argument("--learning-rate", type=float, default=None, metavar="X",
-                   help="(default: 0.005, Table 1; quick form: 0.05)")
+                   help="(default: Table 1's, 0.005; real-MNIST 0.01 decaying to 1e-5 over 100 "
+                        "epochs; quick form: 0.05)")
     g.add_argument("--batch-size", type=int, default=None, metavar="INT",
                    help="mini-batch size M = number of TAP solutions K per update "
-                        "(default: 100, Table 1; quick form: 20)")
+                        "(default: Table 1's, 100; CBCL 20; quick form: 20)")
     g.add_argument("--momentum-form", choices=("heavy_ball", "printed"), default="heavy_ball",
                    help="heavy-ball momentum, or Alg. 2's term eta*dW(t-1) literally "
                         "(default: heavy_ball; see the notes)")
