@@ -214,7 +214,7 @@ def test_clustering_in_row_ranges_equals_one_call(monkeypatch):
     import numpy as np
 
     from rbmviz.kernels import tap as kt
-    from rbmviz.tap import inference
+    from rbmviz.tap import _iteration, inference
     rng = np.random.default_rng(0)
     protos = rng.random((30, 12))
     X = protos[rng.integers(0, 30, 2000)] + rng.normal(0, 1e-6, (2000, 12))
@@ -223,7 +223,7 @@ def test_clustering_in_row_ranges_equals_one_call(monkeypatch):
     X, s = X[order], s[order]
     whole = kt.cluster_sorted(X, s, 7, 12 * 1e-4, 1e-4, 1e-4)
     assert whole.max() == 29                                   # 30 clusters found
-    monkeypatch.setattr(inference, "CALL_SECONDS", 1e-12)      # one row per call
+    monkeypatch.setattr(_iteration, "CALL_SECONDS", 1e-12)     # one row per call
     assert np.array_equal(inference._cluster_sorted(X, s, 7, 12 * 1e-4, 1e-4, 1e-4), whole)
 
 

@@ -9,6 +9,7 @@ from brute import random_rbm
 import rbmviz
 from rbmviz import tap
 from rbmviz.evaluate import log_likelihood_exact, log_partition_exact, model_statistics
+from rbmviz.tap import _iteration
 from rbmviz.tap import inference as inf
 
 
@@ -460,7 +461,7 @@ def test_chunked_iteration_equals_whole_batch(order, monkeypatch):
     rbm, X = _pattern_model(60)
     field = np.random.default_rng(0).normal(0, 0.5, X.shape)
     whole = tap.solve(rbm, X, order=order, visible_field=field)
-    monkeypatch.setattr(inf, "_CHUNK", 7)
+    monkeypatch.setattr(_iteration, "_CHUNK", 7)
     chunked = tap.solve(rbm, X, order=order, visible_field=field)
     np.testing.assert_array_equal(chunked.converged, whole.converged)
     ok = whole.converged          # (non-converged rows oscillate: their last iterate is arbitrary)

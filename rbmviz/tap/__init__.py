@@ -16,6 +16,6 @@ from .inference import (COUNT_TOL, TAPLogLikelihood, TAPSolution, UniqueSolution
 from . import denoising, landscape, presets
 from .denoising import corrupt, denoise, denoising_curve, mcc
 
-__all__ = ["solve", "TAPSolution", "unique_solutions", "UniqueSolutions", "log_likelihood",
+__all__ = ["solve", "solve_counted", "TAPSolution", "unique_solutions", "UniqueSolutions", "log_likelihood",
            "COUNT_TOL", "TAPLogLikelihood", "free_energy_binary", "data_term", "denoising", "landscape", "presets",
            "denoise", "corrupt", "mcc", "denoising_curve"]
