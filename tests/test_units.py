@@ -457,3 +457,49 @@ def test_bad_data_and_fields_name_the_problem():
         units.as_prior(3.0, 3)
     with pytest.raises(ValueError, match="n=3 units, expected 4"):
         units.as_prior(tg, 4)
+
+
+# (a, b, ln G, mean, var) on [0, 1] where the closed form applies — 50-digit mpmath quadrature
+CLOSED = [
+    (25.0, 12.0, 2.1765585078092996, 0.48178526848687784, 0.036387903134466776),
+    (6.0, -1.2, -1.0266454373399203, 0.25830371604729611, 0.041307958687793383),
+    (400.0, 210.0, 53.048206259650682, 0.525, 0.0025),
+    (1e4, 3e3, 446.31376834721658, 0.3, 1e-4),
+]
+
+
+@pytest.mark.parametrize("a,b,lg,m,v", CLOSED)
+def test_truncated_gaussian_closed_form_against_50_digit_values(a, b, lg, m, v):
+    ok, lg_, m_, v_ = K._tg_closed(a, b, 0.0, 1.0)
+    assert ok
+    assert lg_ == pytest.approx(lg, rel=1e-15, abs=1e-15)
+    assert m_ == pytest.approx(m, rel=1e-15, abs=1e-15)
+    assert v_ == pytest.approx(v, rel=3e-15)
+    assert K.tg_log_g_moments(a, b, 0.0, 1.0) == (lg_, m_, v_)     # the kernels take it
+
+
+def test_truncated_gaussian_closed_form_region_agrees_with_quadrature():
+    """Where the closed form is used (interval ≥ 2σ wide, centre within σ/2 of it) it agrees
+    with the Gauss–Legendre recipe to rounding; outside it the recipe is used unchanged."""
+    rng = np.random.default_rng(5)
+    n_closed = 0
+    for a, mu, lo, hi in zip(np.exp(rng.uniform(-2.0, 11.5, 4000)), rng.uniform(-2.0, 3.0, 4000),
+                             rng.uniform(-1.0, 0.5, 4000), rng.uniform(0.6, 2.0, 4000)):
+        b = a * mu
+        w1, w2 = K._scratch()
+        q = K._tg_quadrature(a, b, lo, hi, w1, w2)
+        ok, lg, m, v = K._tg_closed(a, b, lo, hi)
+        sa = math.sqrt(a)
+        inside = (hi - lo) * sa >= K.CLOSED_MIN_WIDTH and (lo - mu) * sa <= K.CLOSED_MAX_OUT \
+            and (hi - mu) * sa >= -K.CLOSED_MAX_OUT
+        assert ok == inside
+        got = K.tg_log_g_moments(a, b, lo, hi)
+        if not ok:
+            assert got == q
+            continue
+        n_closed += 1
+        assert lg == pytest.approx(q[0], rel=1e-14, abs=1e-14)
+        assert m == pytest.approx(q[1], rel=1e-14, abs=1e-14)
+        assert v == pytest.approx(q[2], rel=1e-12)        # (the quadrature's error, at large a)
+    assert n_closed > 1000
+    assert K._tg_closed(-3.0, 0.5, 0.0, 1.0)[0] is False and K._tg_closed(0.0, 0.5, 0.0, 1.0)[0] is False
