@@ -201,8 +201,39 @@ def test_prior_parameters_stay_valid():
     for _ in range(3):
         alg.update(rbm, X)
     vp = rbm.visible_prior
-    assert np.all(vp.V >= tap_alg.V_MIN) and np.all((vp.rho >= tap_alg.RHO_MIN) & (vp.rho <= 1 - tap_alg.RHO_MIN))
-    assert vp.rho[0] == tap_alg.RHO_MIN
+    assert np.all(vp.V >= tap_alg.V_MIN) and np.all((vp.rho >= tap_alg.RHO_MIN) & (vp.rho <= tap_alg.RHO_MAX))
+    assert 0 < vp.rho[0] < 1e-5                      # moved towards the data's zero fraction
+
+
+def test_rho_steps_on_the_logit_scale_and_rare_pixels_stay_put():
+    """A pixel that is never non-zero gets ρ ~ 1e-300 from the data; its ρ-gradient
+    (π_data − π_model)/(ρ(1 − ρ)) is then ~1e300.  The update takes its step in logit ρ
+    (gradient π_data − π_model), so ρ barely moves and the TAP log-likelihood of the batch
+    rises for a small step (a step in ρ itself threw it to 1 and cost ~320 nats per row)."""
+    from rbmviz.reproduce.tap_run import evaluate_tap
+    from rbmviz.tap.presets import init_priors_from_data
+    rng = np.random.default_rng(3)
+    X = np.where(rng.random((40, 12)) < 0.3, rng.uniform(0.2, 1.0, (40, 12)), 0.0)
+    X[:, 0] = 0.0                                    # never non-zero (an MNIST border pixel)
+    X[:, 1] = np.where(rng.random(40) < 0.95, 0.999, 0.0)    # nearly always near the top
+    rbm = rbmviz.RBM(12, 4, visible="truncated_gauss_bernoulli", scale=0.05, seed=1)
+    init_priors_from_data(rbm, X)
+    vp = rbm.visible_prior
+    rho0 = vp.rho.copy()
+    assert rho0.min() < 1e-6                         # below the old guard (1e-6) already
+    before = evaluate_tap(rbm, X)["ll"]
+    sol = solve(rbm, X, damping=0.5, tol=1e-12)
+    g = tap_alg.tap_gradient(rbm, X, sol)
+    lr = 1e-3
+    expect = rho0.copy()
+    z = np.log(rho0) - np.log1p(-rho0) + lr * rho0 * (1 - rho0) * g["visible"]["rho"]
+    expect = 1 / (1 + np.exp(-z))
+    alg = tap_alg.TAP(learning_rate=lr, momentum=0.0, n_solutions=40)
+    alg.setup(rbm, X, 40)
+    alg.update(rbm, X)
+    np.testing.assert_allclose(vp.rho, np.clip(expect, tap_alg.RHO_MIN, tap_alg.RHO_MAX), rtol=1e-6)
+    assert np.all(np.abs(np.log(vp.rho) - np.log(rho0)) < 0.01)
+    assert evaluate_tap(rbm, X)["ll"] > before
 
 
 def test_bad_input():
