@@ -169,3 +169,15 @@ def test_real_cbcl_faces_start_with_priors_matching_the_data():
     assert ev["stats"]["n_unique"] == 1
     factorised = rbm.visible_prior.log_prior(rbm.b, X[:100]).sum(axis=1).mean()
     assert ev["ll"] == pytest.approx(factorised, abs=0.05)
+
+
+def test_cbcl_figure_draws_the_faces_in_one_colour(cbcl_tiny):
+    """Fig. 7c: one class, so one colour (a colour map over a single value drew nothing)."""
+    import holoviews as hv
+    _, (tables, _) = cbcl_tiny
+    fig = rt.figure(tables, parts=("data_map",))
+    panels = list(fig) if isinstance(fig, hv.Layout) else [fig]
+    assert [p.opts.get().kwargs.get("title") for p in panels] == [
+        "Fig. 7: training images, epoch 1", "Fig. 7: training images, epoch 3"]
+    data = panels[0].get(0)
+    assert len(data) == 30 and data.opts.get().kwargs["color"] == "#1f77b4"

@@ -290,8 +290,9 @@ def reproduction_figure(tables: dict, parts: Sequence[str] = PARTS, *, cols: int
       unweighted mean (line) over epochs (Fig. 5);
     * ``"isomap"`` — one panel per mapped epoch: the unique solutions in the shared Isomap,
       coloured by free energy rescaled within the epoch (Fig. 6);
-    * ``"data_map"`` — per mapped epoch, the digits 3, 6, 7 (coloured by class) and the
-      visible magnetisations they converge to (black crosses) in the data's Isomap (Fig. 7);
+    * ``"data_map"`` — per mapped epoch, the digits 3, 6, 7 (coloured by class; the CBCL faces
+      in one colour) and the visible magnetisations they converge to (black crosses) in the
+      data's Isomap (Fig. 7);
     * ``"denoising"`` — MCC against the flip probability, TAP per N_h, OPE, 1-NN (Fig. 8).
 
     Panels without data are left out.
@@ -356,12 +357,18 @@ def reproduction_figure(tables: dict, parts: Sequence[str] = PARTS, *, cols: int
     dm = tables["data_map"]
     by_part["data_map"] = []
     for ep, g in (dm.groupby("epoch") if len(dm) else []):
-        data = hv.Scatter(g, "x", ["y", "label"], label="data").opts(
-            color="label", cmap="Category10", size=3, alpha=0.35)
+        classes = sorted(set(g["label"]))
+        data = hv.Scatter(g, "x", ["y", "label"], label="data")
+        if len(classes) > 1:          # the digits 3, 6, 7 (Fig. 7a-b), coloured by class
+            data = data.opts(color="label", cmap="Category10", size=3, alpha=0.35)
+            what = "digits " + ", ".join(str(c) for c in classes)
+        else:                         # one class (the CBCL faces, Fig. 7c): one colour
+            data = data.opts(color="#1f77b4", size=3, alpha=0.35)
+            what = "training images"
         sol = hv.Scatter(g, "sol_x", ["sol_y", "free_energy"], label="TAP solutions").opts(
             color="black", marker="x", size=8)
         by_part["data_map"].append((data * sol).opts(hv.opts.Overlay(
-            title=f"Fig. 7: digits 3, 6, 7, epoch {ep}", width=320, height=270,
+            title=f"Fig. 7: {what}, epoch {ep}", width=320, height=270,
             show_legend=False)))
     den = tables["denoising"]
     by_part["denoising"] = []

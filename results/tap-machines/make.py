@@ -148,7 +148,7 @@ def main(argv=None):
 
 def claims_markdown(summary):
     """The claims of ``summary`` as a Markdown table: claim, the paper, this run, verdict."""
-    mark = {True: "agrees", False: "**differs**", None: "cannot tell (too short)"}
+    mark = {True: "agrees", False: "**differs**", None: "cannot tell"}
     lines = ["| claim | paper | this run | |", "|---|---|---|---|"]
     for c in summary["claims"]:
         lines.append(f"| {c['claim']} | {c['paper']} | {c['observed']} | {mark[c['holds']]} |")
