@@ -109,7 +109,10 @@ def main(argv=None):
     for nh in hidden:
         t, lasts[nh] = tables_for(state, settings, nh, a.count_hidden)
         parts.append(t)
-    tables = {name: pd.concat([t[name] for t in parts], ignore_index=True) for name in rt.TABLES}
+    # (an empty table of one N_h has object columns: without infer_objects the concatenation
+    # keeps them, and Bokeh refuses an object 'label' as colours: a blank figure)
+    tables = {name: pd.concat([t[name] for t in parts], ignore_index=True).infer_objects()
+              for name in rt.TABLES}
     saved = {}
     for nh in hidden:
         eps = sorted(int(p.stem.split("epoch")[1]) for p in (state / f"nh{nh}").glob("model_epoch*.npz"))
@@ -171,8 +174,9 @@ def fig4(state, nh, epoch, settings):
                                          title=f"mean activation, N_h={nh}, epoch {epoch}")).cols(1)
 
 
-def snapshot(html, png, width=1400):
-    """PNG of an HTML figure through headless chromium (playwright, system browser)."""
+def snapshot(html, png, width=1400, wait_ms=None):
+    """PNG of an HTML figure through headless chromium (playwright, system browser); a large
+    figure (thousands of points) is given longer to draw."""
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
         import shutil
@@ -180,7 +184,9 @@ def snapshot(html, png, width=1400):
         b = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
         page = b.new_page(viewport={"width": width, "height": 900})
         page.goto(Path(html).resolve().as_uri())
-        page.wait_for_timeout(3000)
+        if wait_ms is None:
+            wait_ms = 3000 + 4000 * Path(html).stat().st_size // 5_000_000
+        page.wait_for_timeout(wait_ms)
         page.screenshot(path=str(png), full_page=True)
         b.close()
 
