@@ -239,12 +239,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     o.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-#: the paper's settings for the options left unset (binary-MNIST; the other data sets'
-#: come from :data:`DATASETS`) ...
-FULL_DEFAULTS = dict(eval_samples=10_000, test_samples=1_000, hidden="25,50,100,500",
-                     learning_rate=0.005, batch_size=100,
-                     ps=",".join(f"{p:g}" for p in DEFAULT_PS))
-#: ... and those of the quick form: a run with fewer than QUICK_UPDATES updates at Table 1's
+#: the quick form's settings: a run with fewer than QUICK_UPDATES updates at Table 1's
 #: M = 100 (the paper makes 60,000) would leave the weights near their N(0, 1e-6) start
 QUICK_DEFAULTS = dict(eval_samples=1_000, test_samples=200, hidden="25,100",
                       learning_rate=0.05, batch_size=20, ps="0,0.05,0.1,0.2,0.3,0.4,0.5")
@@ -259,12 +254,16 @@ QUICK_UPDATES = 5_000
 
 
 def _full_defaults(dataset):
-    if dataset == "binary-mnist":
-        return FULL_DEFAULTS
+    """The paper's settings (:data:`DATASETS`) for the options left unset."""
     d = DATASETS[dataset]
-    return dict(eval_samples=d["eval_samples"], test_samples=0,
+    return dict(eval_samples=d["eval_samples"], test_samples=d["test_samples"],
                 hidden=",".join(map(str, d["hidden"])), learning_rate=d["learning_rate"],
-                batch_size=d["batch_size"], ps="none")
+                batch_size=d["batch_size"],
+                ps=",".join(f"{p:g}" for p in DEFAULT_PS) if d["test_samples"] else "none")
+
+
+#: the paper's settings for the options left unset (binary-MNIST) ...
+FULL_DEFAULTS = _full_defaults("binary-mnist")
 
 
 def resolve_defaults(args: argparse.Namespace) -> str | None:

@@ -227,6 +227,8 @@ def evaluate_tap(rbm: RBM, V: np.ndarray, *, damping: float = 1.0, tol: float = 
         log_z = float(np.mean(np.asarray(sol.log_z, dtype=np.float64)[reps]))
         mean_f = float(np.mean(np.asarray(sol.free_energy, dtype=np.float64)[reps]))
     if rbm.visible == "bernoulli" and rbm.hidden == "bernoulli":
+        # the same value as the general form below, in the form the binary runs (and their
+        # resumable states) were made with: kept so that they continue bit for bit
         ll_rows = -rbm.free_energy(V) - log_z
     else:       # real-valued units: ln P(x) = data term (normalised priors) + mean 𝔽 (eq. 39)
         ll_rows = data_term(rbm, V) + mean_f
@@ -479,19 +481,16 @@ def _dataset(s):
 
 def _new_model(s, i, nh, X):
     """Repetition ``i`` (N_h = ``nh``): the initial model and its TAP training run."""
-    from .. import RBM, units
+    from .. import RBM
     from ..runs import Run
 
-    kind = DATASETS[_dataset(s)]["visible"]
-    if kind == "bernoulli":
+    if DATASETS[_dataset(s)]["visible"] == "bernoulli":
         rbm = RBM(X.shape[1], nh, init="normal", scale=s["init_scale"], seed=s["seed"] + i)
         rbm.b[:] = base_rate_biases(X)          # "θ(0) ← X"
-    else:
-        from ..tap.presets import init_priors_from_data
-        rbm = RBM(X.shape[1], nh, init="normal", scale=s["init_scale"], seed=s["seed"] + i,
-                  visible=units.make(kind, X.shape[1], interval=(0.0, 1.0)))
-        rbm.visible_prior.check_data(X, "data")
-        init_priors_from_data(rbm, X)           # the prior's moments match the data's
+    else:                                       # the prior's moments match the data's
+        from ..tap.presets import initial_model, of_dataset
+        rbm = initial_model(of_dataset(_dataset(s), n_visible=X.shape[1], n_hidden=nh,
+                                       init_scale=s["init_scale"]), X, seed=s["seed"] + i)
     alg = _algorithm(s, s["seed"] + i)
     run_ = Run(rbm, X, alg, epochs=s["epochs"], batch_size=s["batch_size"],
                seed=s["seed"] + i, metrics=["weight_norm"], record_initial=False)
@@ -513,7 +512,6 @@ def _train_and_evaluate(s, i, nh, ctx, bar, callback):
     rows, stats_by_epoch, iso_points, map_points = [], {}, {}, {}
     solve_kw = dict(damping=s["eval_damping"], tol=s["eval_tol"], max_iter=s["max_iter"],
                     unique_tol=s["unique_tol"], fallback_damping=s["damping"])
-    map_rows = ctx["map_rows"]
     for ep in (int(e) for e in ctx["schedule"]):
         if bar is not None:
             bar.set_description(f"tap N_h={nh} epoch {ep}/{s['epochs']}")

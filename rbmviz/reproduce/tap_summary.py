@@ -28,23 +28,30 @@ PAPER = {
     "unique_fraction_max": 0.10,
     "isomap_epochs": (1, 3, 25, 100),
 }
+def _dataset_settings(dataset, **experiment):
+    """Table 1's column of ``dataset`` (:mod:`rbmviz.tap.presets`) with the experiment's own
+    settings (data rows, evaluation rows, counting model, Isomap epochs, run length)."""
+    from ..tap.presets import PRESETS, of_dataset
+    p = of_dataset(dataset)
+    return dict(hidden=tuple(q.n_hidden for q in PRESETS.values() if q.dataset == dataset),
+                batch_size=p.batch_size, learning_rate=p.learning_rate,
+                learning_rate_final=p.learning_rate_final, weight_decay=p.weight_decay,
+                visible=p.visible, **experiment)
+
+
 #: the data sets of Table 1 and what each one's run uses where the caller leaves a setting
 #: unset (None): the paper's settings (Table 1, Figs. 3, 5 and 7; reference numbers of the TAP
 #: theory page).  Denoising (Fig. 8) is a binary-MNIST experiment.
 DATASETS = {
-    "binary-mnist": dict(label="binary-MNIST", rows=60_000, epochs=100, eval_samples=10_000,
-                         test_samples=1_000, hidden=(25, 50, 100, 500), count_hidden=100,
-                         batch_size=100, learning_rate=0.005, learning_rate_final=None,
-                         weight_decay=0.001, isomap_epochs=(1, 3, 25, 100),
-                         visible="bernoulli"),
-    "real-mnist": dict(label="real-MNIST", rows=60_000, epochs=100, eval_samples=10_000,
-                       test_samples=0, hidden=(100, 500), count_hidden=100, batch_size=100,
-                       learning_rate=1e-2, learning_rate_final=1e-5, weight_decay=0.001,
-                       isomap_epochs=(1, 3, 25, 100), visible="truncated_gauss_bernoulli"),
-    "cbcl": dict(label="CBCL faces", rows=2_429, epochs=500, eval_samples=2_400,
-                 test_samples=0, hidden=(256,), count_hidden=256, batch_size=20,
-                 learning_rate=0.005, learning_rate_final=None, weight_decay=0.01,
-                 isomap_epochs=(5, 100, 200, 500), visible="truncated_gaussian"),
+    "binary-mnist": _dataset_settings(
+        "binary-mnist", label="binary-MNIST", rows=60_000, epochs=100, eval_samples=10_000,
+        test_samples=1_000, count_hidden=100, isomap_epochs=(1, 3, 25, 100)),
+    "real-mnist": _dataset_settings(
+        "real-mnist", label="real-MNIST", rows=60_000, epochs=100, eval_samples=10_000,
+        test_samples=0, count_hidden=100, isomap_epochs=(1, 3, 25, 100)),
+    "cbcl": _dataset_settings(
+        "cbcl", label="CBCL faces", rows=2_429, epochs=500, eval_samples=2_400,
+        test_samples=0, count_hidden=256, isomap_epochs=(5, 100, 200, 500)),
 }
 #: the tables returned by :func:`run` and written by :func:`save` (as ``<name>.csv``)
 TABLES = ("curves", "solutions", "isomap", "data_map", "denoising")

@@ -44,8 +44,8 @@ from .._validation import check_choice, check_int
 from ..model import RBM
 from ..units import tg_log_g_moments
 
-__all__ = ["TAPPreset", "PRESETS", "names", "get", "load_data", "build", "Built",
-           "init_priors_from_data"]
+__all__ = ["TAPPreset", "PRESETS", "names", "get", "of_dataset", "load_data", "build", "Built",
+           "initial_model", "init_priors_from_data"]
 
 
 @dataclass(frozen=True)
@@ -360,16 +360,70 @@ def build(name: str, *, limit: int | None = None, seed: int = 0, **overrides: An
     p = get(name, **overrides)
     check_int(seed, "seed", low=0)
     X = load_data(p, "train", limit)
+    rbm = initial_model(p, X, seed=seed)
+    return Built(X, rbm, {"seed": seed, **p.algorithm_settings()})
+
+
+def initial_model(preset: TAPPreset, X: np.ndarray, *, seed: int = 0) -> RBM:
+    """The preset's untrained model for the data ``X``: its unit priors (on the preset's
+    interval), ``W ~ N(0, init_scale²)`` from ``seed``, and the priors fitted to ``X``
+    (:func:`init_priors_from_data`).
+
+    Parameters
+    ----------
+    preset : TAPPreset
+        Layer sizes, unit types, interval and weight scale.
+    X : numpy.ndarray, shape (n_samples, n_visible)
+        Training rows in the visible prior's support.
+    seed : int
+        Seed of the weights.
+
+    Returns
+    -------
+    RBM
+        The model.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` does not have the preset's number of visible units or lies outside the
+        visible prior's support.
+    """
+    p = preset
     if X.shape[1] != p.n_visible:
         raise ValueError(f"preset {p.name!r} expects {p.n_visible} visible units, the data has "
                          f"{X.shape[1]} columns")
     kw = {}
     if p.visible != "bernoulli":
-        extra = {"interval": p.interval}
-        kw["visible"] = units.make(p.visible, p.n_visible, **extra)
+        kw["visible"] = units.make(p.visible, p.n_visible, interval=p.interval)
     if p.hidden != "bernoulli":
         kw["hidden"] = units.make(p.hidden, p.n_hidden, interval=p.interval)
     rbm = RBM(p.n_visible, p.n_hidden, seed=seed, init="normal", scale=p.init_scale, **kw)
     rbm.visible_prior.check_data(X, "data")
     init_priors_from_data(rbm, X)
-    return Built(X, rbm, {"seed": seed, **p.algorithm_settings()})
+    return rbm
+
+
+def of_dataset(dataset: str, **overrides: Any) -> TAPPreset:
+    """The Table 1 column of ``dataset`` (its first preset), with fields replaced.
+
+    Parameters
+    ----------
+    dataset : {"binary-mnist", "real-mnist", "cbcl"}
+        The data set.
+    **overrides
+        :class:`TAPPreset` fields to replace (e.g. ``n_hidden=64``).
+
+    Returns
+    -------
+    TAPPreset
+        The preset.
+
+    Raises
+    ------
+    ValueError
+        For an unknown data set.
+    """
+    datasets_ = tuple(dict.fromkeys(q.dataset for q in PRESETS.values()))
+    check_choice(dataset, "dataset", datasets_)
+    return get(next(n for n, q in PRESETS.items() if q.dataset == dataset), **overrides)

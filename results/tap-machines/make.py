@@ -46,10 +46,8 @@ def _dataset(settings):
 
 
 def _train_rows(settings, limit):
-    from rbmviz.tap.presets import get, load_data
-    name = {"binary-mnist": "binary-mnist-100", "real-mnist": "real-mnist-100",
-            "cbcl": "cbcl-256"}[_dataset(settings)]
-    return load_data(get(name), "train", limit=limit)
+    from rbmviz.tap.presets import load_data, of_dataset
+    return load_data(of_dataset(_dataset(settings)), "train", limit=limit)
 
 
 def evaluated(state, nh):
