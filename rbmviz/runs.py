@@ -55,6 +55,7 @@ model) below both its best value so far and the uniform model's value.
 """
 from __future__ import annotations
 
+import copy
 import math
 import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -89,6 +90,8 @@ PINNED_FRACTION = 0.9
 FIRST_EVAL_SUSPECT = 0.05
 #: rules whose float32 working copy ``dtype="auto"`` may choose (Gibbs-sampling rules)
 _FLOAT32_RULES = ("cd", "pcd", "cg", "sdcp", "csdcp", "ssd")
+#: format version of :meth:`Run.state`
+STATE_VERSION = 1
 
 
 def batch_bounds(n_rows: int, batch_size: int) -> np.ndarray:
@@ -619,6 +622,98 @@ class Run:
             self.records.clear()
         self.records.append(rec)
         return rec
+
+    # ------------------------------------------------------------------ continuing later
+    def state(self) -> dict:
+        """Everything needed to continue this run later, in another process, bit for bit.
+
+        Taken between records (after ``next(run)`` returned), it holds the working model and
+        the model passed in (parameters and unit priors), the algorithm with its state
+        (chains, velocities, centering offsets, position in its counter-based Gibbs stream),
+        the epoch shuffle's generator, the position in the epoch, the records and the
+        divergence guard's bests.  :meth:`restore` puts it into a run made afresh with the same
+        arguments; the sweeps keep it on disk so that a long run cut off (a stopped machine, a
+        lost worker) continues from its latest record instead of from epoch 0.
+
+        Returns
+        -------
+        dict
+            Picklable (the sweeps write it with :mod:`pickle`).
+
+        Raises
+        ------
+        ValueError
+            For a run that diverged (there is nothing to continue).
+        """
+        if self.error is not None:
+            raise ValueError("a diverged run has no state to continue")
+        self._sync()
+        return {"version": STATE_VERSION, "fingerprint": self._fingerprint(),
+                "model": self.rbm.copy(), "work": None if self._work is self.rbm else self._work.copy(),
+                "algorithm": copy.deepcopy(self.algorithm),
+                "shuffle": self._shuffle.bit_generator.state, "epoch": self.epoch, "pos": self._pos,
+                "perm": None if self._perm is None else self._perm.copy(),
+                "wall_time": self.wall_time, "eval_time": self.eval_time,
+                "records": list(self.records), "last_good": self._last_good,
+                "best": dict(self._best), "t_update": self._t_update,
+                "eval_times": list(self._eval_times), "u_record": self._u_record,
+                "stopped": self._stopped}
+
+    def _fingerprint(self) -> dict:
+        """What a state must agree on with the run it is restored into."""
+        import hashlib
+        digest = hashlib.blake2b(np.ascontiguousarray(self.data).view(np.uint8), digest_size=16)
+        return {"algorithm": self.algorithm.name, "settings": repr(sorted(self.algorithm.settings().items())),
+                "shape": [self.rbm.n_visible, self.rbm.n_hidden], "dtype": str(self._work.dtype),
+                "units": [self.rbm.visible, self.rbm.hidden], "rows": int(self.data.shape[0]),
+                "batch_size": self.batch_size, "seed": self.seed, "data": digest.hexdigest()}
+
+    def restore(self, state: dict) -> None:
+        """Continue from :meth:`state` of a run made with the same arguments.
+
+        The run must not have started (no record yet).  The model passed in takes the
+        state's parameters and priors (its attributes are replaced: arrays taken from it
+        before are stale), and iterating goes on from the state's latest record.
+
+        Parameters
+        ----------
+        state : dict
+            From :meth:`state`.
+
+        Raises
+        ------
+        ValueError
+            If the run has started, or the state is of another format version, algorithm,
+            set of settings, model shape, dtype, unit types, data (compared by a digest of the
+            rows), batch size or seed; the message names what differs.
+        """
+        if self.records or self._u:
+            raise ValueError("restore() needs a run that has not started")
+        if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
+            got = state.get("version") if isinstance(state, dict) else type(state).__name__
+            raise ValueError(f"not a run state of format version {STATE_VERSION} (got {got!r})")
+        mine, theirs = self._fingerprint(), state["fingerprint"]
+        diff = [k for k in mine if mine[k] != theirs.get(k)]
+        if diff:
+            k = diff[0]
+            raise ValueError(f"the run state is of another run: its {k} is {theirs.get(k)!r}, "
+                             f"this run's is {mine[k]!r}")
+        model = state["model"]
+        self.rbm.__dict__.update(model.copy().__dict__)
+        if state["work"] is None:
+            self._work = self.rbm
+        else:
+            self._work = state["work"].copy()
+        self.algorithm = copy.deepcopy(state["algorithm"])
+        self._ctx.algorithm = self.algorithm
+        self._shuffle.bit_generator.state = state["shuffle"]
+        self.epoch, self._pos = state["epoch"], state["pos"]
+        self._perm = None if state["perm"] is None else state["perm"].copy()
+        self.wall_time, self.eval_time = state["wall_time"], state["eval_time"]
+        self.records = list(state["records"])
+        self._last_good, self._best = state["last_good"], dict(state["best"])
+        self._t_update, self._eval_times = state["t_update"], list(state["eval_times"])
+        self._u_record, self._stopped = state["u_record"], state["stopped"]
 
     def to_frame(self) -> "pandas.DataFrame":
         """The records so far as a table.

@@ -52,6 +52,11 @@ def run_specs(specs: list[RunSpec], *, scheduler: Any = None, workers: int | Non
         failed, interrupted and missing runs run.  A stored run whose settings differ from
         the plan's is a ``ValueError`` (a different sweep at the same place).  The runs of a
         plan are independent, so the store may be filled over several sittings and backends.
+        A run under way keeps its state in the store (``<run_id>.partial``, written at a
+        record at most once a minute, :meth:`rbmviz.runs.Run.state`), and a resumed sweep
+        continues it from there, bit for bit, instead of from epoch 0: a paper-scale run of
+        many hours survives being stopped (with Dask, where the worker sees the store: the
+        same machine or a shared file system).
     checkpoints : sequence of int, optional
         Epochs at which each run's model is saved (needs ``out``), as
         ``sweep.runs/<run_id>/epoch-<E>.npz`` (:meth:`rbmviz.RBM.load`; list them with
@@ -129,6 +134,7 @@ def run_specs(specs: list[RunSpec], *, scheduler: Any = None, workers: int | Non
                              f"write to another out (or overwrite=True)")
         col.preload(i, got["rows"], got["status"], got.get("error"))
     todo = [i for i in range(len(specs)) if i not in col.status]
+    store = None if output.store is None else output.store.path
     client = own = None
     if scheduler is not None and todo:
         client, own = _dask_client(scheduler, connect_timeout)
@@ -142,11 +148,11 @@ def run_specs(specs: list[RunSpec], *, scheduler: Any = None, workers: int | Non
         if not todo:
             pass
         elif client is not None:
-            _run_dask(specs, todo, col, client, checkpoints)
+            _run_dask(specs, todo, col, client, checkpoints, store)
         elif workers <= 1 or len(todo) <= 1:
-            _run_serial(specs, todo, col, checkpoints)
+            _run_serial(specs, todo, col, checkpoints, store)
         else:
-            _run_pool(specs, todo, col, workers, checkpoints)
+            _run_pool(specs, todo, col, workers, checkpoints, store)
     except KeyboardInterrupt:
         col.interrupted = True
         done = len(col.status)

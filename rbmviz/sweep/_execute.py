@@ -5,10 +5,12 @@ from __future__ import annotations
 import concurrent.futures as _cf
 import os
 import queue as _queue
+import time
 import uuid
 
 import numpy as np
 
+from . import _store
 from ._plan import RunSpec
 
 __all__: list[str] = []
@@ -39,11 +41,16 @@ def _set_threads(threads):
     numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
 
 
-def _execute(spec: RunSpec, emit=None, threads=None, checkpoints=()):
+def _execute(spec: RunSpec, emit=None, threads=None, checkpoints=(), partial=None):
     """Run ``spec`` to the end; ``emit(seq, row)`` after every record.
 
     ``checkpoints``: epochs at which to keep a copy of the model — taken at the first record
     at or after each of them (records come every ``eval_every`` epochs and at the end).
+
+    ``partial``: the file where the run's state is kept while it runs (written at a record
+    at most every :func:`~rbmviz.sweep._store.partial_every` seconds); if it holds the state
+    of this very run, the run continues from there (its rows so far are emitted again), bit
+    for bit as if it had not been cut off.
 
     Returns ``(rows, status, error, models)`` with ``models`` a dict {requested epoch:
     (epoch of the record, RBM copy)}; a divergence or any other exception of the run is a
@@ -55,11 +62,24 @@ def _execute(spec: RunSpec, emit=None, threads=None, checkpoints=()):
     pending = sorted(set(int(e) for e in checkpoints))
     try:
         run = spec.make_run()
+        kept = None if partial is None else _store.read_partial(partial, spec)
+        if kept is not None:
+            run.restore(kept["state"])
+            rows, models = list(kept["rows"]), dict(kept["models"])
+            pending = [e for e in pending if e not in models]
+            if emit is not None:
+                for seq, row in enumerate(rows):
+                    emit(seq, row)
+        saved, every = time.monotonic(), _store.partial_every()
         for rec in run:
             row = _row(rec)
             rows.append(row)
             while pending and pending[0] <= row["epoch"]:
                 models[pending.pop(0)] = (int(row["epoch"]), run.rbm.copy())
+            if (partial is not None and not run.done
+                    and time.monotonic() - saved >= every):
+                _store.write_partial(partial, spec, run.state(), rows, models)
+                saved = time.monotonic()
             if emit is not None:
                 emit(len(rows) - 1, row)
     except RunDiverged as exc:
@@ -82,13 +102,17 @@ def _pool_init(q):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _pool_task(spec, index, threads, checkpoints=()):
+def _partial(store, spec):
+    return None if store is None else _store.partial_file(store, spec.run_id)
+
+
+def _pool_task(spec, index, threads, checkpoints=(), store=None):
     q = _POOL_QUEUE
     emit = None if q is None else (lambda seq, row: q.put((index, seq, row)))
-    return _execute(spec, emit, threads, checkpoints)
+    return _execute(spec, emit, threads, checkpoints, _partial(store, spec))
 
 
-def _dask_task(spec, index, topic, host_threads, checkpoints=()):
+def _dask_task(spec, index, topic, host_threads, checkpoints=(), store=None):
     from distributed import get_worker
     worker = get_worker()
     host = worker.address.rsplit(":", 1)[0]
@@ -99,16 +123,16 @@ def _dask_task(spec, index, topic, host_threads, checkpoints=()):
             worker.log_event(topic, {"i": index, "seq": seq, "row": row})
         except Exception:  # noqa: BLE001 - streaming is best effort; the result has every row
             pass
-    return _execute(spec, emit, threads, checkpoints)
+    return _execute(spec, emit, threads, checkpoints, _partial(store, spec))
 
 
 # ---------------------------------------------------------------------------- backends
 
-def _run_serial(specs, todo, col, checkpoints=()):
+def _run_serial(specs, todo, col, checkpoints=(), store=None):
     for i in todo:
         col.start(i)
         result = _execute(specs[i], lambda seq, row, i=i: col.record(i, seq, row),
-                          checkpoints=checkpoints)
+                          checkpoints=checkpoints, partial=_partial(store, specs[i]))
         col.finish(i, *result)
 
 
@@ -122,7 +146,7 @@ def _drain(q, col, block=0.0):
         pass
 
 
-def _run_pool(specs, todo, col, workers, checkpoints=()):
+def _run_pool(specs, todo, col, workers, checkpoints=(), store=None):
     import multiprocessing as mp
     ctx = mp.get_context("spawn")   # no fork of a process whose Numba/OpenMP threads run
     q = ctx.Queue()
@@ -131,7 +155,7 @@ def _run_pool(specs, todo, col, workers, checkpoints=()):
     ex = _cf.ProcessPoolExecutor(n, mp_context=ctx, initializer=_pool_init, initargs=(q,))
     clean = False
     try:
-        futures = {ex.submit(_pool_task, specs[i], i, threads, checkpoints): i for i in todo}
+        futures = {ex.submit(_pool_task, specs[i], i, threads, checkpoints, store): i for i in todo}
         pending = set(futures)
         while pending:
             _drain(q, col, block=0.05)
@@ -198,7 +222,7 @@ def _dask_client(scheduler, connect_timeout):
     return client, True
 
 
-def _run_dask(specs, todo, col, client, checkpoints=()):
+def _run_dask(specs, todo, col, client, checkpoints=(), store=None):
     """Submit the runs ``todo`` to ``client``'s cluster and collect them as they finish.
 
     A worker that dies takes its running tasks with it; the scheduler re-runs them on
@@ -220,7 +244,7 @@ def _run_dask(specs, todo, col, client, checkpoints=()):
     try:
         for i in todo:
             spec = specs[i]
-            f = client.submit(_dask_task, spec, i, topic, host_threads, tuple(checkpoints),
+            f = client.submit(_dask_task, spec, i, topic, host_threads, tuple(checkpoints), store,
                               pure=False, key=f"rbmviz-sweep-{spec.run_id}-{topic[-8:]}")
             futures.append(f)
             index[f.key] = i

@@ -7,6 +7,7 @@ import importlib.util
 import json
 import math
 import os
+import pickle
 import re
 import shutil
 import sys
@@ -25,6 +26,25 @@ _FINAL = ("ok", "diverged")
 _SAY_EVERY = 60.0
 #: format version of a run file
 _VERSION = 1
+#: a running run's state is written at a record once this many seconds passed since the last
+#: write (so a run cut off continues from a record at most this old, plus one evaluation span);
+#: the environment variable ``RBMVIZ_PARTIAL_EVERY`` (seconds) overrides it, also in pool and
+#: Dask worker processes started with it
+PARTIAL_EVERY = 60.0
+
+
+def partial_every() -> float:
+    """Seconds between two writes of a running run's state (:data:`PARTIAL_EVERY`)."""
+    env = os.environ.get("RBMVIZ_PARTIAL_EVERY")
+    if env is None:
+        return PARTIAL_EVERY
+    try:
+        value = float(env)
+    except ValueError:
+        raise ValueError(f"RBMVIZ_PARTIAL_EVERY={env!r}: expected a number of seconds") from None
+    if not value >= 0:
+        raise ValueError(f"RBMVIZ_PARTIAL_EVERY={env!r}: expected a number of seconds >= 0")
+    return value
 
 
 def _pyarrow_available() -> bool:
@@ -34,8 +54,10 @@ def _pyarrow_available() -> bool:
 def store_path(out: str | os.PathLike) -> Path:
     """The run store of the results file ``out``: ``sweep.csv`` → ``sweep.runs/`` beside it.
 
-    It holds ``<run_id>.json`` per finished run (its settings, records, status) and
-    ``<run_id>/epoch-<E>.npz`` model checkpoints (:meth:`rbmviz.RBM.load`).
+    It holds ``<run_id>.json`` per finished run (its settings, records, status),
+    ``<run_id>/epoch-<E>.npz`` model checkpoints (:meth:`rbmviz.RBM.load`) and, while a run
+    is under way, ``<run_id>.partial``: its state at a recent record (:meth:`rbmviz.runs.Run.state`),
+    from which a resumed sweep continues it.
 
     Parameters
     ----------
@@ -75,6 +97,49 @@ def _atomic_write_text(path: Path, text: str):
         tmp.unlink(missing_ok=True)
 
 
+def partial_file(store: Path, run_id: str) -> Path:
+    """Where a running run's state is kept: ``<store>/<run_id>.partial``."""
+    return Path(store) / f"{_safe(run_id)}.partial"
+
+
+def write_partial(path: Path, spec: RunSpec, state: dict, rows: list, models: dict) -> None:
+    """Keep a running run's state (:meth:`rbmviz.runs.Run.state`), its rows and model
+    checkpoints so far, atomically (a kill while writing leaves the previous file).  Skipped
+    when the run store's parent directory does not exist here (a Dask worker on another
+    machine without the shared file system)."""
+    path = Path(path)
+    if not path.parent.parent.is_dir():
+        return
+    path.parent.mkdir(exist_ok=True)
+    blob = pickle.dumps({"version": _VERSION, "key": _spec_key(spec), "state": state,
+                         "rows": rows, "models": models}, protocol=pickle.HIGHEST_PROTOCOL)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(blob)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def read_partial(path: Path, spec: RunSpec) -> dict | None:
+    """The kept state of ``spec``'s run, or None (no file, an unreadable one, or one of
+    other settings: the run then starts from epoch 0).  The file is a pickle the sweep wrote
+    itself into its own run store; keep run stores where only you can write."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            got = pickle.load(fh)
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError,
+            ValueError):
+        return None
+    if not isinstance(got, dict) or got.get("version") != _VERSION or got.get("key") != _spec_key(spec):
+        return None
+    return got
+
+
 class _RunStore:
     """One JSON file per finished run; a resumed sweep reads them back."""
 
@@ -110,6 +175,7 @@ class _RunStore:
                    "status": status, "error": error, "rows": rows, "checkpoints": saved,
                    "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         _atomic_write_text(self.file(spec.run_id), json.dumps(content, default=float))
+        partial_file(self.path, spec.run_id).unlink(missing_ok=True)
 
 
 def load_store(out: str | os.PathLike) -> dict:
