@@ -443,7 +443,7 @@ class Run:
     # ------------------------------------------------------------------ scheduling
     def _target(self) -> int:
         """Run updates at which the next record is due (never past the last epoch)."""
-        nb, u, last = self.n_batches, self._u, self._u_record
+        nb, last = self.n_batches, self._u_record
         if self.record_every_updates is not None:
             r = self.record_every_updates
             target = (last // r + 1) * r

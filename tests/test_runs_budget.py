@@ -19,30 +19,42 @@ BS = rbmviz.datasets.bars_and_stripes(3)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-@pytest.fixture
-def slow_metric():
-    """A metric with a known cost (10 ms) to check the time budget against."""
+def test_auto_spacing_keeps_evaluation_within_the_budget(monkeypatch):
+    """On a fake clock (no dependence on the machine's load): an update costs 20 µs, an
+    evaluation 10 ms; the records beyond the mandatory first and last take at most the
+    budget's 10 % of the run's time."""
+    import types
+    clock = types.SimpleNamespace(t=0.0)
+    monkeypatch.setattr(rbmviz.runs, "time", types.SimpleNamespace(perf_counter=lambda: clock.t))
+
     def fn(rbm, ctx):
-        time.sleep(0.01)
+        clock.t += 0.01
         return float(np.abs(rbm.W).sum())
-    m = M.register(M.Metric("slow_test", fn, "a metric that takes 10 ms", binary_only=False,
-                            cost="moderate"), replace=True)
-    yield m.name
-    M.METRICS.pop(m.name, None)
+    M.register(M.Metric("clocked_test", fn, "a metric that takes 10 ms of the fake clock",
+                        binary_only=False, cost="moderate"), replace=True)
+    try:
+        run = Run(rbmviz.RBM(9, 4, seed=0), BS, "cd", epochs=6000, learning_rate=0.1, k=12,
+                  metrics=["clocked_test"], seed=0)
+        alg, train_epochs = run.algorithm, run.algorithm.train_epochs
 
-
-def test_auto_spacing_keeps_evaluation_within_the_budget(slow_metric):
-    run = Run(rbmviz.RBM(9, 4, seed=0), BS, "cd", epochs=6000, learning_rate=0.1, k=12,
-              metrics=[slow_metric], seed=0)
-    recs = list(run)
+        def timed(*args):
+            u0 = alg.updates
+            done = train_epochs(*args)
+            clock.t += 2e-5 * (alg.updates - u0)
+            return done
+        alg.train_epochs = timed
+        recs = list(run)
+    finally:
+        M.METRICS.pop("clocked_test", None)
+    assert run.wall_time == pytest.approx(6000 * 2e-5 + len(recs) * 0.01)
     assert len(recs) >= 3                              # spaced, not only the first and last
-    # the records beyond the mandatory first and last cost at most ~10 % of the wall time
     extra = run.eval_time - 2 * 0.01
-    assert extra <= 0.15 * run.wall_time, (run.eval_time, run.wall_time, len(recs))
+    assert extra <= 0.1 * run.wall_time + 0.01, (run.eval_time, run.wall_time, len(recs))
+    assert extra >= 0.05 * run.wall_time                # and the budget is used, not wasted
     epochs = [r["epoch"] for r in recs]
     assert epochs[0] == 0 and epochs[-1] == 6000 and epochs == sorted(epochs)
     assert all(isinstance(e, (int, np.integer)) for e in epochs)   # full batch: epoch ends
-    assert run.metric_seconds[slow_metric] >= 0.01             # each metric's cost is measured
+    assert run.metric_seconds["clocked_test"] == pytest.approx(0.01)   # each metric's cost
 
 
 def test_an_explicit_eval_every_wins_over_auto():
