@@ -72,7 +72,9 @@ def _setup_sweep(parser):
     out.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     out.add_argument("--resume", action="store_true",
                      help="continue the sweep written to --out: the runs stored beside it "
-                          "(FILE.runs/, one file per finished run) are skipped, the others run")
+                          "(FILE.runs/, one file per finished run) are skipped, a run cut off "
+                          "mid-way continues from its kept state (FILE.runs/<run_id>.partial, "
+                          "written at a record at most once a minute), the others run")
     out.add_argument("--checkpoints", metavar="E,E,...",
                      help="save each run's model at these epochs in FILE.runs/<run_id>/ "
                           "(needs --out)")

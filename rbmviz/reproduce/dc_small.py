@@ -490,7 +490,9 @@ def add_common_arguments(parser, defaults, quick):
     o.add_argument("--overwrite", action="store_true", help="replace those files in DIR")
     o.add_argument("--resume", action="store_true",
                    help="continue an interrupted run into the same DIR: the runs stored in "
-                        "DIR/records.runs/ (one file per finished run) are skipped")
+                        "DIR/records.runs/ (one file per finished run) are skipped, a run cut "
+                        "off mid-way continues from its kept state (<run_id>.partial, written at "
+                        "a record at most once a minute)")
     o.add_argument("--checkpoints", metavar="E,E,...",
                    help="save each run's model at these epochs in DIR/records.runs/<run>/")
     o.add_argument("--no-html", action="store_true", help="do not write figure.html")

@@ -23,9 +23,13 @@ from the *same* initial parameters, so that the comparison is paired.  A sweep i
 
 **Resumable.**  With ``out="sweep.csv"`` every run is stored the moment it finishes, as
 ``sweep.runs/<run_id>.json`` (its settings, records and status; model checkpoints at
-chosen epochs beside it, ``checkpoints=[10, 100]``), so a crash or a kill loses only the runs
-in progress; ``resume=True`` continues such a sweep — in another sitting, with another
-backend or from another machine sharing the directory — skipping every stored run.  The
+chosen epochs beside it, ``checkpoints=[10, 100]``), and a run under way keeps its state
+there too (``sweep.runs/<run_id>.partial``, :meth:`rbmviz.runs.Run.state`, written at a record
+at most once a minute), so a crash or a kill loses at most the training since a run's latest
+kept record; ``resume=True`` continues such a sweep — in another sitting, with another
+backend or from another machine sharing the directory — skipping every stored run and
+continuing the cut-off ones bit for bit.  A paper-scale run of many hours (dc-mnist: ~5 h of
+one core each) is thus spread over as many sittings as it takes.  The
 progress bar counts epochs and shows the estimated time left.
 
 A diverging run (:class:`rbmviz.runs.RunDiverged`) does not stop the sweep: its records up
