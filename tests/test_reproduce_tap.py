@@ -324,6 +324,30 @@ def test_resume_refuses_other_settings(tmp_path):
         rt.run(epochs=2, learning_rate=0.1, state_dir=tmp_path, **kw)
     with pytest.raises(ValueError, match="save_epochs needs state_dir"):
         rt.run(epochs=1, learning_rate=0.3, save_epochs=(1,), **kw)
+    # the evaluation's iteration budget: the training's by default, and then not a new
+    # setting (state directories made before it continue); another value is another run
+    rt.run(epochs=1, learning_rate=0.3, state_dir=tmp_path, eval_max_iter=1000, **kw)
+    with pytest.raises(ValueError, match="eval_max_iter"):
+        rt.run(epochs=2, learning_rate=0.3, state_dir=tmp_path, eval_max_iter=4000, **kw)
+
+
+def test_eval_max_iter_reaches_the_evaluation(monkeypatch):
+    from rbmviz.reproduce import tap_run
+    X, y, Xt = _toy_data()
+    seen = []
+    real = tap_run.evaluate_tap
+
+    def spy(rbm, V, **kw):
+        seen.append(kw["max_iter"])
+        return real(rbm, V, **kw)
+    monkeypatch.setattr(tap_run, "evaluate_tap", spy)
+    kw = dict(samples=40, eval_samples=40, hidden=(3,), batch_size=10, n_solutions=10,
+              isomap_epochs=(), ps=(), seed=1, data=(X, y, None), epochs=1, learning_rate=0.3)
+    rt.run(eval_max_iter=4000, **kw)
+    rt.run(**kw)
+    assert seen == [4000, 4000, 1000, 1000]
+    with pytest.raises(ValueError, match="eval_max_iter"):
+        rt.run(eval_max_iter=0, **kw)
 
 
 def test_quick_form_defaults():
