@@ -331,6 +331,29 @@ def test_resume_refuses_other_settings(tmp_path):
         rt.run(epochs=2, learning_rate=0.3, state_dir=tmp_path, eval_max_iter=4000, **kw)
 
 
+def test_training_products_in_float32_continue_a_float64_state(tmp_path):
+    """A state directory trained with float64 products continues with float32 ones (a
+    precision, not a setting of the experiment): the rows trained so are marked, the others
+    stay bit for bit, and the result stays close to an all-float64 run."""
+    X, y, Xt = _toy_data()
+    kw = dict(samples=40, eval_samples=40, hidden=(6,), batch_size=10, n_solutions=10,
+              learning_rate=0.3, isomap_epochs=(), ps=(), seed=1, data=(X, y, None))
+    ref, _ = rt.run(epochs=4, **kw)
+    rt.run(epochs=2, state_dir=tmp_path, **kw)
+    mixed, _ = rt.run(epochs=4, state_dir=tmp_path, products="float32", **kw)
+    a, b = ref["curves"], mixed["curves"]
+    assert b["train_products"].isna().tolist() == [True, True, True, False, False]
+    assert (b["train_products"].iloc[3:] == "float32").all()
+    _frames_equal(a.iloc[:3], b.iloc[:3].drop(columns="train_products"))
+    np.testing.assert_allclose(b["tap_ll"], a["tap_ll"], rtol=1e-4)
+    assert not np.array_equal(b["tap_ll"].iloc[3:], a["tap_ll"].iloc[3:])   # float32 really ran
+    with pytest.raises(ValueError, match="products='float32' is for binary models"):
+        rt._check_settings(**{**rt._DEFAULTS, "dataset": "cbcl", "epochs": 1, "samples": None,
+                              "eval_samples": None, "test_samples": 0, "hidden": None,
+                              "count_hidden": None, "eval_every": 1, "ps": (),
+                              "learning_rate": None, "products": "float32", "seed": 0})
+
+
 def test_eval_max_iter_reaches_the_evaluation(monkeypatch):
     from rbmviz.reproduce import tap_run
     X, y, Xt = _toy_data()
