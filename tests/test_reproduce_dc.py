@@ -329,3 +329,44 @@ def test_dc_mnist_claims_are_inconclusive_while_the_curves_still_rise():
     rows = [dict(r, final=-200.0) for r in rows]
     rows[2]["t90"] = 4.0
     assert [c["verdict"] for c in dc_mnist.claims(rows)] == ["agrees", "agrees"]
+
+
+def test_tiny_ssd_study_on_digits():
+    """Study ``ssd``: all six rules, SSD at its own step and CD-25 (the others at η and
+    K = 24, d = 6, K′ = 4), batch 1000 by default; the frame shows what ran."""
+    df, summary = dc_mnist.run(study="ssd", datasets=["digits"], trials=1, epochs=2,
+                               eval_every=1, n_hidden=8, batch_size=200, limit=400,
+                               ssd_eta=3e-4, ais_chains=20, ais_betas=100, workers=0)
+    assert set(df.algorithm) == {"cd", "pcd", "cg", "ssd", "sdcp", "csdcp"}
+    assert (df.status == "ok").all() and df.ais_test_ll.notna().all()
+    ssd = df[df.algorithm == "ssd"]
+    assert set(ssd.learning_rate) == {3e-4} and set(df[df.algorithm != "ssd"].learning_rate) == {0.01}
+    assert (ssd.gibbs_steps == 25 * ssd.updates).all()
+    other = df[df.algorithm != "ssd"]
+    assert (other.gibbs_steps == 24 * other.updates).all()
+    assert ssd.run_id.str.contains("learning_rate=0.0003").all()
+    assert summary["settings"]["ssd_eta"] == 3e-4 and summary["settings"]["ssd_k"] == 25
+    assert [c["claim"].split(": ")[1][:20] for c in summary["claims"]][:1] == ["CS-DCP and SSD reach"]
+    # the study's defaults: batch 1000, 250 epochs
+    s = dc_mnist._check(study="ssd", trials=1, epochs=250, etas=(0.01,), datasets=["mnist"],
+                        algorithms=dc_mnist.STUDIES["ssd"][1], k=24, k_inner=4, n_hidden=500,
+                        batch_size=1000, seed=0, eval_every=None)
+    assert dc_mnist.study_algorithm_settings(s) == {"ssd": {"learning_rate": dc_mnist.SSD_ETA,
+                                                            "k": 25}}
+    with pytest.raises(ValueError, match="belong to study 'ssd'"):
+        dc_mnist.run(study="main", datasets=["digits"], trials=1, epochs=1, ssd_eta=1e-3)
+
+
+def test_ssd_claims_on_hand_made_rows():
+    def row(a, final, t90=100.0, best=None, best_at=200.0, incomplete=0):
+        return dict(dataset="mnist", learning_rate=1e-4 if a == "ssd" else 0.01, algorithm=a,
+                    label=a.upper(), final=final, t90=t90, best=final if best is None else best,
+                    best_at=best_at, epochs=250.0, incomplete=incomplete)
+    rows = [row("cd", -95.0), row("cg", -93.0), row("csdcp", -88.0, t90=120.0),
+            row("ssd", -89.0, t90=100.0, best=-87.0, best_at=180.0)]
+    got = dc_mnist.claims(rows, study="ssd")
+    assert [c["verdict"] for c in got] == ["agrees", "agrees", "agrees"]
+    assert "best other CG -93.00" in got[0]["measured"] and "drop 2.00" in got[2]["measured"]
+    rows[1]["final"] = -88.5                      # CG between SSD and CS-DCP: not "above the rest"
+    rows[3].update(t90=130.0, best=-89.0)         # slower, no drop
+    assert [c["verdict"] for c in dc_mnist.claims(rows, study="ssd")] == ["differs"] * 3

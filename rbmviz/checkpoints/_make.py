@@ -53,7 +53,7 @@ def tap(state_dir, epochs, nh=100):
                                      f"{int(z['epoch'])})")
                 rbm = RBM(z["W"].shape[0], z["W"].shape[1], init="zeros")
                 rbm.set_params(W=z["W"], b=z["b"], c=z["c"])
-        measured = {}
+        measured, row = {}, {}
         ev = state_dir / f"nh{nh}" / f"eval_{int(e):04d}.npz"
         if ev.exists():
             with np.load(ev, allow_pickle=False) as z:
@@ -71,6 +71,9 @@ def tap(state_dir, epochs, nh=100):
                                                "learning_rate", "weight_decay", "momentum",
                                                "momentum_form", "init_scale", "damping", "tol",
                                                "seed") if k in settings},
+            **({"training_products": f"{row['train_products']} (the training solves' matrix "
+                   f"products in the epochs before this one; earlier epochs may have used "
+                   f"float64: --products)"} if row.get("train_products") else {}),
             measured=measured,
             measured_on=f"the first {settings.get('eval_samples')} training images "
                         "(TAP log-likelihood per unit, eq. 39; unique TAP solutions)",

@@ -132,7 +132,8 @@ def first_to_fraction(rows, *, by=("dataset", "learning_rate")):
 
 
 def run_grid(base, *, algorithms, trials, grid, seed, workers, scheduler, out, overwrite,
-             progress, run_overrides, paired_chains=False, resume=False, checkpoints=None):
+             progress, run_overrides, paired_chains=False, resume=False, checkpoints=None,
+             algorithm_settings=None):
     """All runs of an experiment through :func:`rbmviz.sweep.sweep` (trials × algorithms ×
     grid; same initial parameters for every algorithm of a trial, each algorithm its own
     Gibbs stream unless ``paired_chains``).
@@ -150,7 +151,8 @@ def run_grid(base, *, algorithms, trials, grid, seed, workers, scheduler, out, o
     return _sweep.sweep(base, algorithms=list(algorithms), trials=trials, grid=grid, seed=seed,
                         scheduler=scheduler, workers=workers, run_overrides=run_overrides,
                         out=path, overwrite=overwrite, progress=progress,
-                        paired_chains=paired_chains, resume=resume, checkpoints=checkpoints)
+                        paired_chains=paired_chains, resume=resume, checkpoints=checkpoints,
+                        algorithm_settings=algorithm_settings)
 
 
 def check_out_dir(out, overwrite=False, files=FILES):

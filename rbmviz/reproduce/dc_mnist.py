@@ -23,7 +23,12 @@ Studies (``study=``, Sec. 5; only S-DCP and CS-DCP by default, η = 0.01):
   UNCONFIRMED, the divisor pairs of 24 are offered);
 * ``"batch"`` — batch size (Fig. 7a; values UNCONFIRMED);
 * ``"init"`` — the four initialisations of Table 1: σ ∈ {0.001, 0.01} × visible biases
-  {0, base rate}.
+  {0, base rate};
+* ``"ssd"`` — the comparison with stochastic spectral descent (Sec. 4.2.2: all six rules,
+  batch 1000, 250 epochs, SSD with CD-25 as in Carlson et al. 2015 against d = 6, K′ = 4;
+  SSD's own step ``ssd_eta``, UNCONFIRMED in the paper: :data:`SSD_ETA`).  The paper: CS-DCP
+  ≈ SSD, both better than the rest; SSD slightly faster but diverging by the end of 250
+  epochs.
 
 A laptop cannot do 10 trials × 200 epochs × 60,000 images × 5 algorithms (hours per run);
 ``epochs``, ``trials``, ``limit`` (rows of each split), ``n_hidden`` and the AIS sizes scale
@@ -44,31 +49,42 @@ if TYPE_CHECKING:
     import holoviews as hv
     import pandas
 
-__all__ = ["STUDIES", "INITIALISATIONS", "PAPER", "run", "base_settings", "study_plan",
-           "summarize", "format_summary", "figure", "save", "add_arguments", "main", "QUICK"]
+__all__ = ["STUDIES", "INITIALISATIONS", "PAPER", "SSD_ETA", "run", "base_settings", "study_plan",
+           "study_algorithm_settings", "summarize", "format_summary", "figure", "save", "add_arguments", "main", "QUICK"]
 
 #: study name → (grid column, default algorithms, the paper's figure)
 STUDIES = {"main": (None, _dc.ALGORITHMS, "Figs. 3-4"),
            "eta": ("learning_rate", ("sdcp", "csdcp"), "Fig. 6a"),
            "budget": ("k_inner", ("sdcp", "csdcp"), "Fig. 6b"),
            "batch": ("batch_size", ("sdcp", "csdcp"), "Fig. 7a"),
-           "init": ("initialisation", ("sdcp", "csdcp"), "Fig. 7b (Table 1)")}
+           "init": ("initialisation", ("sdcp", "csdcp"), "Fig. 7b (Table 1)"),
+           "ssd": (None, ("cd", "pcd", "cg", "ssd", "sdcp", "csdcp"), "Sec. 4.2.2 (SSD comparison)")}
 #: Table 1: Init n = (weight standard deviation σ, visible-bias initialisation)
 INITIALISATIONS = {"Init 1": (0.001, "zeros"), "Init 2": (0.01, "zeros"),
                    "Init 3": (0.001, "base_rate"), "Init 4": (0.01, "base_rate")}
 PAPER = {"cs_dcp_lead_over_cg_epochs": 100, "final_atll": "almost the same for all algorithms "
          "after 200 epochs (value not stated)", "sm2008_cd25_500_mnist": -86.34,
          "ais": {"n_chains": 100, "n_betas": 10000, "schedule": "linear"}}
+#: SSD's step (``step_rule="relative"``: the weight step along ``‖G‖_S1 · U Vᵀ``; Carlson et
+#: al.'s value is UNCONFIRMED), tuned here: 784×500 on the first 5,000 training images, batch
+#: 1000, CD-25, 20 epochs (100 updates), AIS test ATLL (100 chains × 2,000 temperatures):
+#: 1e-3 → −194.2, 3e-3 → −140.8, 1e-2 → −291.1 at epoch 10 then −200.5 (unstable); CS-DCP at
+#: η = 0.01 → −160.2, CD-24 barely moves (pseudo-likelihood −203.0 → −201.2)
+SSD_ETA = 3e-3
 DEFAULTS = {"trials": 10, "epochs": 200, "etas": (0.01,), "datasets": ("mnist",),
             "algorithms": _dc.ALGORITHMS, "k": 24, "k_inner": 4, "n_hidden": 500,
             "batch_size": 200, "ais_chains": 100, "ais_betas": 10000}
 STUDY_DEFAULTS = {"eta": {"etas": (0.001, 0.01, 0.1)}, "budget": {"d_values": (1, 2, 3, 4, 6, 8, 12)},
-                  "batch": {"batch_sizes": (100, 200, 500, 1000)}}
+                  "batch": {"batch_sizes": (100, 200, 500, 1000)},
+                  "ssd": {"batch_size": 1000, "epochs": 250, "ssd_eta": SSD_ETA, "ssd_k": 25}}
 #: the ``--quick`` preset: MNIST scaled down to about 2 CPU-minutes (measured per piece, one
 #: thread: a K = 24 update of 784×100 at batch 200 ≈ 0.15 s, AIS 50 × 500 ≈ 0.7 s; 10 runs of
 #: 50 updates and 6 evaluations); the previous 2,000 rows / 1,000 temperatures took > 9 CPU-min
 QUICK = {"trials": 2, "epochs": 10, "eval_every": 2, "limit": 1000, "n_hidden": 100,
          "ais_chains": 50, "ais_betas": 500}
+#: the ``--quick`` preset of study ``"ssd"`` on top of :data:`QUICK`: two batches of 1000
+#: per epoch (SSD needs large batches)
+QUICK_SSD = {"limit": 2000}
 NOTES = [
     "ATLL = average test log-likelihood with an AIS estimate of log Z (base-rate model from the "
     "training rows); AIS tends to under-estimate log Z, i.e. over-estimate the ATLL.",
@@ -121,7 +137,7 @@ def base_settings(*, dataset: str = "mnist", epochs: int = 200, eval_every: int 
 
 def _check(*, study="main", trials, epochs, etas, datasets, algorithms, k, k_inner, n_hidden,
            batch_size, seed, eval_every, limit=None, d_values=None, batch_sizes=None,
-           ais_chains=100, ais_betas=10000):
+           ais_chains=100, ais_betas=10000, ssd_eta=None, ssd_k=None):
     from .._validation import check_float, check_int
     from ..algorithms import names
     from ..algorithms.dcp import resolve_budget
@@ -161,6 +177,13 @@ def _check(*, study="main", trials, epochs, etas, datasets, algorithms, k, k_inn
     if study == "batch":
         s["batch_sizes"] = [check_int(b, "batch_size", low=1) for b in _dc.parse_list(
             batch_sizes if batch_sizes is not None else STUDY_DEFAULTS["batch"]["batch_sizes"], int, "batch_sizes")]
+    if study == "ssd":
+        d = STUDY_DEFAULTS["ssd"]
+        s["ssd_eta"] = check_float(d["ssd_eta"] if ssd_eta is None else ssd_eta, "ssd_eta",
+                                   low=0.0, low_open=True)
+        s["ssd_k"] = check_int(d["ssd_k"] if ssd_k is None else ssd_k, "ssd_k", low=1)
+    elif ssd_eta is not None or ssd_k is not None:
+        raise ValueError(f"ssd_eta and ssd_k belong to study 'ssd', not {study!r}")
     return s
 
 
@@ -190,25 +213,46 @@ def study_plan(s: dict) -> tuple[dict, list[str]]:
     return grid, s["algorithms"]
 
 
-def run(*, study: str = "main", trials: int = 10, epochs: int = 200,
+def study_algorithm_settings(s: dict) -> dict | None:
+    """Settings of one algorithm's runs only (:func:`rbmviz.sweep.plan`'s
+    ``algorithm_settings``): study ``"ssd"`` gives SSD its own step and CD-``ssd_k``.
+
+    Parameters
+    ----------
+    s : dict
+        Checked settings of :func:`run`.
+
+    Returns
+    -------
+    dict or None
+        ``{"ssd": {"learning_rate": ..., "k": ...}}`` or None.
+    """
+    if s["study"] == "ssd" and "ssd" in s["algorithms"]:
+        return {"ssd": {"learning_rate": s["ssd_eta"], "k": s["ssd_k"]}}
+    return None
+
+
+def run(*, study: str = "main", trials: int = 10, epochs: int | None = None,
         etas: Sequence[float] = (0.01,), datasets: Sequence[str] = ("mnist",),
         algorithms: Sequence[str] | None = None, k: int = 24, k_inner: int = 4, n_hidden: int = 500,
-        batch_size: int = 200, seed: int = 0, eval_every: int | None = None,
+        batch_size: int | None = None, seed: int = 0, eval_every: int | None = None,
         limit: int | None = None, d_values: Sequence[int] | None = None,
         batch_sizes: Sequence[int] | None = None, ais_chains: int = 100, ais_betas: int = 10000,
         workers: int | None = None, scheduler: Any = None, out: str | os.PathLike | None = None,
         overwrite: bool = False, progress: bool = False, resume: bool = False,
-        checkpoints: Sequence[int] | None = None) -> tuple[pandas.DataFrame, dict]:
-    """Run the main comparison or one sensitivity study.
+        checkpoints: Sequence[int] | None = None, ssd_eta: float | None = None,
+        ssd_k: int | None = None) -> tuple[pandas.DataFrame, dict]:
+    """Run the main comparison, one sensitivity study or the SSD comparison.
 
     Parameters
     ----------
     study : str
-        ``"main"``, ``"eta"``, ``"budget"``, ``"batch"`` or ``"init"`` (:data:`STUDIES`).
+        ``"main"``, ``"eta"``, ``"budget"``, ``"batch"``, ``"init"`` or ``"ssd"``
+        (:data:`STUDIES`).
     trials : int
         Independent repetitions.
     epochs : int
-        Training epochs.
+        Training epochs (default: 200; study ``"ssd"``: 250).
     etas : sequence of float
         learning rates (study ``"eta"``: default 0.001, 0.01, 0.1).
     datasets : sequence of str
@@ -222,11 +266,11 @@ def run(*, study: str = "main", trials: int = 10, epochs: int = 200,
     n_hidden : int
         Hidden units.
     batch_size : int
-        Rows per update.
+        Rows per update (default: 200; study ``"ssd"``: 1000).
     seed : int
         Seed of the experiment's randomness.
     eval_every : int
-        Epochs between evaluations (default: every 10).
+        Epochs between evaluations (default: about 20 evaluations per run).
     limit : int
         use only the first ``limit`` rows of each split (None: all).
     d_values : sequence of int
@@ -251,6 +295,10 @@ def run(*, study: str = "main", trials: int = 10, epochs: int = 200,
         Continue a sweep stored at ``out``.
     checkpoints : sequence of int
         Epochs at which models are saved (:func:`rbmviz.sweep.run_specs`).
+    ssd_eta : float
+        Study ``"ssd"``: SSD's step (default :data:`SSD_ETA`; the other rules use ``etas``).
+    ssd_k : int
+        Study ``"ssd"``: Gibbs steps of SSD's CD estimate (default 25, Carlson et al.).
 
     Returns
     -------
@@ -263,11 +311,14 @@ def run(*, study: str = "main", trials: int = 10, epochs: int = 200,
         algorithms = STUDIES.get(study, (None, _dc.ALGORITHMS))[1]
     if study == "eta" and tuple(etas) == (0.01,):
         etas = STUDY_DEFAULTS["eta"]["etas"]
+    sd = STUDY_DEFAULTS.get(study, {})
+    epochs = sd.get("epochs", DEFAULTS["epochs"]) if epochs is None else epochs
+    batch_size = sd.get("batch_size", DEFAULTS["batch_size"]) if batch_size is None else batch_size
     s = _check(study=study, trials=trials, epochs=epochs, etas=etas, datasets=datasets,
                algorithms=algorithms, k=k, k_inner=k_inner, n_hidden=n_hidden,
                batch_size=batch_size, seed=seed, eval_every=eval_every, limit=limit,
                d_values=d_values, batch_sizes=batch_sizes, ais_chains=ais_chains,
-               ais_betas=ais_betas)
+               ais_betas=ais_betas, ssd_eta=ssd_eta, ssd_k=ssd_k)
     grid, algorithms = study_plan(s)
     base = base_settings(dataset=s["datasets"][0], epochs=s["epochs"], eval_every=s["eval_every"],
                          k=s["k"], k_inner=s["k_inner"], n_hidden=s["n_hidden"],
@@ -278,7 +329,8 @@ def run(*, study: str = "main", trials: int = 10, epochs: int = 200,
     records = _dc.run_grid(base, algorithms=algorithms, trials=s["trials"], grid=grid,
                            seed=s["seed"], workers=workers, scheduler=scheduler, out=out,
                            overwrite=overwrite, progress=progress,
-                           resume=resume, checkpoints=checkpoints, run_overrides=overrides)
+                           resume=resume, checkpoints=checkpoints, run_overrides=overrides,
+                           algorithm_settings=study_algorithm_settings(s))
     if "initialisation" in records:
         names = {f"init_scale={sd:g},visible_bias={vb}": n for n, (sd, vb) in INITIALISATIONS.items()}
         records["initialisation"] = records["initialisation"].map(lambda v: names.get(v, v))
@@ -336,6 +388,8 @@ def summarize(records: "pandas.DataFrame", *, settings: dict | None = None,
 def claims(rows, study="main", by=("dataset", "learning_rate")):
     """The paper's statements for ``study`` against the measured rows (list of
     ``{"claim", "measured", "verdict"}``)."""
+    if study == "ssd":
+        return _ssd_claims(rows)
     out = []
     groups = {}
     for r in rows:
@@ -388,6 +442,54 @@ def claims(rows, study="main", by=("dataset", "learning_rate")):
                 out.append(dict(claim=f"{where}: {label} {claim} (within 2 nats here)",
                                 measured=measured,
                                 verdict="agrees" if max(vals) - min(vals) <= 2.0 else "differs"))
+    return out
+
+
+def _ssd_claims(rows):
+    """Sec. 4.2.2's SSD comparison, per data set (SSD runs at its own step, so its rows form
+    their own learning-rate group: the claims compare across groups)."""
+    out = []
+    by_ds: dict = {}
+    for r in rows:
+        if r["final"] is not None:
+            by_ds.setdefault(r["dataset"], {})[r["algorithm"]] = r
+    for ds, fin in by_ds.items():
+        where = _dc.DATASET_LABELS.get(ds, ds)
+        ssd, cs = fin.get("ssd"), fin.get("csdcp")
+        if ssd is None or cs is None:
+            continue
+        others = [r for a, r in fin.items() if a not in ("ssd", "csdcp")]
+        best = max(others, key=lambda r: r["final"]) if others else None
+        gap = abs(ssd["final"] - cs["final"])
+        above = best is None or min(ssd["final"], cs["final"]) > best["final"]
+        still = all(_rising(r) for r in fin.values())
+        out.append(dict(
+            claim=f"{where}: CS-DCP and SSD reach about the same ATLL (within 2 nats here), "
+                  f"both above the other rules",
+            measured=f"SSD {ssd['final']:.2f}, CS-DCP {cs['final']:.2f}"
+                     + (f"; best other {best['label']} {best['final']:.2f}" if best else ""),
+            verdict="agrees" if gap <= 2.0 and above else (
+                "inconclusive (every curve still rising at the last evaluation)" if still
+                else "differs")))
+        if ssd["t90"] is not None and cs["t90"] is not None:
+            out.append(dict(
+                claim=f"{where}: SSD is slightly faster than CS-DCP (reaches 90 % of its maximum "
+                      f"ATLL first)",
+                measured=f"t90 SSD {ssd['t90']:g}, CS-DCP {cs['t90']:g} epochs",
+                verdict="agrees" if ssd["t90"] <= cs["t90"] else (
+                    "inconclusive (neither curve has levelled off)"
+                    if _rising(ssd) and _rising(cs) else "differs")))
+        drop = ssd["best"] - ssd["final"] if ssd["best"] is not None else None
+        if drop is not None:
+            out.append(dict(
+                claim=f"{where}: SSD shows divergence by the end of the run (its ATLL falls "
+                      f"from its best; paper: visible by 250 epochs)",
+                measured=f"best {ssd['best']:.2f} at epoch {ssd['best_at']:g}, last "
+                         f"{ssd['final']:.2f} (drop {drop:.2f} nats)"
+                         + (f"; {ssd['incomplete']} trial(s) diverged" if ssd.get("incomplete") else ""),
+                verdict="agrees" if drop > 0.5 or ssd.get("incomplete") else (
+                    "inconclusive (run shorter than the paper's 250 epochs)"
+                    if (ssd.get("epochs") or 0) < 250 else "differs")))
     return out
 
 
@@ -531,12 +633,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("large data")
     g.add_argument("--study", choices=list(STUDIES), default="main",
                    help="main = all algorithms (Figs. 3-4); eta (Fig. 6a), budget = d and K' with "
-                        "d*K' fixed (Fig. 6b), batch (Fig. 7a), init (Fig. 7b): S-DCP and CS-DCP "
+                        "d*K' fixed (Fig. 6b), batch (Fig. 7a), init (Fig. 7b): S-DCP and CS-DCP; "
+                        "ssd = the SSD comparison (all six rules, batch 1000, 250 epochs) "
                         "(default: main)")
     g.add_argument("--hidden", type=int, metavar="INT",
                    help=f"hidden units (default: {DEFAULTS['n_hidden']}; --quick: {QUICK['n_hidden']})")
     g.add_argument("--batch-size", type=int, metavar="INT",
-                   help=f"mini-batch size (default: {DEFAULTS['batch_size']})")
+                   help=f"mini-batch size (default: {DEFAULTS['batch_size']}; study ssd: "
+                        f"{STUDY_DEFAULTS['ssd']['batch_size']}, epochs {STUDY_DEFAULTS['ssd']['epochs']})")
     g.add_argument("--limit", type=int, metavar="ROWS",
                    help=f"use the first ROWS rows of each split (default: all; --quick: {QUICK['limit']})")
     g.add_argument("--d-values", metavar="D,D,...",
@@ -547,6 +651,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         f"(default: {','.join(map(str, STUDY_DEFAULTS['batch']['batch_sizes']))})")
     g.add_argument("--ais-chains", type=int, metavar="INT",
                    help=f"AIS chains (default: {DEFAULTS['ais_chains']}; --quick: {QUICK['ais_chains']})")
+    g.add_argument("--ssd-eta", type=float, metavar="X",
+                   help=f"study ssd: SSD's step (default: {SSD_ETA:g}; the other rules use --eta)")
+    g.add_argument("--ssd-k", type=int, metavar="K",
+                   help="study ssd: Gibbs steps of SSD's CD estimate (default: 25, Carlson et al.)")
     g.add_argument("--ais-betas", type=int, metavar="INT",
                    help=f"AIS inverse temperatures, linear (default: {DEFAULTS['ais_betas']:,}; "
                         f"--quick: {QUICK['ais_betas']:,})")
@@ -574,11 +682,18 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.study != "main":
         defaults["algorithms"] = STUDIES[args.study][1]
         defaults["etas"] = STUDY_DEFAULTS.get(args.study, {}).get("etas", defaults["etas"])
+        for key in ("epochs", "batch_size"):
+            defaults[key] = STUDY_DEFAULTS.get(args.study, {}).get(key, defaults[key])
     kw = options(args, defaults, {k: v for k, v in QUICK.items() if k in ("trials", "epochs", "eval_every")})
     extra = {k: v for k, v in QUICK.items() if k not in kw} if args.quick else {}
     kw.update(study=args.study, n_hidden=defaults["n_hidden"], batch_size=defaults["batch_size"],
               ais_chains=defaults["ais_chains"], ais_betas=defaults["ais_betas"], limit=None)
     kw.update(extra)
+    if args.quick and args.study == "ssd":
+        kw.update(QUICK_SSD)
+    for opt, key in (("ssd_eta", "ssd_eta"), ("ssd_k", "ssd_k")):
+        if getattr(args, opt) is not None:
+            kw[key] = getattr(args, opt)
     for opt, key in (("hidden", "n_hidden"), ("batch_size", "batch_size"), ("limit", "limit"),
                      ("ais_chains", "ais_chains"), ("ais_betas", "ais_betas"),
                      ("d_values", "d_values"), ("batch_sizes", "batch_sizes")):

@@ -179,12 +179,13 @@ def sweep(base: dict, *, algorithms: str | Sequence[str], trials: int, grid: dic
           overwrite: bool = False, progress: bool = True,
           on_record: Callable[[RunSpec, dict], Any] | None = None,
           connect_timeout: float = 10.0, paired_chains: bool = False, resume: bool = False,
-          checkpoints: Sequence[int] | None = None) -> "pandas.DataFrame":
+          checkpoints: Sequence[int] | None = None,
+          algorithm_settings: dict | None = None) -> "pandas.DataFrame":
     """:func:`plan` the runs and :func:`run_specs` them.
 
     Parameters
     ----------
-    base, algorithms, trials, grid, seed, run_overrides, paired_chains
+    base, algorithms, trials, grid, seed, run_overrides, paired_chains, algorithm_settings
         The plan: see :func:`plan`.
     scheduler, workers, out, overwrite, progress, on_record, connect_timeout, resume, checkpoints
         The execution: see :func:`run_specs`.
@@ -204,7 +205,8 @@ def sweep(base: dict, *, algorithms: str | Sequence[str], trials: int, grid: dic
     [3, 3, 3, 3]
     """
     specs = plan(base, algorithms=algorithms, trials=trials, grid=grid, seed=seed,
-                 run_overrides=run_overrides, paired_chains=paired_chains)
+                 run_overrides=run_overrides, paired_chains=paired_chains,
+                 algorithm_settings=algorithm_settings)
     return run_specs(specs, scheduler=scheduler, workers=workers, out=out, overwrite=overwrite,
                      progress=progress, on_record=on_record, connect_timeout=connect_timeout,
                      resume=resume, checkpoints=checkpoints)

@@ -188,6 +188,30 @@ def _grid_points(grid) -> list[tuple[dict, dict]]:
     return points
 
 
+def _algorithm_settings(given, algorithms) -> dict:
+    """Checked ``{algorithm: {knob: parsed value}}`` of :func:`plan`."""
+    if given is None:
+        return {}
+    if not isinstance(given, dict):
+        raise TypeError(f"algorithm_settings must be a dict {{algorithm: {{knob: value}}}}, "
+                        f"got {type(given).__name__}")
+    known = _all_knobs()
+    out = {}
+    for alg, values in given.items():
+        if alg not in algorithms:
+            raise ValueError(f"algorithm_settings names {alg!r}, which is not among the "
+                             f"sweep's algorithms {algorithms}")
+        if not isinstance(values, dict):
+            raise TypeError(f"algorithm_settings[{alg!r}] must be a dict {{knob: value}}, "
+                            f"got {type(values).__name__}")
+        bad = [k for k in values if k not in known or k in _TRIAL_KNOBS or k == "algorithm"]
+        if bad:
+            raise ValueError(f"algorithm_settings[{alg!r}] sets {bad}, which are not sweepable "
+                             f"settings")
+        out[alg] = {k: _parse(k, v, known, f"algorithm_settings[{alg!r}]") for k, v in values.items()}
+    return out
+
+
 def _parse(name, value, known, where):
     try:
         return _settings.parse_value(known[name], value)
@@ -196,7 +220,8 @@ def _parse(name, value, known, where):
 
 
 def plan(base: dict, *, algorithms: str | Sequence[str], trials: int, grid: dict | None = None, seed: int = 0,
-         run_overrides: dict | None = None, paired_chains: bool = False) -> list[RunSpec]:
+         run_overrides: dict | None = None, paired_chains: bool = False,
+         algorithm_settings: dict | None = None) -> list[RunSpec]:
     """The runs of a sweep: trials × algorithms × grid points, in that nesting order.
 
     Parameters
@@ -229,6 +254,12 @@ def plan(base: dict, *, algorithms: str | Sequence[str], trials: int, grid: dict
         shared stream, not a property of the rules.  Off by default.
     run_overrides : dict, optional
         Extra :class:`~rbmviz.runs.Run` keyword arguments for every run (picklable).
+    algorithm_settings : dict, optional
+        ``{algorithm: {knob: value}}``: settings of one algorithm's runs only, over the base
+        and the grid point — e.g. a rule with its own step scale (SSD's
+        ``learning_rate`` multiplies a spectral-norm direction, not a gradient).  A grid key
+        it sets takes the algorithm's value in that algorithm's labels (and run ids), so the
+        frame shows what ran.
 
     Returns
     -------
@@ -259,6 +290,7 @@ def plan(base: dict, *, algorithms: str | Sequence[str], trials: int, grid: dict
     base_objs = _settings.from_dict(dict(base))        # unknown knob / bad value: ValueError
     base_flat = _settings.to_dict(*base_objs)
     points = _grid_points(grid)
+    own = _algorithm_settings(algorithm_settings, algorithms)
     defaults = {n: p.default for n, p in _all_knobs().items()}
     specific = {n for a in _algorithms.names() for n in _settings.algorithm_knobs(a)}
     specific -= set.intersection(*(set(_settings.algorithm_knobs(a)) for a in _algorithms.names()))
@@ -271,7 +303,9 @@ def plan(base: dict, *, algorithms: str | Sequence[str], trials: int, grid: dict
                                                else f"chain/{algorithm}")}
             takes = set(_settings.algorithm_knobs(algorithm))
             for labels, values in points:
-                flat = {**base_flat, **values, "algorithm": algorithm, **trial_seeds}
+                mine = own.get(algorithm, {})
+                labels = {k: mine.get(k, v) for k, v in labels.items()}
+                flat = {**base_flat, **values, **mine, "algorithm": algorithm, **trial_seeds}
                 for n in specific - takes:
                     flat[n] = defaults[n]
                 try:
