@@ -444,3 +444,26 @@ def test_ctrl_c_on_the_command_line_keeps_the_records(tmp_path):
                               text=True).stdout
         os.killpg(p.pid, signal.SIGKILL)
         pytest.fail(f"processes left in the sweep's process group:\n{left}")
+
+
+def test_plan_algorithm_settings_apply_to_one_algorithm_and_show_in_its_labels():
+    specs = plan(TINY, algorithms="cd,pcd", trials=2, grid={"learning_rate": [0.1]},
+                 algorithm_settings={"pcd": {"learning_rate": 0.05, "k": 3}})
+    cd = [s for s in specs if s.algorithm == "cd"]
+    pcd = [s for s in specs if s.algorithm == "pcd"]
+    assert [s.settings["learning_rate"] for s in cd] == [0.1, 0.1]
+    assert {s.settings["learning_rate"] for s in pcd} == {0.05} and {s.settings["k"] for s in pcd} == {3}
+    assert {s.settings["k"] for s in cd} == {1}
+    assert {s.labels["learning_rate"] for s in pcd} == {0.05}
+    assert all(s.run_id.endswith("learning_rate=0.05") for s in pcd)
+    for bad, exc, text in [({"ssd": {"k": 2}}, ValueError, "not among the sweep's algorithms"),
+                           ({"cd": {"nope": 1}}, ValueError, "not sweepable"),
+                           ({"cd": {"seed": 1}}, ValueError, "not sweepable"),
+                           ({"cd": 3}, TypeError, "must be a dict"),
+                           ([("cd", {})], TypeError, "must be a dict"),
+                           ({"cd": {"k": "x"}}, ValueError, "invalid value")]:
+        with pytest.raises(exc, match=text):
+            plan(TINY, algorithms="cd,pcd", trials=1, algorithm_settings=bad)
+    with pytest.raises(ValueError, match="which the grid varies"):
+        plan(TINY, algorithms="cd,pcd", trials=1, grid={"learning_rate": [0.1, 0.5]},
+             algorithm_settings={"pcd": {"learning_rate": 0.05}})

@@ -291,6 +291,11 @@ def plan(base: dict, *, algorithms: str | Sequence[str], trials: int, grid: dict
     base_flat = _settings.to_dict(*base_objs)
     points = _grid_points(grid)
     own = _algorithm_settings(algorithm_settings, algorithms)
+    for alg, values in own.items():
+        varied = [k for k in values if len({repr(lab.get(k)) for lab, _ in points}) > 1]
+        if varied:
+            raise ValueError(f"algorithm_settings[{alg!r}] sets {varied}, which the grid varies: "
+                             f"{alg}'s grid points would all be one run")
     defaults = {n: p.default for n, p in _all_knobs().items()}
     specific = {n for a in _algorithms.names() for n in _settings.algorithm_knobs(a)}
     specific -= set.intersection(*(set(_settings.algorithm_knobs(a)) for a in _algorithms.names()))
