@@ -353,6 +353,10 @@ def test_tiny_ssd_study_on_digits():
                         batch_size=1000, seed=0, eval_every=None)
     assert dc_mnist.study_algorithm_settings(s) == {"ssd": {"learning_rate": dc_mnist.SSD_ETA,
                                                             "k": 25}}
+    hv = pytest.importorskip("holoviews")
+    fig = dc_mnist.figure(df, study="ssd")            # one panel: every rule, SSD at its step
+    assert isinstance(fig, hv.Layout) and len(fig) == 1
+    assert "SSD step 0.0003" in fig[0].label or "SSD step 0.0003" in str(fig[0].opts.get().kwargs)
     with pytest.raises(ValueError, match="belong to study 'ssd'"):
         dc_mnist.run(study="main", datasets=["digits"], trials=1, epochs=1, ssd_eta=1e-3)
 

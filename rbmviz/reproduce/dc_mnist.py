@@ -476,7 +476,7 @@ def _ssd_claims(rows):
                 claim=f"{where}: SSD is slightly faster than CS-DCP (reaches 90 % of its maximum "
                       f"ATLL first)",
                 measured=f"t90 SSD {ssd['t90']:g}, CS-DCP {cs['t90']:g} epochs",
-                verdict="agrees" if ssd["t90"] <= cs["t90"] else (
+                verdict="agrees" if ssd["t90"] < cs["t90"] else (
                     "inconclusive (neither curve has levelled off)"
                     if _rising(ssd) and _rising(cs) else "differs")))
         drop = ssd["best"] - ssd["final"] if ssd["best"] is not None else None

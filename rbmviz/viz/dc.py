@@ -309,7 +309,8 @@ def large_figure(records: "pandas.DataFrame", *, study: str = "main", metric: st
     records : pandas.DataFrame
         Tidy records of the experiment (as returned by the reproduction's ``run``).
     study : str
-        The study: ``"main"`` or a sensitivity study.
+        The study: ``"main"``, a sensitivity study or ``"ssd"`` (every rule in one panel per
+        data set, SSD at its own step).
     metric : str
         The ATLL column (default: :func:`metric_column`).
     x : str
@@ -347,7 +348,20 @@ def large_figure(records: "pandas.DataFrame", *, study: str = "main", metric: st
                 panels.append(atll_curves(part, metric, x=x, band=band, labels=labels,
                                           title=f"{name}, η = {eta:g}" if eta is not None else name))
         return hv.Layout(panels).cols(2).opts(shared_axes=False)
+    if study == "ssd":              # every rule in one panel per data set, SSD at its own step
+        panels = []
+        for ds in dict.fromkeys(records["dataset"]) if "dataset" in records else [None]:
+            sub = records if ds is None else records[records["dataset"] == ds]
+            steps = {a: sorted(g["learning_rate"].unique()) for a, g in sub.groupby("algorithm")} \
+                if "learning_rate" in sub else {}
+            other = sorted({float(e) for a, es in steps.items() if a != "ssd" for e in es})
+            name = (dataset_labels or {}).get(ds, ds or "")
+            title = name + (f", η = {', '.join(f'{e:g}' for e in other)}" if other else "") + (
+                f", SSD step {', '.join(f'{float(e):g}' for e in steps['ssd'])}" if "ssd" in steps else "")
+            panels.append(atll_curves(sub, metric, x=x, band=band, labels=labels, title=title))
+        return hv.Layout(panels).cols(2).opts(shared_axes=False)
     if column is None:
-        raise ValueError(f"unknown study {study!r}; expected 'main', 'eta', 'budget', 'batch' or 'init'")
+        raise ValueError(f"unknown study {study!r}; expected 'main', 'eta', 'budget', 'batch', "
+                         f"'init' or 'ssd'")
     return sensitivity_curves(records, column, metric=metric, x=x, k=k,
                               algorithm_labels=labels)
