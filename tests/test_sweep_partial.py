@@ -159,3 +159,21 @@ def test_partial_every_from_the_environment(monkeypatch):
         monkeypatch.setenv("RBMVIZ_PARTIAL_EVERY", bad)
         with pytest.raises(ValueError, match="RBMVIZ_PARTIAL_EVERY=.*seconds"):
             sw._store.partial_every()
+
+
+def test_replayed_epochs_do_not_count_towards_the_time_left():
+    """A continued run's earlier rows arrive at once: they fill the bar but not the rate."""
+    specs = sw.plan(TINY, algorithms="cd,pcd", trials=1)       # 2 runs × 30 epochs
+    bar = sw._store._Progress(specs, 0, 0)
+    try:
+        col = sw._store._Collector(specs, None, bar, sw._store._Output(None, False))
+        col.record(0, 0, {"epoch": 0})
+        col.record(0, 1, {"epoch": 20}, True)                  # replayed from a kept state
+        assert bar.n == 20 and bar.eta() == float("inf")      # nothing trained in this sitting
+        time.sleep(0.05)
+        col.record(0, 2, {"epoch": 30})
+        left = bar.eta()
+        elapsed = time.monotonic() - bar.start
+        assert left == pytest.approx((60 - 30) / (10 / elapsed), rel=0.2)
+    finally:
+        bar.close()

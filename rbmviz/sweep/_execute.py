@@ -69,7 +69,7 @@ def _execute(spec: RunSpec, emit=None, threads=None, checkpoints=(), partial=Non
             pending = [e for e in pending if e not in models]
             if emit is not None:
                 for seq, row in enumerate(rows):
-                    emit(seq, row)
+                    emit(seq, row, True)
         saved, every = time.monotonic(), _store.partial_every()
         for rec in run:
             row = _row(rec)
@@ -108,7 +108,7 @@ def _partial(store, spec):
 
 def _pool_task(spec, index, threads, checkpoints=(), store=None):
     q = _POOL_QUEUE
-    emit = None if q is None else (lambda seq, row: q.put((index, seq, row)))
+    emit = None if q is None else (lambda seq, row, replayed=False: q.put((index, seq, row, replayed)))
     return _execute(spec, emit, threads, checkpoints, _partial(store, spec))
 
 
@@ -118,9 +118,9 @@ def _dask_task(spec, index, topic, host_threads, checkpoints=(), store=None):
     host = worker.address.rsplit(":", 1)[0]
     threads = max(1, (os.cpu_count() or 1) // max(1, host_threads.get(host, worker.state.nthreads)))
 
-    def emit(seq, row):
+    def emit(seq, row, replayed=False):
         try:
-            worker.log_event(topic, {"i": index, "seq": seq, "row": row})
+            worker.log_event(topic, {"i": index, "seq": seq, "row": row, "replayed": replayed})
         except Exception:  # noqa: BLE001 - streaming is best effort; the result has every row
             pass
     return _execute(spec, emit, threads, checkpoints, _partial(store, spec))
@@ -131,7 +131,7 @@ def _dask_task(spec, index, topic, host_threads, checkpoints=(), store=None):
 def _run_serial(specs, todo, col, checkpoints=(), store=None):
     for i in todo:
         col.start(i)
-        result = _execute(specs[i], lambda seq, row, i=i: col.record(i, seq, row),
+        result = _execute(specs[i], lambda seq, row, replayed=False, i=i: col.record(i, seq, row, replayed),
                           checkpoints=checkpoints, partial=_partial(store, specs[i]))
         col.finish(i, *result)
 
@@ -254,7 +254,7 @@ def _run_dask(specs, todo, col, client, checkpoints=(), store=None):
             try:
                 msg = stream.get(timeout=block) if block else stream.get_nowait()
                 while True:
-                    col.record(msg["i"], msg["seq"], msg["row"])
+                    col.record(msg["i"], msg["seq"], msg["row"], msg.get("replayed", False))
                     msg = stream.get_nowait()
             except _queue.Empty:
                 pass

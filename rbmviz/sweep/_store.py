@@ -288,9 +288,13 @@ class _Progress:
         self._said = self.start
         self.bar.set_postfix_str(f"runs {n_done}/{self.n_runs}", refresh=False)
 
-    def advance(self, n):
+    def advance(self, n, replayed=False):
+        """``n`` more epochs done; ``replayed`` ones (a run continued from its kept state)
+        were done in an earlier sitting and do not count towards the rate."""
         if n > 0:
             self.n += n
+            if replayed:
+                self.start_n += n
             self.bar.update(n)
             if not self.tty and time.monotonic() - self._said >= _SAY_EVERY:
                 self._say(f"runs {self.n_done}/{self.n_runs}")
@@ -338,7 +342,7 @@ class _Collector:
     def start(self, index):
         pass
 
-    def record(self, index, seq, row):
+    def record(self, index, seq, row, replayed=False):
         got = self.rows.setdefault(index, {})
         if seq in got or index in self.status:     # already delivered (stream and result)
             return
@@ -346,7 +350,7 @@ class _Collector:
         if self.bar is not None and row.get("epoch") is not None:
             last = self.epoch.get(index, 0)
             if row["epoch"] > last:
-                self.bar.advance(int(row["epoch"]) - last)
+                self.bar.advance(int(row["epoch"]) - last, replayed)
                 self.epoch[index] = int(row["epoch"])
         if self.on_record is not None:
             self.on_record(self.specs[index], dict(row))
