@@ -85,11 +85,13 @@ def _spec_key(spec: RunSpec) -> str:
                        "run_overrides": spec.run_overrides}, sort_keys=True, default=repr)
 
 
-def _atomic_write_text(path: Path, text: str):
+def _atomic_write(path: Path, data: str | bytes):
+    """Write ``data`` (text as UTF-8) to ``path`` through a temporary file and a rename: a
+    kill while writing leaves the previous file."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with open(tmp, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -111,17 +113,9 @@ def write_partial(path: Path, spec: RunSpec, state: dict, rows: list, models: di
     if not path.parent.parent.is_dir():
         return
     path.parent.mkdir(exist_ok=True)
-    blob = pickle.dumps({"version": _VERSION, "key": _spec_key(spec), "state": state,
-                         "rows": rows, "models": models}, protocol=pickle.HIGHEST_PROTOCOL)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(blob)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    _atomic_write(path, pickle.dumps({"version": _VERSION, "key": _spec_key(spec), "state": state,
+                                      "rows": rows, "models": models},
+                                     protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def read_partial(path: Path, spec: RunSpec) -> dict | None:
@@ -174,7 +168,7 @@ class _RunStore:
         content = {"version": _VERSION, "run_id": spec.run_id, "key": _spec_key(spec),
                    "status": status, "error": error, "rows": rows, "checkpoints": saved,
                    "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-        _atomic_write_text(self.file(spec.run_id), json.dumps(content, default=float))
+        _atomic_write(self.file(spec.run_id), json.dumps(content, default=float))
         partial_file(self.path, spec.run_id).unlink(missing_ok=True)
 
 
