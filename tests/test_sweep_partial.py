@@ -65,6 +65,7 @@ def test_interrupted_run_continues_from_its_state(tmp_path, monkeypatch):
     resumed = sweep(TINY, algorithms="cd,pcd", trials=2, workers=0, progress=False, out=out,
                     resume=True, on_record=lambda s, r: seen.append((s.run_id, r["epoch"])))
     _same(resumed, reference)
+    assert resumed.attrs["continued"] == {"t1-cd": 10} and resumed.attrs["resumed"] == 2
     _same(pd.read_csv(out), reference, check_dtype=False)
     # t1-cd continued after epoch 10 (records 20, 30), t1-pcd ran whole (0, 10, 20, 30)
     assert evaluations == [20, 30, 0, 10, 20, 30]
@@ -177,3 +178,25 @@ def test_replayed_epochs_do_not_count_towards_the_time_left():
         assert left == pytest.approx((60 - 30) / (10 / elapsed), rel=0.2)
     finally:
         bar.close()
+
+
+def test_command_line_says_which_runs_continued(tmp_path, capsys, monkeypatch):
+    """``rbmviz sweep --resume`` names the runs it continued and the epoch they continued from."""
+    from rbmviz import cli
+    monkeypatch.setenv("RBMVIZ_PARTIAL_EVERY", "0")
+    out = tmp_path / "sweep.csv"
+    args = ["sweep", "--dataset", "bars_and_stripes", "--D", "2", "--n-hidden", "3",
+            "--init-scale", "0.5", "--epochs", "30", "--eval-every", "10", "--k", "1",
+            "--learning-rate", "0.3", "--algorithms", "cd", "--trials", "1", "--workers", "0",
+            "--out", str(out)]
+    spec = sw.plan(TINY, algorithms="cd", trials=1)[0]
+    run = spec.make_run()
+    rows = [sw._execute._row(next(run)) for _ in range(3)]          # epochs 0, 10, 20
+    store = sw.store_path(out)
+    store.mkdir()
+    sw._store.write_partial(store / f"{spec.run_id}.partial", spec, run.state(), rows, {})
+    assert cli.main(args + ["--resume"]) == 0
+    text = capsys.readouterr().out
+    assert "1 run(s) continued from their kept state (t0-cd from epoch 20)" in text
+    ref = sweep(TINY, algorithms="cd", trials=1, workers=0, progress=False)
+    _same(pd.read_csv(out), ref, check_dtype=False)

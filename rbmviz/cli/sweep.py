@@ -255,8 +255,12 @@ def _run_sweep(args, parser, options) -> int:
         return EXIT_INTERRUPTED
     if not args.quiet:
         resumed = frame.attrs.get("resumed", 0)
+        continued = frame.attrs.get("continued", {})
         print(f"{n_runs} run(s): {status}; {len(frame)} record(s){saved}"
-              + (f"; {resumed} run(s) resumed from {_sweep.store_path(args.out)}" if resumed else ""))
+              + (f"; {resumed} run(s) resumed from {_sweep.store_path(args.out)}" if resumed else "")
+              + (f"; {len(continued)} run(s) continued from their kept state ("
+                 + ", ".join(f"{rid} from epoch {e:g}" for rid, e in continued.items()) + ")"
+                 if continued else ""))
     if counts.get("failed", 0) == len(specs):
         return 1
     return EXIT_OK

@@ -81,7 +81,8 @@ def run_specs(specs: list[RunSpec], *, scheduler: Any = None, workers: int | Non
         ``trial``, ``algorithm``, the labels, ``epoch``, ``updates``, ``gibbs_steps``,
         ``seconds`` (the run's own training + evaluation time), the metrics, ``status``
         and ``error``.  A run with no record gets one row with empty record columns.
-        ``df.attrs["interrupted"]`` tells whether Ctrl-C (KeyboardInterrupt, also from
+        ``df.attrs["continued"]`` maps the runs continued from a kept state to the epoch
+        they continued from.  ``df.attrs["interrupted"]`` tells whether Ctrl-C (KeyboardInterrupt, also from
         ``on_record``) ended the sweep early; then the frame holds what arrived so far,
         unfinished runs with ``status="interrupted"``.  Same seeds give the same numbers
         on every backend (``seconds`` aside).

@@ -324,6 +324,7 @@ class _Collector:
         self.rows: dict[int, dict[int, dict]] = {}
         self.status: dict[int, tuple[str, str | None]] = {}
         self.resumed: set[int] = set()
+        self.continued: dict[int, float] = {}      # runs continued from a kept state: epoch
         self.epoch: dict[int, int] = {}
         self.interrupted = False
 
@@ -341,6 +342,8 @@ class _Collector:
         if seq in got or index in self.status:     # already delivered (stream and result)
             return
         got[seq] = row
+        if replayed and row.get("epoch") is not None:
+            self.continued[index] = max(self.continued.get(index, 0), row["epoch"])
         if self.bar is not None and row.get("epoch") is not None:
             last = self.epoch.get(index, 0)
             if row["epoch"] > last:
@@ -398,4 +401,5 @@ class _Collector:
         df.attrs["interrupted"] = self.interrupted
         df.attrs["runs"] = len(self.specs)
         df.attrs["resumed"] = len(self.resumed)
+        df.attrs["continued"] = {self.specs[i].run_id: e for i, e in sorted(self.continued.items())}
         return df
