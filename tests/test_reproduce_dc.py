@@ -374,3 +374,35 @@ def test_ssd_claims_on_hand_made_rows():
     rows[1]["final"] = -88.5                      # CG between SSD and CS-DCP: not "above the rest"
     rows[3].update(t90=130.0, best=-89.0)         # slower, no drop
     assert [c["verdict"] for c in dc_mnist.claims(rows, study="ssd")] == ["differs"] * 3
+
+
+def test_cli_dc_small_continues_a_run_cut_off_mid_way(tmp_path, capsys, monkeypatch):
+    """A Ctrl-C in the middle of a run, then --resume: the run continues from its kept state
+    (the command says so) and the records equal one uninterrupted call."""
+    import rbmviz
+    monkeypatch.setenv("RBMVIZ_PARTIAL_EVERY", "0")
+    out = tmp_path / "dcs"
+    args = ["reproduce", "dc-small", "--epochs", "60", "--eval-every", "20", "--workers", "0",
+            "--quiet", "--no-html", "--datasets", "shifting_bar", "--eta", "0.3",
+            "--algorithms", "cd", "--trials", "1", "--out", str(out)]
+    real = rbmviz.runs.Run._evaluate_and_record
+    calls = []
+
+    def cut(self):
+        calls.append(self.epoch)
+        if len(calls) == 3:                        # at epoch 40: the state of epoch 20 is kept
+            raise KeyboardInterrupt
+        return real(self)
+    monkeypatch.setattr(rbmviz.runs.Run, "_evaluate_and_record", cut)
+    with pytest.warns(RuntimeWarning, match="sweep interrupted"):
+        assert cli.main(args) == 130
+    monkeypatch.setattr(rbmviz.runs.Run, "_evaluate_and_record", real)
+    capsys.readouterr()
+    assert cli.main(args + ["--resume"]) == 0
+    assert ("1 run(s) continued from their kept state: "
+            "t0-cd-dataset=shifting_bar-learning_rate=0.3 from epoch 20") in capsys.readouterr().out
+    whole = tmp_path / "whole"
+    assert cli.main([*args[:-1], str(whole)]) == 0
+    cols = ["run_id", "epoch", "test_ll"]
+    pd.testing.assert_frame_equal(pd.read_csv(out / "records.csv")[cols],
+                                  pd.read_csv(whole / "records.csv")[cols])

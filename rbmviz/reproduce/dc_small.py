@@ -565,6 +565,10 @@ def execute(module, args, parser, kw, check):
         print(f"{parser.prog}: {exc}", file=sys.stderr)
         return 2
     print(module.format_summary(summary))
+    continued = records.attrs.get("continued") or {}
+    if continued:
+        print(f"{len(continued)} run(s) continued from their kept state: "
+              + ", ".join(f"{rid} from epoch {e:g}" for rid, e in continued.items()))
     if args.out:
         paths = module.save(records, summary, args.out, overwrite=args.overwrite or args.resume,
                             html=not args.no_html)
