@@ -200,3 +200,18 @@ def test_command_line_says_which_runs_continued(tmp_path, capsys, monkeypatch):
     assert "1 run(s) continued from their kept state (t0-cd from epoch 20)" in text
     ref = sweep(TINY, algorithms="cd", trials=1, workers=0, progress=False)
     _same(pd.read_csv(out), ref, check_dtype=False)
+
+
+def test_a_kept_state_that_cannot_be_restored_fails_the_run_with_a_way_out(tmp_path):
+    spec = sw.plan(TINY, algorithms="cd", trials=1)[0]
+    run = spec.make_run()
+    next(run)
+    state = run.state()
+    state["fingerprint"] = dict(state["fingerprint"], settings="[('k', 99)]")   # another version
+    path = tmp_path / "sweep.runs" / "t0-cd.partial"
+    path.parent.mkdir()
+    sw._store.write_partial(path, spec, state, [], {})
+    rows, status, error, _ = sw._execute._execute(spec, partial=path)
+    assert status == "failed" and rows == []
+    assert "cannot continue t0-cd from its kept state" in error
+    assert "delete that file to run it from epoch 0" in error

@@ -64,7 +64,12 @@ def _execute(spec: RunSpec, emit=None, threads=None, checkpoints=(), partial=Non
         run = spec.make_run()
         kept = None if partial is None else _store.read_partial(partial, spec)
         if kept is not None:
-            run.restore(kept["state"])
+            try:
+                run.restore(kept["state"])
+            except ValueError as exc:      # e.g. kept by a version whose algorithm differs
+                raise RuntimeError(f"cannot continue {spec.run_id} from its kept state "
+                                   f"{partial}: {exc}; delete that file to run it from epoch 0"
+                                   ) from None
             rows, models = list(kept["rows"]), dict(kept["models"])
             pending = [e for e in pending if e not in models]
             if emit is not None:
