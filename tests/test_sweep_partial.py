@@ -94,6 +94,20 @@ def test_a_partial_of_other_settings_or_torn_is_ignored(tmp_path, monkeypatch):
     _same(df, sw.run_specs(specs, workers=0, progress=False))
 
 
+def test_storing_a_run_removes_what_a_killed_writer_left(tmp_path):
+    """SIGKILL while a kept state or a run file is written leaves its temporary file (the
+    writer's clean-up never runs); storing the run removes them, and only that run's."""
+    out = tmp_path / "sweep.csv"
+    store = sw.store_path(out)
+    store.mkdir()
+    left = [store / ".t0-cd.partial.12345.tmp", store / ".t0-cd.json.777.tmp"]
+    other = store / ".t0-pcd.partial.12345.tmp"
+    for f in (*left, other):
+        f.write_bytes(b"torn")
+    sweep(TINY, algorithms="cd", trials=1, workers=0, progress=False, out=out, resume=True)
+    assert not any(f.exists() for f in left) and other.exists()
+
+
 def test_partial_needs_the_store_directory_to_exist_here(tmp_path):
     spec = sw.plan(TINY, algorithms="cd", trials=1)[0]
     run = spec.make_run()

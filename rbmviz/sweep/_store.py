@@ -170,6 +170,10 @@ class _RunStore:
                    "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         _atomic_write(self.file(spec.run_id), json.dumps(content, default=float))
         partial_file(self.path, spec.run_id).unlink(missing_ok=True)
+        # temporary files of this run left by a process killed while writing (SIGKILL skips
+        # the clean-up of _atomic_write): the run is stored, nothing writes them any more
+        for stale in self.path.glob(f".{_safe(spec.run_id)}.*.tmp"):
+            stale.unlink(missing_ok=True)
 
 
 def load_store(out: str | os.PathLike) -> dict:
