@@ -56,6 +56,7 @@ model) below both its best value so far and the uniform model's value.
 from __future__ import annotations
 
 import copy
+import hashlib
 import math
 import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -309,6 +310,7 @@ class Run:
         self._eval_times: list[float] = []   # cost of each evaluation (the schedule uses the
         #                                    # smaller of the last two: robust to warm-up)
         self._u_record = 0             # run updates at the latest record
+        self._data_digest: str | None = None   # of the training rows (:meth:`state`)
 
     # ------------------------------------------------------------------ set-up helpers
     def _check_probabilities(self):
@@ -660,13 +662,16 @@ class Run:
                 "stopped": self._stopped}
 
     def _fingerprint(self) -> dict:
-        """What a state must agree on with the run it is restored into."""
-        import hashlib
-        digest = hashlib.blake2b(np.ascontiguousarray(self.data).view(np.uint8), digest_size=16)
-        return {"algorithm": self.algorithm.name, "settings": repr(sorted(self.algorithm.settings().items())),
+        """What a state must agree on with the run it is restored into (the data by a digest
+        of its rows, computed once: they do not change during a run)."""
+        if self._data_digest is None:
+            self._data_digest = hashlib.blake2b(np.ascontiguousarray(self.data).view(np.uint8),
+                                                digest_size=16).hexdigest()
+        return {"algorithm": self.algorithm.name,
+                "settings": repr(sorted(self.algorithm.settings().items())),
                 "shape": [self.rbm.n_visible, self.rbm.n_hidden], "dtype": str(self._work.dtype),
                 "units": [self.rbm.visible, self.rbm.hidden], "rows": int(self.data.shape[0]),
-                "batch_size": self.batch_size, "seed": self.seed, "data": digest.hexdigest()}
+                "batch_size": self.batch_size, "seed": self.seed, "data": self._data_digest}
 
     def restore(self, state: dict) -> None:
         """Continue from :meth:`state` of a run made with the same arguments.

@@ -290,8 +290,8 @@ def run(*, dataset: str = "binary-mnist", epochs: int | None = None, samples: in
         init_scale: float = 0.001, damping: float = 0.5, eval_damping: float = 1.0,
         tol: float = 1e-8, max_iter: int = 1000, unique_tol: float = 1e-4, n_neighbors: int = 5,
         seed: int = 0, eval_tol: float = 1e-12, eval_max_iter: int | None = None,
-        products: str = "float64", data: np.ndarray | None = None, progress: bool = False, callback: Callable[..., Any] | None = None,
-        models: dict | None = None, state_dir: str | os.PathLike | None = None,
+        products: str = "float64", data: np.ndarray | None = None, progress: bool = False,
+        callback: Callable[..., Any] | None = None, models: dict | None = None, state_dir: str | os.PathLike | None = None,
         save_epochs: Sequence[int] = ()) -> tuple[dict, dict]:
     """Run the experiment.
 

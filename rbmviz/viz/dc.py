@@ -296,6 +296,17 @@ def sensitivity_curves(records: "pandas.DataFrame", column: str, *, metric: str 
     return hv.Layout(panels).cols(2).opts(shared_axes=False)
 
 
+def _ssd_steps(records) -> str:
+    """``", η = 0.01, SSD step 0.003"``: the other rules' rates and SSD's own step."""
+    if "learning_rate" not in records:
+        return ""
+    ssd = records["algorithm"] == "ssd"
+    fmt = ", ".join
+    other = fmt(f"{e:g}" for e in sorted(records.loc[~ssd, "learning_rate"].unique()))
+    own = fmt(f"{e:g}" for e in sorted(records.loc[ssd, "learning_rate"].unique()))
+    return (f", η = {other}" if other else "") + (f", SSD step {own}" if own else "")
+
+
 def large_figure(records: "pandas.DataFrame", *, study: str = "main", metric: str | None = None,
                  x: str = "epoch", k: int | None = None, band: bool = True,
                  labels: dict | None = None, dataset_labels: dict | None = None) -> hv.Layout:
@@ -337,28 +348,20 @@ def large_figure(records: "pandas.DataFrame", *, study: str = "main", metric: st
     hv = _hv()
     column = {"eta": "learning_rate", "budget": "k_inner", "batch": "batch_size",
               "init": "initialisation"}.get(study)
-    if study == "main":
+    if study in ("main", "ssd"):
         panels = []
         for ds in dict.fromkeys(records["dataset"]) if "dataset" in records else [None]:
             sub = records if ds is None else records[records["dataset"] == ds]
+            name = (dataset_labels or {}).get(ds, ds or "")
+            if study == "ssd":      # every rule in one panel, SSD at its own step
+                panels.append(atll_curves(sub, metric, x=x, band=band, labels=labels,
+                                          title=name + _ssd_steps(sub)))
+                continue
             etas = sorted(sub["learning_rate"].unique()) if "learning_rate" in sub else [None]
             for eta in etas:
                 part = sub if eta is None else _select(sub, learning_rate=float(eta))
-                name = (dataset_labels or {}).get(ds, ds or "")
                 panels.append(atll_curves(part, metric, x=x, band=band, labels=labels,
                                           title=f"{name}, η = {eta:g}" if eta is not None else name))
-        return hv.Layout(panels).cols(2).opts(shared_axes=False)
-    if study == "ssd":              # every rule in one panel per data set, SSD at its own step
-        panels = []
-        for ds in dict.fromkeys(records["dataset"]) if "dataset" in records else [None]:
-            sub = records if ds is None else records[records["dataset"] == ds]
-            steps = {a: sorted(g["learning_rate"].unique()) for a, g in sub.groupby("algorithm")} \
-                if "learning_rate" in sub else {}
-            other = sorted({float(e) for a, es in steps.items() if a != "ssd" for e in es})
-            name = (dataset_labels or {}).get(ds, ds or "")
-            title = name + (f", η = {', '.join(f'{e:g}' for e in other)}" if other else "") + (
-                f", SSD step {', '.join(f'{float(e):g}' for e in steps['ssd'])}" if "ssd" in steps else "")
-            panels.append(atll_curves(sub, metric, x=x, band=band, labels=labels, title=title))
         return hv.Layout(panels).cols(2).opts(shared_axes=False)
     if column is None:
         raise ValueError(f"unknown study {study!r}; expected 'main', 'eta', 'budget', 'batch', "
