@@ -467,3 +467,35 @@ def test_plan_algorithm_settings_apply_to_one_algorithm_and_show_in_its_labels()
     with pytest.raises(ValueError, match="which the grid varies"):
         plan(TINY, algorithms="cd,pcd", trials=1, grid={"learning_rate": [0.1, 0.5]},
              algorithm_settings={"pcd": {"learning_rate": 0.05}})
+
+
+def test_out_file_rewrites_take_a_bounded_share_of_the_time(tmp_path, monkeypatch):
+    """The ``out`` file is rewritten whole; a rewrite that takes long (a large sweep) makes the
+    next one wait ``duration / _WRITE_SHARE``, never less than ``_WRITE_EVERY``."""
+    st = sw._store
+    clock = [1000.0]
+    monkeypatch.setattr(st.time, "monotonic", lambda: clock[0])
+    out = st._Output(tmp_path / "r.csv", overwrite=False)
+    calls = []
+
+    def frame(cost):
+        def make():
+            calls.append(cost)
+            clock[0] += cost                  # building and writing the frame takes `cost` s
+            return pd.DataFrame({"epoch": [1, 2]})
+        return make
+
+    out.write(frame(0.01))                   # fast: the floor applies
+    assert out._gap == st._WRITE_EVERY
+    clock[0] += st._WRITE_EVERY - 0.001
+    out.write(frame(0.01))
+    assert len(calls) == 1                    # too early
+    clock[0] += 0.002
+    out.write(frame(3.0))                     # slow: 3 s -> wait 3 / share
+    assert len(calls) == 2 and out._gap == pytest.approx(3.0 / st._WRITE_SHARE)
+    clock[0] += 3.0 / st._WRITE_SHARE - 1.0
+    out.write(frame(0.01))
+    assert len(calls) == 2
+    out.write(frame(0.01), force=True)        # the final write is never skipped
+    assert len(calls) == 3
+    assert pd.read_csv(tmp_path / "r.csv")["epoch"].tolist() == [1, 2]

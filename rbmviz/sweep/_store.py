@@ -18,8 +18,14 @@ from ._plan import RECORD_COLUMNS, RunSpec
 
 __all__ = ["store_path", "load_store", "checkpoints"]
 
-#: seconds between two rewrites of the ``out`` file while the sweep runs
+#: seconds between two rewrites of the ``out`` file while the sweep runs (at least; see
+#: :data:`_WRITE_SHARE`)
 _WRITE_EVERY = 2.0
+#: the rewrites take at most about this share of the sweep's wall time: the next one waits
+#: ``duration / _WRITE_SHARE`` when that is longer than :data:`_WRITE_EVERY` (the whole file is
+#: rewritten, so with 250,000 records -- the full dc-small -- one rewrite takes seconds and a
+#: fixed 2 s interval kept the caller's process rewriting all the time, next to the workers)
+_WRITE_SHARE = 0.05
 #: statuses of a finished run that a resumed sweep keeps (failed and interrupted runs rerun)
 _FINAL = ("ok", "diverged")
 #: seconds between two progress lines in a log (stderr not a terminal)
@@ -212,7 +218,8 @@ def checkpoints(out: str | os.PathLike) -> dict:
 
 class _Output:
     """The ``out`` file and its run store: checked before the sweep; each finished run is
-    stored at once, the file rewritten atomically (at most every ``_WRITE_EVERY`` s)."""
+    stored at once, the file rewritten atomically (at most every ``_WRITE_EVERY`` s, and
+    spending at most about ``_WRITE_SHARE`` of the time on it)."""
 
     def __init__(self, out, overwrite, resume=False):
         self.path = self.store = None
@@ -239,12 +246,13 @@ class _Output:
                                   f"are skipped) or overwrite=True")
         if overwrite and not resume and store.is_dir():
             shutil.rmtree(store)
-        self.path, self.suffix, self._last = path, suffix, -math.inf
+        self.path, self.suffix, self._last, self._gap = path, suffix, -math.inf, _WRITE_EVERY
         self.store = _RunStore(store)
 
     def write(self, frame_fn, *, force=False):
-        if self.path is None or (not force and time.monotonic() - self._last < _WRITE_EVERY):
+        if self.path is None or (not force and time.monotonic() - self._last < self._gap):
             return
+        began = time.monotonic()
         frame = frame_fn()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
@@ -257,6 +265,7 @@ class _Output:
         finally:
             tmp.unlink(missing_ok=True)
         self._last = time.monotonic()
+        self._gap = max(_WRITE_EVERY, (self._last - began) / _WRITE_SHARE)
 
 
 # ---------------------------------------------------------------------------- progress
