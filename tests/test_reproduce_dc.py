@@ -406,3 +406,29 @@ def test_cli_dc_small_continues_a_run_cut_off_mid_way(tmp_path, capsys, monkeypa
     cols = ["run_id", "epoch", "test_ll"]
     pd.testing.assert_frame_equal(pd.read_csv(out / "records.csv")[cols],
                                   pd.read_csv(whole / "records.csv")[cols])
+
+
+def test_dc_mnist_quick_presets_scale_the_updates_and_explicit_options_win():
+    """``--quick`` (main): batch 50 on 1,000 rows for 30 epochs = 600 updates at the paper's
+    η; a study's ``--quick`` keeps its own shorter preset; explicit options override both."""
+    import argparse
+    from rbmviz.reproduce import dc_mnist
+
+    def kw(*argv):
+        parser = argparse.ArgumentParser()
+        dc_mnist.add_arguments(parser)
+        return dc_mnist._cli_kwargs(parser.parse_args(list(argv)))
+
+    q = kw("--quick")
+    assert (q["limit"] // q["batch_size"]) * q["epochs"] == 600 and q["etas"] == (0.01,)
+    assert {k: q[k] for k in dc_mnist.QUICK} == dc_mnist.QUICK
+    full = kw()
+    assert (full["batch_size"], full["epochs"], full["limit"], full["n_hidden"]) == (200, 200, None, 500)
+    b = kw("--quick", "--study", "budget")
+    assert {k: b[k] for k in dc_mnist.QUICK_STUDY} == dc_mnist.QUICK_STUDY
+    s = kw("--quick", "--study", "ssd")
+    assert (s["batch_size"], s["limit"], s["epochs"]) == (1000, 2000, 10)
+    assert kw("--quick", "--study", "ssd", "--epochs", "3", "--batch-size", "500")["epochs"] == 3
+    assert kw("--quick", "--study", "ssd", "--batch-size", "500")["batch_size"] == 500
+    assert kw("--quick", "--batch-size", "100", "--eval-every", "5")["batch_size"] == 100
+    assert kw("--quick", "--eval-every", "5")["eval_every"] == 5

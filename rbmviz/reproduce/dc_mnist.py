@@ -50,7 +50,8 @@ if TYPE_CHECKING:
     import pandas
 
 __all__ = ["STUDIES", "INITIALISATIONS", "PAPER", "SSD_ETA", "run", "base_settings", "study_plan",
-           "study_algorithm_settings", "summarize", "format_summary", "figure", "save", "add_arguments", "main", "QUICK"]
+           "study_algorithm_settings", "summarize", "format_summary", "figure", "save", "add_arguments", "main", "QUICK",
+           "QUICK_STUDY", "QUICK_SSD"]
 
 #: study name → (grid column, default algorithms, the paper's figure)
 STUDIES = {"main": (None, _dc.ALGORITHMS, "Figs. 3-4"),
@@ -77,14 +78,21 @@ DEFAULTS = {"trials": 10, "epochs": 200, "etas": (0.01,), "datasets": ("mnist",)
 STUDY_DEFAULTS = {"eta": {"etas": (0.001, 0.01, 0.1)}, "budget": {"d_values": (1, 2, 3, 4, 6, 8, 12)},
                   "batch": {"batch_sizes": (100, 200, 500, 1000)},
                   "ssd": {"batch_size": 1000, "epochs": 250, "ssd_eta": SSD_ETA, "ssd_k": 25}}
-#: the ``--quick`` preset: MNIST scaled down to about 2 CPU-minutes (measured per piece, one
-#: thread: a K = 24 update of 784×100 at batch 200 ≈ 0.15 s, AIS 50 × 500 ≈ 0.7 s; 10 runs of
-#: 50 updates and 6 evaluations); the previous 2,000 rows / 1,000 temperatures took > 9 CPU-min
-QUICK = {"trials": 2, "epochs": 10, "eval_every": 2, "limit": 1000, "n_hidden": 100,
-         "ais_chains": 50, "ais_betas": 500}
-#: the ``--quick`` preset of study ``"ssd"`` on top of :data:`QUICK`: two batches of 1000
-#: per epoch (SSD needs large batches)
-QUICK_SSD = {"limit": 2000}
+#: the ``--quick`` preset: MNIST scaled down to about 2 minutes on 2 cores, scaling the number
+#: of updates and not only the rows: 784×100 on the first 1,000 rows at batch 50, so 30 epochs
+#: are 600 updates at the paper's η = 0.01 (measured per piece, one thread: a K = 24 update of
+#: 784×100 at batch 50 ≈ 25 ms, AIS 50 × 500 ≈ 0.7 s).  Measured: 139 s on 2 idle cores; CS-DCP
+#: −139.8 and S-DCP −142.4 against CG −177.0 and CD/PCD ≈ −178.7 at epoch 30, t90 CS-DCP 24
+#: vs CG 30 (the paper's Fig. 3 lead), every curve still rising.  The previous preset (batch
+#: 200, 10 epochs = 50 updates) hardly moved any rule from −206 and judged nothing.
+QUICK = {"trials": 2, "epochs": 30, "eval_every": 3, "limit": 1000, "n_hidden": 100,
+         "batch_size": 50, "ais_chains": 50, "ais_betas": 500}
+#: ``--quick`` for the sensitivity studies, on top of :data:`QUICK` (they run 8–28 runs each,
+#: so fewer updates: 10 epochs at batch 200 = 50 updates; they show the mechanics only)
+QUICK_STUDY = {"epochs": 10, "eval_every": 2, "batch_size": 200}
+#: ``--quick`` for study ``"ssd"``, on top of :data:`QUICK`: two batches of 1000 per epoch
+#: (SSD needs large batches)
+QUICK_SSD = {"epochs": 10, "eval_every": 2, "limit": 2000, "batch_size": 1000}
 NOTES = [
     "ATLL = average test log-likelihood with an AIS estimate of log Z (base-rate model from the "
     "training rows); AIS tends to under-estimate log Z, i.e. over-estimate the ATLL.",
@@ -639,8 +647,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--hidden", type=int, metavar="INT",
                    help=f"hidden units (default: {DEFAULTS['n_hidden']}; --quick: {QUICK['n_hidden']})")
     g.add_argument("--batch-size", type=int, metavar="INT",
-                   help=f"mini-batch size (default: {DEFAULTS['batch_size']}; study ssd: "
-                        f"{STUDY_DEFAULTS['ssd']['batch_size']}, epochs {STUDY_DEFAULTS['ssd']['epochs']})")
+                   help=f"mini-batch size (default: {DEFAULTS['batch_size']}; --quick: "
+                        f"{QUICK['batch_size']}; study ssd: {STUDY_DEFAULTS['ssd']['batch_size']}, "
+                        f"epochs {STUDY_DEFAULTS['ssd']['epochs']}; --quick with a study other "
+                        f"than main: " + ", ".join(f"{k} {v}" for k, v in QUICK_STUDY.items()) + ")")
     g.add_argument("--limit", type=int, metavar="ROWS",
                    help=f"use the first ROWS rows of each split (default: all; --quick: {QUICK['limit']})")
     g.add_argument("--d-values", metavar="D,D,...",
@@ -677,7 +687,20 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     int
         The exit code.
     """
-    from .dc_small import execute, options
+    from .dc_small import execute
+    kw = _cli_kwargs(args)
+    try:
+        _check_data(kw)
+    except Exception as exc:  # noqa: BLE001 - a missing data file is a usage error
+        parser.error(str(exc))
+    return execute(sys.modules[__name__], args, parser, kw, _check)
+
+
+def _cli_kwargs(args):
+    """The keyword arguments of :func:`run` from parsed ``args``: the study's defaults, then
+    the ``--quick`` presets (:data:`QUICK`, with :data:`QUICK_STUDY` or :data:`QUICK_SSD` on
+    top for a study), then the explicit options."""
+    from .dc_small import options
     defaults = dict(DEFAULTS)
     if args.study != "main":
         defaults["algorithms"] = STUDIES[args.study][1]
@@ -689,8 +712,9 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     kw.update(study=args.study, n_hidden=defaults["n_hidden"], batch_size=defaults["batch_size"],
               ais_chains=defaults["ais_chains"], ais_betas=defaults["ais_betas"], limit=None)
     kw.update(extra)
-    if args.quick and args.study == "ssd":
-        kw.update(QUICK_SSD)
+    if args.quick and args.study != "main":
+        kw.update({k: v for k, v in (QUICK_SSD if args.study == "ssd" else QUICK_STUDY).items()
+                   if getattr(args, k, None) is None})       # explicit options still win
     for opt, key in (("ssd_eta", "ssd_eta"), ("ssd_k", "ssd_k")):
         if getattr(args, opt) is not None:
             kw[key] = getattr(args, opt)
@@ -699,11 +723,7 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                      ("d_values", "d_values"), ("batch_sizes", "batch_sizes")):
         if getattr(args, opt) is not None:
             kw[key] = getattr(args, opt)
-    try:
-        _check_data(kw)
-    except Exception as exc:  # noqa: BLE001 - a missing data file is a usage error
-        parser.error(str(exc))
-    return execute(sys.modules[__name__], args, parser, kw, _check)
+    return kw
 
 
 def _check_data(kw):
