@@ -432,3 +432,26 @@ def test_dc_mnist_quick_presets_scale_the_updates_and_explicit_options_win():
     assert kw("--quick", "--study", "ssd", "--batch-size", "500")["batch_size"] == 500
     assert kw("--quick", "--batch-size", "100", "--eval-every", "5")["batch_size"] == 100
     assert kw("--quick", "--eval-every", "5")["eval_every"] == 5
+
+
+def test_dc_mnist_study_claims_are_judged_across_the_varied_setting():
+    """Study ``eta`` compares the learning rates with each other (one claim per rule, not none
+    because every rate formed its own group); the other studies are inconclusive while every
+    curve still rises, and judged once one has levelled off."""
+    from rbmviz.reproduce import dc_mnist
+    rows = [dict(dataset="mnist", learning_rate=e, algorithm=a, label=a, final=-200.0, t90=8.0,
+                 best_at=10.0, epochs=10.0, increasing=inc)
+            for a in ("sdcp", "csdcp") for e, inc in [(0.001, 1.0), (0.01, 0.9), (0.1, 0.3)]]
+    got = dc_mnist.claims(rows, study="eta")
+    assert [c["verdict"] for c in got] == ["agrees", "agrees"]
+    assert "η=0.001: 100%, η=0.01: 90%, η=0.1: 30%" in got[0]["measured"]
+    rows[1]["increasing"] = 0.4                       # S-DCP at 0.01 falls at most evaluations
+    assert [c["verdict"] for c in dc_mnist.claims(rows, study="eta")] == ["differs", "agrees"]
+    budget = [dict(dataset="mnist", learning_rate=0.01, algorithm="sdcp", label="S-DCP", k_inner=k,
+                   d=24 // k, final=f, t90=10.0, best_at=10.0, epochs=10.0)
+              for k, f in [(24, -203.7), (2, -179.5)]]
+    assert dc_mnist.claims(budget, study="budget")[0]["verdict"].startswith("inconclusive")
+    budget[0]["best_at"] = 6.0
+    assert dc_mnist.claims(budget, study="budget")[0]["verdict"] == "differs"
+    budget[1]["final"] = -204.5
+    assert dc_mnist.claims(budget, study="budget")[0]["verdict"] == "agrees"

@@ -400,10 +400,13 @@ def claims(rows, study="main", by=("dataset", "learning_rate")):
         return _ssd_claims(rows)
     out = []
     groups = {}
+    # study "eta" compares the learning rates with each other: one group per data set
+    keys = ("dataset",) if study == "eta" else ("dataset", "learning_rate")
     for r in rows:
-        groups.setdefault(tuple(r[c] for c in ("dataset", "learning_rate")), []).append(r)
-    for (ds, eta), rs in groups.items():
-        where = f"{_dc.DATASET_LABELS.get(ds, ds)}, η={eta:g}"
+        groups.setdefault(tuple(r[c] for c in keys), []).append(r)
+    for key, rs in groups.items():
+        ds = key[0]
+        where = _dc.DATASET_LABELS.get(ds, ds) + (f", η={key[1]:g}" if len(key) > 1 else "")
         finals = [r["final"] for r in rs if r["final"] is not None]
         if not finals:
             continue
@@ -449,7 +452,9 @@ def claims(rows, study="main", by=("dataset", "learning_rate")):
                     f" (spread {max(vals) - min(vals):.2f})"
                 out.append(dict(claim=f"{where}: {label} {claim} (within 2 nats here)",
                                 measured=measured,
-                                verdict="agrees" if max(vals) - min(vals) <= 2.0 else "differs"))
+                                verdict="agrees" if max(vals) - min(vals) <= 2.0 else (
+                                    "inconclusive (every curve still rising at the last evaluation)"
+                                    if all(_rising(r) for r in ra) else "differs")))
     return out
 
 
