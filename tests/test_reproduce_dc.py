@@ -324,7 +324,11 @@ def test_dc_mnist_claims_are_inconclusive_while_the_curves_still_rise():
                  best_at=10.0, epochs=10.0) for a, f in [("cd", -203.8), ("cg", -203.8),
                                                           ("csdcp", -198.7)]]
     assert [c["verdict"].split(" ")[0] for c in dc_mnist.claims(rows)] == ["inconclusive"] * 2
-    rows[1]["best_at"] = 6.0                          # CG levelled off at epoch 6: judged
+    rows[1]["best_at"] = 6.0                          # CG levelled off at epoch 6 ...
+    assert [c["verdict"] for c in dc_mnist.claims(rows)] == [
+        "inconclusive (run shorter than the paper's 200 epochs)", "differs"]
+    for r in rows:                                    # ... of a run as long as the paper's
+        r.update(epochs=200.0, best_at=200.0 if r["algorithm"] != "cg" else 120.0)
     assert [c["verdict"] for c in dc_mnist.claims(rows)] == ["differs", "differs"]
     rows = [dict(r, final=-200.0) for r in rows]
     rows[2]["t90"] = 4.0
@@ -452,6 +456,9 @@ def test_dc_mnist_study_claims_are_judged_across_the_varied_setting():
               for k, f in [(24, -203.7), (2, -179.5)]]
     assert dc_mnist.claims(budget, study="budget")[0]["verdict"].startswith("inconclusive")
     budget[0]["best_at"] = 6.0
+    assert dc_mnist.claims(budget, study="budget")[0]["verdict"].startswith("inconclusive (run shorter")
+    for r in budget:
+        r["epochs"] = 200.0
     assert dc_mnist.claims(budget, study="budget")[0]["verdict"] == "differs"
     budget[1]["final"] = -204.5
     assert dc_mnist.claims(budget, study="budget")[0]["verdict"] == "agrees"
