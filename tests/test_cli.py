@@ -480,3 +480,23 @@ def test_bench_without_a_source_checkout(tmp_path, monkeypatch, capsys):
     assert cli.main(["bench", "--quick"]) == 2
     err = capsys.readouterr().err
     assert "need a source checkout" in err and str(tmp_path / "bench" / "run_all.py") in err
+
+
+def test_sweep_records_about_100_times_per_run_unless_told(tmp_path):
+    """Without --eval-every a sweep records every epochs/100 epochs, at the same epochs in
+    every run (the knob's default, every epoch, spent ~90 % of a small sweep evaluating);
+    --eval-every and a settings file still decide when given."""
+    import pandas as pd
+    from rbmviz.cli.sweep import default_eval_every
+    assert [default_eval_every(e) for e in (1, 100, 149, 150, 5000)] == [1, 1, 1, 2, 50]
+    base = ["sweep", "--dataset", "bars_and_stripes", "--D", "2", "--n-hidden", "3",
+            "--algorithms", "cd", "--trials", "2", "--epochs", "400", "--workers", "0", "--quiet"]
+    assert cli.main(base + ["--out", str(tmp_path / "a.csv")]) == 0
+    a = pd.read_csv(tmp_path / "a.csv")
+    assert sorted(set(a.epoch)) == list(range(0, 401, 4))
+    assert (a.groupby("run_id").epoch.apply(list).map(tuple).nunique()) == 1   # aligned runs
+    assert cli.main(base + ["--eval-every", "100", "--out", str(tmp_path / "b.csv")]) == 0
+    assert sorted(set(pd.read_csv(tmp_path / "b.csv").epoch)) == [0, 100, 200, 300, 400]
+    (tmp_path / "s.json").write_text('{"eval_every": 200}')
+    assert cli.main(base + ["--settings", str(tmp_path / "s.json"), "--out", str(tmp_path / "c.csv")]) == 0
+    assert sorted(set(pd.read_csv(tmp_path / "c.csv").epoch)) == [0, 200, 400]
