@@ -240,7 +240,9 @@ def test_cli_reproduce_tap_bad_options(capsys):
                      (["--hidden", "5", "--count-hidden", "9"], "count_hidden=9"),
                      (["--ps", "0.7"], "flip probability"),
                      (["--samples", "0"], "samples must be >= 2"),
-                     (["--epochs", "-2"], "epochs must be >= 0")]:
+                     (["--epochs", "-2"], "epochs must be >= 0"),
+                     (["--train-iter", "0"], "train_iter must be >= 1"),
+                     (["--eval-epochs", "1,x"], "--eval-epochs")]:
         assert cli.main(["reproduce", "tap", "--quiet", *bad]) == 2
         assert msg in capsys.readouterr().err
 
@@ -407,3 +409,31 @@ def test_cli_study_dispatches_to_tap_beyond(monkeypatch):
     monkeypatch.setattr(tap_beyond, "run_study", fake)
     assert cli.main(["reproduce", "tap", "--study", "fig12", "--quick", "--seed", "3"]) == 7
     assert seen == {"name": "fig12", "quick": True, "seed": 3}
+
+
+def test_train_iter_and_eval_epochs(tmp_path):
+    """``train_iter`` trains with fixed-iteration solves (another run than iterating to tol,
+    and a setting of the state directory); ``eval_epochs`` adds recorded epochs to the
+    sparse ``eval_every`` schedule."""
+    X, y, Xt = _toy_data()
+    kw = dict(samples=40, eval_samples=40, hidden=(6,), batch_size=10, n_solutions=10,
+              learning_rate=0.3, isomap_epochs=(), ps=(), seed=1, data=(X, y, None))
+    conv, _ = rt.run(epochs=5, eval_every=4, **kw)
+    assert conv["curves"]["epoch"].tolist() == [0, 4, 5]
+    fixed, _ = rt.run(epochs=5, eval_every=4, eval_epochs=(1, 2, 9), train_iter=2,
+                      state_dir=tmp_path / "s", **kw)
+    assert fixed["curves"]["epoch"].tolist() == [0, 1, 2, 4, 5]
+    assert (fixed["curves"]["train_not_converged"] == 0).all()
+    a = conv["curves"].set_index("epoch")["tap_ll"]
+    b = fixed["curves"].set_index("epoch")["tap_ll"]
+    assert a[0] == b[0] and a[5] != b[5]
+    again, _ = rt.run(epochs=5, eval_every=4, eval_epochs=(1, 2, 9), train_iter=2,
+                      state_dir=tmp_path / "s", **kw)
+    _frames_equal(fixed["curves"], again["curves"])
+    with pytest.raises(ValueError, match="train_iter"):
+        rt.run(epochs=5, eval_every=4, eval_epochs=(1, 2, 9), train_iter=3,
+               state_dir=tmp_path / "s", **kw)
+    with pytest.raises(ValueError, match="train_iter"):
+        rt.run(epochs=1, train_iter=0, **kw)
+    with pytest.raises(ValueError, match="eval_epochs"):
+        rt.run(epochs=1, eval_epochs=(-1,), **kw)

@@ -434,3 +434,37 @@ def test_run_trains_real_valued_visibles_and_reports_tap_fields():
     with pytest.raises(ValueError, match="Bernoulli"):
         Run(rbmviz.RBM(6, 3, visible="truncated_gaussian"), X, "tap", epochs=1,
             metrics=["pseudo_ll"])
+
+
+def test_fixed_iterations_use_every_run_at_its_t_th_iterate():
+    """``fixed_iter=T`` (App. D, Fig. 10): every run stops after exactly T iterations and all K
+    runs enter the gradient, whatever tol/max_iter say; with T large on weak couplings it is
+    the update of iterating to convergence."""
+    rbm = _model(6, 4, scale=1.5, seed=3)
+    X = _data(rbm, 8)
+
+    def step(**kw):
+        r = rbm.copy()
+        alg = tap_alg.TAP(learning_rate=1.0, momentum=0.0, weight_decay=0.0, **kw)
+        alg.setup(r, X, 8)
+        alg.update(r, X)
+        return r.W - rbm.W, alg
+    for T in (1, 3):
+        dW, alg = step(fixed_iter=T, tol=1e-3, max_iter=1)
+        sol = solve(rbm, X, tol=np.finfo(float).tiny, max_iter=T)
+        assert sol.n_iter.max() == T and not sol.converged.any()
+        g = tap_alg.tap_gradient(rbm, X, sol, np.arange(8), order=2)
+        np.testing.assert_allclose(dW, g["W"], rtol=1e-12, atol=1e-14)
+        assert alg.last_n_solutions == 8 and alg.not_converged_total == 0
+        assert alg.fallback_updates == 0 and alg.gibbs_steps_per_update == T
+    one, _ = step(fixed_iter=1)
+    three, _ = step(fixed_iter=3)
+    assert np.abs(one - three).max() > 1e-3                  # T matters on strong couplings
+    weak = _model(6, 4, scale=0.1, seed=3)
+    rbm = weak
+    conv, alg = step(tol=1e-24, max_iter=5000)
+    assert alg.last_n_solutions == 8
+    fixed, _ = step(fixed_iter=2000)
+    np.testing.assert_allclose(fixed, conv, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError):
+        tap_alg.TAP(fixed_iter=0)

@@ -66,7 +66,8 @@ def _check_settings(*, epochs, samples, eval_samples, test_samples, hidden, coun
                     weight_decay, momentum, momentum_form, init_scale, damping, eval_damping, tol,
                     max_iter, unique_tol, eval_tol,
                     n_neighbors, seed, dataset="binary-mnist", learning_rate_final=None,
-                    decay_epochs=None, eval_max_iter=None, products="float64"):
+                    decay_epochs=None, eval_max_iter=None, products="float64", train_iter=None,
+                    eval_epochs=()):
     from .._validation import check_choice, check_float, check_int, check_seed
     d = dataset_defaults(dataset)
     epochs = d["epochs"] if epochs is None else epochs
@@ -142,6 +143,11 @@ def _check_settings(*, epochs, samples, eval_samples, test_samples, hidden, coun
             out["eval_max_iter"] = eval_max_iter
     if learning_rate_final is not None:
         out.update(learning_rate_final=learning_rate_final, decay_epochs=decay_epochs)
+    if train_iter is not None:         # (kept only when set: earlier state directories continue)
+        out["train_iter"] = check_int(train_iter, "train_iter", low=1)
+    eval_epochs = sorted({check_int(e, "eval_epochs", low=0) for e in eval_epochs})
+    if eval_epochs:                    # (the same reason)
+        out["eval_epochs"] = eval_epochs
     return out
 
 
@@ -276,7 +282,8 @@ def _algorithm(s, seed):
                              max_iter=s["max_iter"], momentum_form=s["momentum_form"],
                              learning_rate_final=s.get("learning_rate_final"),
                              decay_epochs=s.get("decay_epochs"), seed=seed,
-                             products=s.get("products", "float64"))
+                             products=s.get("products", "float64"),
+                             fixed_iter=s.get("train_iter"))
 
 
 def run(*, dataset: str = "binary-mnist", epochs: int | None = None, samples: int | None = None,
@@ -290,7 +297,8 @@ def run(*, dataset: str = "binary-mnist", epochs: int | None = None, samples: in
         init_scale: float = 0.001, damping: float = 0.5, eval_damping: float = 1.0,
         tol: float = 1e-8, max_iter: int = 1000, unique_tol: float = 1e-4, n_neighbors: int = 5,
         seed: int = 0, eval_tol: float = 1e-12, eval_max_iter: int | None = None,
-        products: str = "float64", data: np.ndarray | None = None, progress: bool = False,
+        products: str = "float64", train_iter: int | None = None,
+        eval_epochs: Sequence[int] = (), data: np.ndarray | None = None, progress: bool = False,
         callback: Callable[..., Any] | None = None, models: dict | None = None, state_dir: str | os.PathLike | None = None,
         save_epochs: Sequence[int] = ()) -> tuple[dict, dict]:
     """Run the experiment.
@@ -368,6 +376,18 @@ def run(*, dataset: str = "binary-mnist", epochs: int | None = None, samples: in
         The evaluation always solves in float64.  A continuation may change it (a state
         directory keeps training); the rows trained with float32 products carry
         ``train_products``.
+    train_iter : int, optional
+        Run the training solves of Alg. 1 exactly this many iterations and use every run
+        (:class:`rbmviz.algorithms.TAP`'s ``fixed_iter``; App. D, Fig. 10: 3, 10 and 100
+        iterations train alike, the reference implementation uses 3).  Default: iterate each
+        run to ``tol`` (at most ``max_iter``).  At paper scale (binary-MNIST, N_h = 100) that
+        default costs ~190 iterations per run and ~10 min per epoch on one core; with
+        ``train_iter=10`` an epoch trains in ~35 s and the log-likelihood curve follows the
+        converged run's (results/tap-machines/README.md).  The evaluation is unaffected.
+    eval_epochs : sequence of int
+        Further epochs to evaluate besides every ``eval_every`` and the Isomap epochs (e.g.
+        ``eval_every=25, eval_epochs=(1, 2, 3, 5, 10)``: the fast early rise densely, the
+        rest sparsely — each evaluation of 10,000 samples costs minutes at paper scale).
     data : optional ``(X_train, labels_train, X_test)`` binary arrays to use instead of MNIST
         (tests, other data); ``labels_train`` may be None (no data map) and ``X_test`` None
         (no denoising).  ``samples`` / ``test_samples`` then take the first rows.
@@ -432,7 +452,8 @@ def run(*, dataset: str = "binary-mnist", epochs: int | None = None, samples: in
                         damping=damping,
                         eval_damping=eval_damping, tol=tol, eval_tol=eval_tol,
                         max_iter=max_iter, unique_tol=unique_tol, n_neighbors=n_neighbors,
-                        seed=seed, eval_max_iter=eval_max_iter, products=products)
+                        seed=seed, eval_max_iter=eval_max_iter, products=products,
+                        train_iter=train_iter, eval_epochs=eval_epochs)
     save_epochs = sorted({check_int(e, "save_epochs", low=0) for e in save_epochs})
     if save_epochs and state_dir is None:
         raise ValueError("save_epochs needs state_dir (where the models are written)")
@@ -443,7 +464,7 @@ def run(*, dataset: str = "binary-mnist", epochs: int | None = None, samples: in
     s["data"] = DATASETS[dataset]["label"] if data is None else "user data"
     state = None if state_dir is None else _state.RunState(state_dir, s)
     iso_epochs = sorted({e for e in s["isomap_epochs"] if e <= s["epochs"]} | {s["epochs"]})
-    schedule = eval_schedule(s["epochs"], s["eval_every"], iso_epochs)
+    schedule = eval_schedule(s["epochs"], s["eval_every"], iso_epochs + s.get("eval_epochs", []))
     if _dataset(s) == "cbcl":               # Fig. 7c: all training faces (one class)
         map_rows = np.arange(s["eval_samples"])
         y = np.zeros(X.shape[0], dtype=np.int64) if y is None else y
