@@ -380,6 +380,31 @@ def test_ssd_claims_on_hand_made_rows():
     assert [c["verdict"] for c in dc_mnist.claims(rows, study="ssd")] == ["differs"] * 3
 
 
+def test_ssd_speed_is_judged_by_the_first_to_a_common_level_while_both_curves_rise():
+    """While SSD and CS-DCP both still rise, their times to 90 % of their own maxima say
+    nothing; who first reaches the lower of the two maxima does (the quick form's case)."""
+    import pandas as pd
+    ep = np.arange(0, 40, 4.0)
+    curves = {"ssd": -200 + np.concatenate([[0, 1, 2, 4], 8 + 6 * np.arange(6)]),
+              "csdcp": -200 + 2.5 * ep / 4, "cd": -200 + 0.01 * ep}
+    recs = pd.DataFrame([dict(run_id=f"t{t}-{a}", trial=t, algorithm=a, dataset="mnist",
+                              learning_rate=0.003 if a == "ssd" else 0.01, epoch=e,
+                              ais_test_ll=v + 0.1 * t, status="ok")
+                         for a, c in curves.items() for t in (0, 1) for e, v in zip(ep, c)])
+    s = dc_mnist.summarize(recs, settings={"study": "ssd", "k": 24})
+    by = {r["algorithm"]: r for r in s["final"]}
+    level = min(curves["ssd"].max(), curves["csdcp"].max()) + 0.05      # trial means
+    assert by["ssd"]["common_level"] == pytest.approx(level)
+    first = {a: ep[np.flatnonzero(curves[a] + 0.05 >= level)[0]] for a in ("ssd", "csdcp")}
+    assert (by["ssd"]["reach"], by["csdcp"]["reach"]) == (first["ssd"], first["csdcp"]) == (28, 36)
+    speed = [c for c in s["claims"] if "faster" in c["claim"]]
+    assert [c["verdict"] for c in speed] == ["agrees"]
+    assert "epoch 28 by SSD, 36 by CS-DCP" in speed[0]["measured"]
+    recs.loc[recs.algorithm == "ssd", "ais_test_ll"] -= 30               # now the slower one
+    s = dc_mnist.summarize(recs, settings={"study": "ssd", "k": 24})
+    assert [c["verdict"] for c in s["claims"] if "faster" in c["claim"]] == ["differs"]
+
+
 def test_cli_dc_small_continues_a_run_cut_off_mid_way(tmp_path, capsys, monkeypatch):
     """A Ctrl-C in the middle of a run, then --resume: the run continues from its kept state
     (the command says so) and the records equal one uninterrupted call."""
@@ -431,7 +456,8 @@ def test_dc_mnist_quick_presets_scale_the_updates_and_explicit_options_win():
     b = kw("--quick", "--study", "budget")
     assert {k: b[k] for k in dc_mnist.QUICK_STUDY} == dc_mnist.QUICK_STUDY
     s = kw("--quick", "--study", "ssd")
-    assert (s["batch_size"], s["limit"], s["epochs"]) == (1000, 2000, 10)
+    assert {k: s[k] for k in dc_mnist.QUICK_SSD} == dc_mnist.QUICK_SSD
+    assert (s["limit"] // s["batch_size"]) * s["epochs"] == 144 and s["trials"] == 1
     assert kw("--quick", "--study", "ssd", "--epochs", "3", "--batch-size", "500")["epochs"] == 3
     assert kw("--quick", "--study", "ssd", "--batch-size", "500")["batch_size"] == 500
     assert kw("--quick", "--batch-size", "100", "--eval-every", "5")["batch_size"] == 100

@@ -32,10 +32,12 @@ def tap(state_dir, epochs, nh=100):
     state_dir = Path(state_dir)
     settings = json.loads((state_dir / "settings.json").read_text())
     full = settings["samples"] >= 60_000
-    series = "" if full else "-short"
+    fixed = settings.get("train_iter")
+    series = ("" if full else "-short") + (f"-fixed{fixed}" if fixed else "")
     if full:
-        regen = ("rbmviz reproduce tap --epochs 100 --hidden 100 --state DIR --save-epochs "
-                 + ",".join(str(x) for x in epochs))
+        regen = ("rbmviz reproduce tap --epochs 100 --hidden 100 "
+                 + (f"--train-iter {fixed} " if fixed else "")
+                 + "--state DIR --save-epochs " + ",".join(str(x) for x in epochs))
     else:
         regen = (f"rbmviz reproduce tap --epochs {max(epochs)} --samples {settings['samples']} "
                  f"--hidden {nh} --test-samples 0 --state DIR --save-epochs "
@@ -63,21 +65,23 @@ def tap(state_dir, epochs, nh=100):
                                              "max_free_energy", "weight_norm", "updates")}
         meta = dict(
             title=(f"TAP-trained binary RBM 784x{nh}, binary-MNIST, epoch {e}"
-                   + ("" if full else f" of a short run on {settings['samples']:,} images")),
+                   + ("" if full else f" of a short run on {settings['samples']:,} images")
+                   + (f", trained with {fixed} Alg. 1 iterations per update" if fixed else "")),
             dataset=f"binary-MNIST (the first {settings['samples']:,} training images, "
                     "threshold 0.5)",
             algorithm="tap", n_visible=rbm.n_visible, n_hidden=rbm.n_hidden, epoch=int(e),
             settings={k: settings[k] for k in ("samples", "batch_size", "n_solutions",
                                                "learning_rate", "weight_decay", "momentum",
                                                "momentum_form", "init_scale", "damping", "tol",
-                                               "seed") if k in settings},
+                                               "train_iter", "seed") if k in settings},
             **({"training_products": f"{row['train_products']} (the training solves' matrix "
                    f"products in the epochs before this one; earlier epochs may have used "
                    f"float64: --products)"} if row.get("train_products") else {}),
             measured=measured,
             measured_on=f"the first {settings.get('eval_samples')} training images "
                         "(TAP log-likelihood per unit, eq. 39; unique TAP solutions)",
-            reference="Tramel et al. (2018) Table 1, Alg. 2; heavy-ball momentum",
+            reference="Tramel et al. (2018) Table 1, Alg. 2; heavy-ball momentum"
+                      + ("; a fixed number of Alg. 1 iterations as in App. D" if fixed else ""),
             regenerate=regen)
         out.append(_write(rbm, TAP_NAME.format(nh=nh, series=series, epoch=e), meta))
     return out

@@ -35,8 +35,8 @@ RUN_KEYS = ("samples", "eval_samples", "eval_every", "isomap_epochs", "batch_siz
             "n_solutions", "learning_rate", "weight_decay", "momentum", "momentum_form",
             "init_scale", "damping", "eval_damping", "tol", "eval_tol", "max_iter",
             "unique_tol", "n_neighbors", "seed")
-#: settings only runs on the real-valued data sets have
-OPTIONAL_KEYS = ("dataset", "learning_rate_final", "decay_epochs")
+#: settings only some runs have (the real-valued data sets; fixed-iteration training; extra recorded epochs)
+OPTIONAL_KEYS = ("dataset", "learning_rate_final", "decay_epochs", "train_iter", "eval_epochs")
 #: image shape of each data set (Fig. 4)
 SHAPES = {"binary-mnist": (28, 28), "real-mnist": (28, 28), "cbcl": (19, 19)}
 
