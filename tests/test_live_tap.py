@@ -163,6 +163,36 @@ def test_live_settings_and_reset_knobs():
         TapRace(TapSettings(**{**SMALL, "n_solutions": 60}))
 
 
+def test_fixed_iterations_are_a_live_knob_of_the_rbm_and_refused_for_the_dbm():
+    """'Alg. 1 iterations per update' (App. D): a race started with fixed_iter trains as the
+    library's TAP rule with that knob; it can be switched mid-run (the solves of the next
+    update run that many iterations); the deep machine refuses it."""
+    from rbmviz.algorithms import TAP
+    from rbmviz.live.tap_dbm import DBMTapRace
+    race = TapRace(TapSettings(**{**SMALL, "fixed_iter": 3}))
+    race.step()                                      # epoch 0
+    race.step()                                      # 2 updates (updates_per_point)
+    a = race.algorithm
+    assert isinstance(a, TAP) and a.fixed_iter == 3
+    assert (a.updates, a.tap_iterations, a.gibbs_steps_per_update) == (2, 6, 3)
+    ref = TapRace(TapSettings(**SMALL))
+    ref.step()
+    ref.step()
+    assert ref.algorithm.tap_iterations != 6
+    assert not np.array_equal(race.rbm.W, ref.rbm.W)           # another rule than to-tol
+    race.update_settings(fixed_iter=7)
+    race.step()
+    assert (a.updates, a.tap_iterations) == (4, 6 + 2 * 7)
+    race.update_settings(fixed_iter=None)
+    race.step()
+    assert a.fixed_iter is None and a.gibbs_steps_per_update not in (3, 7)
+    with pytest.raises(ValueError, match="fixed_iter"):
+        DBMTapRace(TapSettings(**{**DBM_SMALL, "fixed_iter": 3}))
+    dbm = DBMTapRace(TapSettings(**DBM_SMALL))
+    with pytest.raises(ValueError, match="TAP2 only: fixed_iter"):
+        dbm.update_settings(fixed_iter=3)
+
+
 def test_divergence_is_reported_not_raised():
     errors = []
     race = TapRace(TapSettings(**SMALL), on_error=errors.append)

@@ -142,6 +142,8 @@ class TapSession(SessionControls, DocumentFeed):
                      "landscape_every", "updates_per_point"):
             w[name] = widget_for(s, name)
         w["order"] = widget_for(s, "order", label="TAP order (1 mean field, 2 TAP, 3)")
+        w["fixed_iter"] = widget_for(s, "fixed_iter", kind="input",
+                                     label="Alg. 1 iterations per update (empty = to convergence)")
         w["inference"] = widget_for(s, "inference", kind="radio")
         w["products"] = widget_for(s, "products", kind="radio",
                                    label="Products of the training solves (RBM)")
@@ -450,7 +452,7 @@ class TapSession(SessionControls, DocumentFeed):
             pn.pane.Markdown("### Training (live)"), w["learning_rate"], w["momentum"],
             w["momentum_form"], w["weight_decay"], w["n_solutions"],
             pn.pane.Markdown("Inference (Alg. 1 TAP, or adaptive TAP, App. D)"), w["inference"],
-            w["order"], w["damping"], w["products"],
+            w["order"], w["damping"], w["fixed_iter"], w["products"],
             pn.pane.Markdown("### Landscape"), w["landscape_every"], w["landscape_rows"],
             w["eval_rows"],
             pn.pane.Markdown("### Pace"), w["updates_per_point"], w["points_per_second"],

@@ -91,7 +91,7 @@ __all__ = ["TapSettings", "TapRace", "TAP_DATASETS", "TAP_MODELS", "LIVE_TAP_KNO
 #: knobs the running race accepts between points: the TAP rule's live knobs it shows, and the
 #: landscape interval
 LIVE_TAP_KNOBS = ("learning_rate", "momentum", "momentum_form", "weight_decay", "n_solutions",
-                  "order", "damping", "inference", "products", "landscape_every")
+                  "order", "damping", "fixed_iter", "inference", "products", "landscape_every")
 #: knobs of the view (pace), applied at once
 PACE_KNOBS = ("updates_per_point", "points_per_second")
 #: the fields of a record
@@ -244,7 +244,7 @@ class _TapViewKnobs(param.Parameterized):
 #: Table 1's binary-MNIST settings except γ (see the module docstring)
 LIVE_DEFAULTS = {"learning_rate": 0.1, "momentum": 0.5, "weight_decay": 0.001,
                  "n_solutions": 100, "order": 2, "damping": 0.5, "momentum_form": "heavy_ball",
-                 "inference": "tap", "products": "float32"}
+                 "inference": "tap", "products": "float32", "fixed_iter": None}
 
 TapSettings = derive_knobs(
     "TapSettings", [_algorithms.get("tap")], include=list(LIVE_DEFAULTS), defaults=LIVE_DEFAULTS,

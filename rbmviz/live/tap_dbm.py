@@ -29,7 +29,8 @@ units of each.
 
 Not here: the RBM tab's landscape (unique solutions, Isomap, free-energy histogram) and
 denoising; :mod:`rbmviz.dbm` has no de-duplication of DBM solutions nor a channel-evidence
-denoiser.  TAP2 only (``order = 2``, ``inference = "tap"``): other settings are refused.
+denoiser.  TAP2 iterated to convergence only (``order = 2``, ``inference = "tap"``,
+``fixed_iter = None``): other settings are refused.
 The ``products`` knob is the RBM's (:func:`rbmviz.tap.solve`); the deep machine's
 mean-field iteration (:mod:`rbmviz.dbm`) computes in float64 whatever it says.  Pause ends a
 point at the next update.
@@ -60,7 +61,7 @@ MAX_FIELDS = 100
 #: seconds between two receptive-field snapshots
 FIELDS_EVERY = 0.5
 #: knobs of the RBM rule that the deep TAP machine has no use for (TAP2 only)
-_RBM_ONLY = {"order": 2, "inference": "tap"}
+_RBM_ONLY = {"order": 2, "inference": "tap", "fixed_iter": None}
 
 
 def tap_engine(settings: TapSettings | None = None, **kwargs):
