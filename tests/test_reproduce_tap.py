@@ -437,3 +437,26 @@ def test_train_iter_and_eval_epochs(tmp_path):
         rt.run(epochs=1, train_iter=0, **kw)
     with pytest.raises(ValueError, match="eval_epochs"):
         rt.run(epochs=1, eval_epochs=(-1,), **kw)
+
+
+def test_restored_steps_stay_out_of_the_progress_rate():
+    """After a resume the time left is estimated from the steps actually run: 50 restored steps
+    at the start do not make the rate look 10x faster than the 5 steps done since."""
+    import io
+    import time
+
+    from tqdm.auto import tqdm
+
+    from rbmviz.reproduce.tap_run import _skip
+
+    bar = tqdm(total=100, file=io.StringIO(), mininterval=0)
+    _skip(bar, 50)
+    t0 = time.perf_counter()
+    for _ in range(5):
+        time.sleep(0.02)
+        bar.update(1)
+    observed = 5 / (time.perf_counter() - t0)
+    d = bar.format_dict
+    bar.close()
+    assert d["n"] == 55 and d["initial"] == 50
+    assert d["rate"] < 3 * observed          # with the 50 restored steps counted: > 10x

@@ -542,6 +542,16 @@ def _new_model(s, i, nh, X):
     return rbm, alg, run_
 
 
+def _skip(bar, k):
+    """Advance ``bar`` by ``k`` steps restored from a state directory, leaving them out of its
+    rate, so the time left after a resume is estimated from the work actually done."""
+    if k:
+        bar.n += k
+        bar.last_print_n += k
+        bar.initial += k
+        bar.refresh()
+
+
 def _train_and_evaluate(s, i, nh, ctx, bar, callback):
     """Train N_h = ``nh`` epoch by epoch (resuming from ``ctx["state"]``), evaluating at the
     scheduled epochs.  Returns the curve rows, the solution statistics per epoch, the Isomap
@@ -553,7 +563,7 @@ def _train_and_evaluate(s, i, nh, ctx, bar, callback):
     if state is not None:
         state.restore(nh, rbm, alg, run_)
     if bar is not None:
-        bar.update(min(run_.epoch, s["epochs"]))
+        _skip(bar, min(run_.epoch, s["epochs"]))
     rows, stats_by_epoch, iso_points, map_points = [], {}, {}, {}
     solve_kw = dict(damping=s["eval_damping"], tol=s["eval_tol"],
                     max_iter=s.get("eval_max_iter", s["max_iter"]),
@@ -562,6 +572,7 @@ def _train_and_evaluate(s, i, nh, ctx, bar, callback):
         if bar is not None:
             bar.set_description(f"tap N_h={nh} epoch {ep}/{s['epochs']}")
         saved = None if state is None else state.load_eval(nh, ep)
+        restored = saved is not None
         if saved is None:
             if run_.epoch > ep:
                 raise ValueError(f"state_dir holds N_h={nh} trained to epoch {run_.epoch} but no "
@@ -595,7 +606,7 @@ def _train_and_evaluate(s, i, nh, ctx, bar, callback):
         if callback is not None:
             callback(dict(saved["row"]))
         if bar is not None:
-            bar.update(1)
+            _skip(bar, 1) if restored else bar.update(1)
     # training beyond the last scheduled epoch cannot happen (the last epoch is scheduled)
     return rows, stats_by_epoch, iso_points, map_points, rbm
 
