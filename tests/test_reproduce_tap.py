@@ -242,7 +242,8 @@ def test_cli_reproduce_tap_bad_options(capsys):
                      (["--samples", "0"], "samples must be >= 2"),
                      (["--epochs", "-2"], "epochs must be >= 0"),
                      (["--train-iter", "0"], "train_iter must be >= 1"),
-                     (["--eval-epochs", "1,x"], "--eval-epochs")]:
+                     (["--eval-epochs", "1,x"], "--eval-epochs"),
+                     (["--eval-fallback-damping", "0.5,2"], "eval_fallback_damping must be <= 1")]:
         assert cli.main(["reproduce", "tap", "--quiet", *bad]) == 2
         assert msg in capsys.readouterr().err
 
@@ -460,3 +461,16 @@ def test_restored_steps_stay_out_of_the_progress_rate():
     bar.close()
     assert d["n"] == 55 and d["initial"] == 50
     assert d["rate"] < 3 * observed          # with the 50 restored steps counted: > 10x
+
+
+def test_a_continuation_may_add_a_damping_to_the_evaluation(tmp_path):
+    """eval_fallback_damping reaches only rows the attempts before it left unconverged, so a
+    state directory continues with another ladder; every curve row records its own."""
+    X, y, Xt = _toy_data()
+    kw = dict(samples=40, eval_samples=40, hidden=(6,), batch_size=10, n_solutions=10,
+              learning_rate=0.3, isomap_epochs=(), ps=(), seed=1, data=(X, y, None))
+    rt.run(epochs=1, state_dir=tmp_path, eval_fallback_damping=(0.5,), **kw)
+    tables, _ = rt.run(epochs=2, state_dir=tmp_path, **kw)
+    assert list(tables["curves"]["eval_fallback_damping"]) == ["0.5", "0.5", "0.5,0.2"]
+    with pytest.raises(ValueError, match="eval_fallback_damping: an empty sequence"):
+        rt.run(epochs=1, eval_fallback_damping=(), **kw)

@@ -510,6 +510,33 @@ def test_solve_counted_undamped_first_then_damped_where_it_fails():
     assert a.value == pytest.approx(b.value, abs=1e-9)
 
 
+def test_solve_counted_damping_ladder_reaches_rows_that_oscillate_at_half_damping():
+    """damping=(0.5, 0.2): the rows still oscillating after the 0.5 attempt are solved again
+    at 0.2 (bit for bit as solve(0.2) on them), the rows converged earlier are untouched, and
+    the ladder converges every row where 0.5 alone leaves some."""
+    rng = np.random.default_rng(17)
+    rbm = rbmviz.RBM(12, 6, seed=17)
+    rbm.W[:] = rng.normal(0, 3.0, rbm.W.shape)                 # strong couplings
+    rbm.b[:] = rng.normal(0, 1, 12)
+    rbm.c[:] = rng.normal(0, 1, 6)
+    V = (rng.random((40, 12)) < 0.5).astype(float)
+    kw = dict(tol=1e-12, max_iter=1000)
+    half = tap.solve_counted(rbm, V, damping=0.5, **kw)
+    ladder, first_bad = tap.solve_counted(rbm, V, damping=(0.5, 0.2), return_fallback=True, **kw)
+    stuck = half.not_converged
+    assert 0 < stuck.size < len(V) and ladder.not_converged.size == 0
+    done = half.converged
+    for f in ("av", "ah", "n_iter"):
+        np.testing.assert_array_equal(getattr(ladder, f)[done], getattr(half, f)[done])
+    again = tap.solve(rbm, V[stuck], damping=0.2, **kw)
+    np.testing.assert_array_equal(ladder.av[stuck], again.av)
+    assert set(stuck) <= set(first_bad)                    # the undamped attempt failed there
+    with pytest.raises(ValueError, match="damping"):
+        tap.solve_counted(rbm, V, damping=(0.5, 1.5))
+    with pytest.raises(ValueError, match="empty"):
+        tap.solve_counted(rbm, V, damping=())
+
+
 def test_float32_products_reach_the_same_fixed_points():
     """products="float32": the products in float32, the rest in float64 — the fixed points of
     a converged run move by far less than a run stopped at 1e-8 resolves, and the free

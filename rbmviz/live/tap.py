@@ -187,9 +187,15 @@ for _m in LIVE_METRICS:
 del _m
 
 
-#: the shipped TAP models a race can start from (:mod:`rbmviz.checkpoints`), by epoch
+def _checkpoint_order(name):
+    info = _checkpoints.info(name)
+    return (info.get("epoch") or 0, info.get("settings", {}).get("samples") or 0, name)
+
+
+#: the shipped TAP models a race can start from (:mod:`rbmviz.checkpoints`), by epoch and, at
+#: one epoch, the run on fewer rows first: the last is the most trained paper-scale model
 TAP_CHECKPOINTS = sorted((n for n in _checkpoints.names() if n.startswith("tap-")),
-                         key=lambda n: (_checkpoints.info(n).get("epoch") or 0, n))
+                         key=_checkpoint_order)
 
 
 class _TapViewKnobs(param.Parameterized):

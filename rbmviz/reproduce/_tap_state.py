@@ -27,8 +27,10 @@ from ._io import json_default
 __all__ = ["RunState", "SETTINGS_FREE"]
 
 #: settings a continuation may change: how long to train, which models, the denoising grid,
-#: the precision of the training solves' products (not the experiment's definition)
-SETTINGS_FREE = ("epochs", "hidden", "count_hidden", "ps", "test_samples", "products")
+#: the precision of the training solves' products, the evaluation's later damped attempts
+#: (they reach only rows the earlier attempts left unconverged; each curve row records them)
+SETTINGS_FREE = ("epochs", "hidden", "count_hidden", "ps", "test_samples", "products",
+                 "eval_fallback_damping")
 _COUNTERS = ("updates", "gibbs_steps", "tap_iterations", "not_converged_total",
              "fallback_updates", "counter")
 

@@ -467,9 +467,12 @@ def solve_counted(rbm: RBM, init_visible: ArrayLike, *, order: int = 2,
         Data-anchored initialisations (eqs. 37–38).
     order : {1, 2, 3}
         TAP order.
-    damping : float or None
+    damping : float, sequence of float, or None
         Damping of the second attempt (None, or equal to ``first_damping``: no second attempt;
-        with None the first attempt gets ``max_iter`` iterations).
+        with None the first attempt gets ``max_iter`` iterations).  A sequence gives one
+        attempt per value, in order, each on the rows the attempts before it left
+        unconverged (e.g. ``(0.5, 0.2)``: rows whose iteration still oscillates at 0.5 are
+        damped harder); rows that converged earlier are never solved again.
     tol : float
         Convergence threshold of the first attempt.
     max_iter : int
@@ -491,19 +494,39 @@ def solve_counted(rbm: RBM, init_visible: ArrayLike, *, order: int = 2,
     """
     first_max_iter = check_int(first_max_iter, "first_max_iter", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
-    first = max_iter if damping is None else min(first_max_iter, max_iter)
+    ladder = fallback_dampings(damping)
+    first = max_iter if not ladder else min(first_max_iter, max_iter)
     sol = solve(rbm, init_visible, order=order, damping=first_damping, tol=tol, max_iter=first)
     bad = sol.not_converged
-    if bad.size and damping is not None and float(damping) != float(first_damping):
-        again = solve(rbm, np.asarray(init_visible)[bad], order=order, damping=damping,
+    todo = bad
+    for d in ladder:
+        if not todo.size:
+            break
+        if d == float(first_damping) and todo is bad:
+            continue
+        again = solve(rbm, np.asarray(init_visible)[todo], order=order, damping=d,
                       tol=tol if fallback_tol is None else fallback_tol, max_iter=max_iter)
         fields = {}
         for f in sol._ROW_FIELDS:
             arr = np.array(getattr(sol, f), copy=True)
-            arr[bad] = getattr(again, f)
+            arr[todo] = getattr(again, f)
             fields[f] = arr
         sol = dataclasses.replace(sol, **fields)
+        todo = sol.not_converged
     return (sol, bad) if return_fallback else sol
+
+
+def fallback_dampings(damping, name: str = "damping") -> tuple[float, ...]:
+    """The dampings of :func:`solve_counted`'s later attempts, in order: ``None`` → none, a
+    number → that one, a sequence → each in turn (a ``ValueError`` names a value outside
+    (0, 1])."""
+    if damping is None:
+        return ()
+    values = (damping,) if np.ndim(damping) == 0 else tuple(damping)
+    if not values:
+        raise ValueError(f"{name}: an empty sequence; give at least one damping (or None for "
+                         f"no second attempt)")
+    return tuple(check_float(d, name, low=0.0, high=1.0, low_open=True) for d in values)
 
 
 def unique_solutions(sol: TAPSolution, tol: float = 1e-4) -> UniqueSolutions:
