@@ -485,3 +485,15 @@ def test_the_tab_shows_the_dbm_fields_and_says_what_does_not_apply():
     finally:
         if session.race is not None:
             session.race.stop()
+
+
+def test_shipped_tap_models_are_offered_by_epoch_the_paper_scale_one_last():
+    """'Start from' lists the shipped TAP models by epoch, at one epoch the run on fewer rows
+    first, so the last is the most trained paper-scale model (60,000 images, epoch 100)."""
+    from rbmviz import checkpoints
+    from rbmviz.live.tap import TAP_CHECKPOINTS
+    infos = [checkpoints.info(n) for n in TAP_CHECKPOINTS]
+    keys = [(i["epoch"], i["settings"]["samples"]) for i in infos]
+    assert keys == sorted(keys) and len(set(TAP_CHECKPOINTS)) == len(TAP_CHECKPOINTS)
+    assert keys[-1] == (100, 60_000)
+    assert infos[-1]["measured"]["n_unique"] > 1000

@@ -5,11 +5,16 @@ Each model is an ``<name>.npz`` file in the :meth:`rbmviz.RBM.save` format (at m
 with an ``<name>.json`` beside it: what it is, how it was trained (data, algorithm,
 settings, epoch), numbers measured on it, and the command that regenerates it.
 
-* ``tap-mnist-100-epoch<E>`` — 784×100 binary RBM trained by TAP (Tramel et al. 2018,
-  Alg. 2, Table 1 settings with heavy-ball momentum) on the 60,000 binary-MNIST training
-  images, after E epochs of the paper-scale run (``rbmviz reproduce tap --hidden 100
-  --state DIR --save-epochs 1,10,100``); the TAP landscape grows from one solution (epoch
-  0) to many.
+* ``tap-mnist-100-fixed10-epoch<E>`` (E = 1, 10, 100) — 784×100 binary RBM trained by TAP
+  (Tramel et al. 2018, Alg. 2, Table 1 settings with heavy-ball momentum; every training
+  solve stopped after 10 iterations of Alg. 1, as in App. D) on the 60,000 binary-MNIST
+  training images, after E epochs of the paper-scale run (``rbmviz reproduce tap --hidden
+  100 --train-iter 10 --state DIR --save-epochs 1,10,100``); the TAP landscape grows from
+  one solution (epoch 0) to 2 (epoch 1), 260 (epoch 10) and 2,628 (epoch 100) unique
+  solutions from 10,000 data-anchored initialisations.
+* ``tap-mnist-100-short-epoch<E>`` (E = 1, 2, 5, 10, 100) — the same model size trained on
+  the first 2,000 images with mini-batches of 20 and a 10× larger step (the quick form of
+  ``rbmviz reproduce tap``, run longer).
 * ``pcd-mnist-500`` — 784×500 binary RBM (float32) trained by PCD-1 on the same images;
   structured receptive fields.
 
