@@ -474,3 +474,18 @@ def test_a_continuation_may_add_a_damping_to_the_evaluation(tmp_path):
     assert list(tables["curves"]["eval_fallback_damping"]) == ["0.5", "0.5", "0.5,0.2"]
     with pytest.raises(ValueError, match="eval_fallback_damping: an empty sequence"):
         rt.run(epochs=1, eval_fallback_damping=(), **kw)
+
+
+def test_free_energy_claim_reads_the_first_turn_and_a_rise_after_it():
+    """Fig. 5's 'first increases, then slowly decreases': the first local maximum is the
+    turn; a curve that falls and then climbs back by more than a quarter of its fall (the
+    paper-scale N_h = 100 run: 8.89 at epoch 2, -40.06 at 25, 11.43 at 100) rises again."""
+    from rbmviz.reproduce.tap_summary import _free_energy_turns
+    ep = np.array([0, 1, 2, 3, 5, 10, 25, 50, 100])
+    up_down = _free_energy_turns(ep, np.array([0, 30, 36, 25, 20, 15, 12, 13, 14.0]))
+    assert (up_down["free_energy_turn_epoch"], up_down["free_energy_trough_epoch"]) == (2, 25)
+    assert up_down["free_energy_rises_again"] is False
+    again = _free_energy_turns(ep, np.array([0, 5, 8.9, 5, -1, -18, -40, -37, 11.4]))
+    assert again["free_energy_turn"] == 8.9 and again["free_energy_rises_again"] is True
+    rising = _free_energy_turns(ep, np.arange(9.0))
+    assert rising["free_energy_turn_epoch"] is None
