@@ -518,17 +518,47 @@ def solve_counted(rbm: RBM, init_visible: ArrayLike, *, order: int = 2,
 
 def damping_ladder(damping: float = 0.5) -> tuple[float, ...]:
     """The later attempts of a counting solve (:func:`solve_counted`): ``damping``, then 0.2
-    for the rows whose iteration still oscillates.  Measured on binary-MNIST N_h = 25 trained
-    50 epochs (10 iterations per update), 1,000 rows: 166 converge at damping 0.5, in 1,000
-    or in 4,000 iterations; 991 with 0.2 after it (21 → 125 unique solutions)."""
+    for the rows whose iteration still oscillates.
+
+    Measured on binary-MNIST N_h = 25 trained 50 epochs (10 iterations per update), 1,000
+    rows: 166 converge at damping 0.5, in 1,000 or in 4,000 iterations; 991 with 0.2 after it
+    (21 → 125 unique solutions).  The same model after 100 epochs needs 0.1 and 0.05 with
+    3,000 iterations as well; pass such a sequence to :func:`solve_counted` directly.
+
+    Parameters
+    ----------
+    damping : float
+        Damping of the first damped attempt (the training damping, Alg. 1), in (0, 1].
+
+    Returns
+    -------
+    tuple of float
+        ``(damping, 0.2)``, or ``(damping,)`` when ``damping`` is 0.2 or less.
+    """
     damping = check_float(damping, "damping", low=0.0, high=1.0, low_open=True)
     return (damping, 0.2) if damping > 0.2 else (damping,)
 
 
 def fallback_dampings(damping, name: str = "damping") -> tuple[float, ...]:
-    """The dampings of :func:`solve_counted`'s later attempts, in order: ``None`` → none, a
-    number → that one, a sequence → each in turn (a ``ValueError`` names a value outside
-    (0, 1])."""
+    """The dampings of :func:`solve_counted`'s later attempts, in order.
+
+    Parameters
+    ----------
+    damping : float, sequence of float, or None
+        None: no later attempt; a number: that one; a sequence: each in turn.
+    name : str
+        The name errors give the argument.
+
+    Returns
+    -------
+    tuple of float
+        The dampings, each checked to lie in (0, 1].
+
+    Raises
+    ------
+    ValueError
+        For an empty sequence or a value outside (0, 1].
+    """
     if damping is None:
         return ()
     values = (damping,) if np.ndim(damping) == 0 else tuple(damping)
