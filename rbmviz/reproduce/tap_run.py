@@ -308,7 +308,8 @@ def run(*, dataset: str = "binary-mnist", epochs: int | None = None, samples: in
         tol: float = 1e-8, max_iter: int = 1000, unique_tol: float = 1e-4, n_neighbors: int = 5,
         seed: int = 0, eval_tol: float = 1e-12, eval_max_iter: int | None = None,
         products: str = "float64", train_iter: int | None = None,
-        eval_epochs: Sequence[int] = (), eval_fallback_damping: Sequence[float] | None = None, data: np.ndarray | None = None, progress: bool = False,
+        eval_epochs: Sequence[int] = (), eval_fallback_damping: Sequence[float] | None = None,
+        data: np.ndarray | None = None, progress: bool = False,
         callback: Callable[..., Any] | None = None, models: dict | None = None, state_dir: str | os.PathLike | None = None,
         save_epochs: Sequence[int] = ()) -> tuple[dict, dict]:
     """Run the experiment.
@@ -586,13 +587,13 @@ def _train_and_evaluate(s, i, nh, ctx, bar, callback):
     solve_kw = dict(damping=s["eval_damping"], tol=s["eval_tol"],
                     max_iter=s.get("eval_max_iter", s["max_iter"]),
                     unique_tol=s["unique_tol"],
-                    fallback_damping=s.get("eval_fallback_damping", s["damping"]))
+                    fallback_damping=s["eval_fallback_damping"])
     for ep in (int(e) for e in ctx["schedule"]):
         if bar is not None:
             bar.set_description(f"tap N_h={nh} epoch {ep}/{s['epochs']}")
         saved = None if state is None else state.load_eval(nh, ep)
         restored = saved is not None
-        if saved is None:
+        if not restored:
             if run_.epoch > ep:
                 raise ValueError(f"state_dir holds N_h={nh} trained to epoch {run_.epoch} but no "
                                  f"evaluation of epoch {ep}; use a new state_dir for this "
@@ -624,8 +625,10 @@ def _train_and_evaluate(s, i, nh, ctx, bar, callback):
             map_points[ep] = saved["map"]
         if callback is not None:
             callback(dict(saved["row"]))
-        if bar is not None:
-            _skip(bar, 1) if restored else bar.update(1)
+        if bar is not None and restored:
+            _skip(bar, 1)
+        elif bar is not None:
+            bar.update(1)
     # training beyond the last scheduled epoch cannot happen (the last epoch is scheduled)
     return rows, stats_by_epoch, iso_points, map_points, rbm
 

@@ -497,13 +497,10 @@ def solve_counted(rbm: RBM, init_visible: ArrayLike, *, order: int = 2,
     ladder = fallback_dampings(damping)
     first = max_iter if not ladder else min(first_max_iter, max_iter)
     sol = solve(rbm, init_visible, order=order, damping=first_damping, tol=tol, max_iter=first)
-    bad = sol.not_converged
-    todo = bad
-    for d in ladder:
-        if not todo.size:
+    bad = todo = sol.not_converged
+    for d in (d for d in ladder if d != float(first_damping)):   # (the same damping again
+        if not todo.size:                                           # would reach nothing new)
             break
-        if d == float(first_damping) and todo is bad:
-            continue
         again = solve(rbm, np.asarray(init_visible)[todo], order=order, damping=d,
                       tol=tol if fallback_tol is None else fallback_tol, max_iter=max_iter)
         fields = {}
