@@ -471,7 +471,7 @@ def test_a_continuation_may_add_a_damping_to_the_evaluation(tmp_path):
               learning_rate=0.3, isomap_epochs=(), ps=(), seed=1, data=(X, y, None))
     rt.run(epochs=1, state_dir=tmp_path, eval_fallback_damping=(0.5,), **kw)
     tables, _ = rt.run(epochs=2, state_dir=tmp_path, **kw)
-    assert list(tables["curves"]["eval_fallback_damping"]) == ["0.5", "0.5", "0.5,0.2"]
+    assert list(tables["curves"]["eval_fallback_damping"]) == ["0.5", "0.5", "0.5,0.2,0.1,0.05"]
     with pytest.raises(ValueError, match="eval_fallback_damping: an empty sequence"):
         rt.run(epochs=1, eval_fallback_damping=(), **kw)
 

@@ -528,13 +528,45 @@ def test_solve_counted_damping_ladder_reaches_rows_that_oscillate_at_half_dampin
     done = half.converged
     for f in ("av", "ah", "n_iter"):
         np.testing.assert_array_equal(getattr(ladder, f)[done], getattr(half, f)[done])
-    again = tap.solve(rbm, V[stuck], damping=0.2, **kw)
+    again = tap.solve(rbm, V[stuck], damping=0.2, tol=1e-12, max_iter=2500)  # 1000 × 0.5/0.2
     np.testing.assert_array_equal(ladder.av[stuck], again.av)
+    np.testing.assert_array_equal(ladder.n_iter[stuck], again.n_iter)
     assert set(stuck) <= set(first_bad)                    # the undamped attempt failed there
     with pytest.raises(ValueError, match="damping"):
         tap.solve_counted(rbm, V, damping=(0.5, 1.5))
     with pytest.raises(ValueError, match="empty"):
         tap.solve_counted(rbm, V, damping=())
+
+
+def test_damping_ladder_descends_to_its_floor_and_the_budget_grows_as_the_damping_shrinks():
+    """damping_ladder: the training damping, then the rungs below it down to the floor;
+    solve_counted gives a later attempt at damping d max_iter × d₁/d iterations (bit for bit
+    solve(d) with that budget), or max_iter each with scale_iter=False."""
+    assert tap.damping_ladder() == (0.5, 0.2, 0.1, 0.05)
+    assert tap.damping_ladder(0.5, floor=0.2) == (0.5, 0.2)
+    assert tap.damping_ladder(0.15) == (0.15, 0.1, 0.05)
+    assert tap.damping_ladder(0.05) == (0.05,)
+    with pytest.raises(ValueError, match="floor"):
+        tap.damping_ladder(0.5, floor=0.0)
+    rng = np.random.default_rng(17)
+    rbm = rbmviz.RBM(12, 6, seed=17)
+    rbm.W[:] = rng.normal(0, 3.0, rbm.W.shape)
+    rbm.b[:] = rng.normal(0, 1, 12)
+    rbm.c[:] = rng.normal(0, 1, 6)
+    V = (rng.random((40, 12)) < 0.5).astype(float)
+    half = tap.solve_counted(rbm, V, damping=0.5, tol=1e-12, max_iter=60)
+    stuck = half.not_converged
+    assert stuck.size
+    for scale, budget in ((True, 300), (False, 60)):           # 60 × 0.5 / 0.1 = 300
+        sol = tap.solve_counted(rbm, V, damping=(0.5, 0.1), tol=1e-12, max_iter=60,
+                                scale_iter=scale)
+        again = tap.solve(rbm, V[stuck], damping=0.1, tol=1e-12, max_iter=budget)
+        np.testing.assert_array_equal(sol.n_iter[stuck], again.n_iter)
+        np.testing.assert_array_equal(sol.av[stuck], again.av)
+        assert sol.n_iter[stuck].max() <= budget
+    scaled = tap.solve_counted(rbm, V, damping=(0.5, 0.1), tol=1e-12, max_iter=60)
+    assert scaled.n_iter[stuck].max() > 60           # the grown budget was used
+    assert scaled.not_converged.size < half.not_converged.size
 
 
 def test_float32_products_reach_the_same_fixed_points():

@@ -163,7 +163,7 @@ def _counted_solve(rbm, ctx):
         with warnings.catch_warnings():   # non-converged runs are counted in the record
             warnings.simplefilter("ignore", RuntimeWarning)
             return log_likelihood(rbm, ctx.subset, unique=True, order=getattr(alg, "order", 2),
-                                  damping=damping_ladder(getattr(alg, "damping", 0.5)),
+                                  damping=damping_ladder(getattr(alg, "damping", 0.5), floor=0.2),
                                   tol=COUNT_TOL,
                                   max_iter=MAX_ITER, details=True, undamped_first=True)
     return ctx.cached("live_tap_solve", solve_once)
@@ -482,7 +482,7 @@ class TapRace(TapLoop):
         energies (eq. 36) and histogram (Fig. 5), and their Isomap embedding (Fig. 6/7)."""
         s = self.settings
         sol = solve_counted(self.rbm, self.landscape_data, order=s.order,
-                            damping=damping_ladder(s.damping), tol=COUNT_TOL, max_iter=MAX_ITER)
+                            damping=damping_ladder(s.damping, floor=0.2), tol=COUNT_TOL, max_iter=MAX_ITER)
         uniq = unique_solutions(sol)
         reps = np.asarray(uniq.representatives, dtype=np.int64)
         fe = np.asarray(uniq.free_energy, dtype=np.float64)

@@ -225,10 +225,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "N_h=100, epoch 7: 75%% of the rows converge within 1000, 99%% within 4000)")
     g.add_argument("--eval-fallback-damping", default=None, metavar="D,D,...",
                    help="dampings of the evaluation's later attempts, each on the rows still "
-                        "unconverged (default: the training damping, then 0.2: some trained "
-                        "models' iteration oscillates at 0.5 — binary-MNIST N_h=25 after 50 "
-                        "epochs, 1000 rows: 166 converge at 0.5, 991 with 0.2 after it); a "
-                        "--state run may change it")
+                        "unconverged, with --eval-max-iter x (first damping / d) iterations at "
+                        "damping d (default: the training damping, then 0.2, 0.1, 0.05: some "
+                        "trained models' iteration oscillates at 0.5 and 0.2 — binary-MNIST "
+                        "N_h=25 after 100 epochs); a --state run may change it")
     g.add_argument("--products", choices=("float64", "float32"), default="float64",
                    help="precision of the training solves' matrix products (binary models): "
                         "float32 trains ~1.6x faster at paper scale; the evaluation stays "

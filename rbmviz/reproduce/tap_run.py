@@ -184,7 +184,7 @@ def eval_schedule(epochs: int, eval_every: int = 1, extra: Sequence[int] = ()) -
 
 def evaluate_tap(rbm: RBM, V: np.ndarray, *, damping: float = 1.0, tol: float = 1e-12,
                  max_iter: int = 1000, unique_tol: float = 1e-4,
-                 fallback_damping: float | Sequence[float] = (0.5, 0.2),
+                 fallback_damping: float | Sequence[float] = (0.5, 0.2, 0.1, 0.05),
                  fallback_tol: float = 1e-12, first_max_iter: int = 200) -> dict:
     """TAP evaluation of ``rbm`` from one data-anchored initialisation per row of ``V``
     (eqs. 37–38), the solutions being shared by the likelihood and the counting.
@@ -219,9 +219,10 @@ def evaluate_tap(rbm: RBM, V: np.ndarray, *, damping: float = 1.0, tol: float = 
         Tolerance of the de-duplication of TAP solutions.
     fallback_damping : float or sequence of float
         Damping of the second attempt for runs that did not converge; a sequence gives one
-        attempt per value, each on the rows still unconverged (default ``(0.5, 0.2)``,
+        attempt per value, each on the rows still unconverged, with ``max_iter × 0.5 / d``
+        iterations at damping ``d`` (default ``(0.5, 0.2, 0.1, 0.05)``,
         :func:`rbmviz.tap.inference.damping_ladder`: some trained models' iteration keeps
-        oscillating at 0.5).
+        oscillating at 0.5 and at 0.2).
     fallback_tol : float
         Tolerance of the second attempt.
     first_max_iter : int
@@ -381,11 +382,14 @@ def run(*, dataset: str = "binary-mnist", epochs: int | None = None, samples: in
         evaluation time.
     eval_fallback_damping : sequence of float, optional
         Dampings of the evaluation's later attempts, each on the rows the attempts before it
-        left unconverged (default ``(damping, 0.2)``).  Some trained models' iteration keeps
-        oscillating at damping 0.5: binary-MNIST N_h = 25 after 50 epochs of 10 iterations per
-        update, 1,000 rows: 166 converge at 0.5 (in 1,000 or 4,000 iterations), 991 with 0.2
-        after it (21 → 125 unique solutions; TAP log-likelihood −126.9 on the 166 rows,
-        −128.0 on the 991).  A continuation may change it (each curve row records it).
+        left unconverged, with ``eval_max_iter × d₁ / d`` iterations at damping ``d``
+        (default :func:`rbmviz.tap.inference.damping_ladder`: ``(damping, 0.2, 0.1, 0.05)``).
+        Some trained models' iteration keeps oscillating at damping 0.5: binary-MNIST N_h = 25
+        after 50 epochs of 10 iterations per update, 1,000 rows: 166 converge at 0.5 (in
+        1,000 or 4,000 iterations), 991 with 0.2 after it (21 → 125 unique solutions; TAP
+        log-likelihood −126.9 on the 166 rows, −128.0 on the 991); after 100 epochs only
+        0.1 and 0.05 converge most rows.  A continuation may change it (each curve row
+        records it).
     products : {"float64", "float32"}
         Precision of the matrix products of the *training* solves (binary models;
         :func:`rbmviz.tap.solve`).  ``"float32"`` makes paper-scale training ~1.6× faster

@@ -10,12 +10,12 @@ TAP free energies and the TAP log-likelihood (the TAP theory page of the documen
   :func:`denoising_curve`), :mod:`~rbmviz.tap.landscape` (solution counts, free-energy
   distributions, Isomap maps, receptive fields), :mod:`~rbmviz.tap.presets` (Table 1).
 """
-from .inference import (COUNT_TOL, TAPLogLikelihood, TAPSolution, UniqueSolutions,
-                        data_term, free_energy_binary, log_likelihood, solve, solve_counted,
+from .inference import (COUNT_TOL, LADDER_RUNGS, TAPLogLikelihood, TAPSolution, UniqueSolutions,
+                        damping_ladder, data_term, free_energy_binary, log_likelihood, solve, solve_counted,
                         unique_solutions)
 from . import denoising, landscape, presets
 from .denoising import corrupt, denoise, denoising_curve, mcc
 
 __all__ = ["solve", "solve_counted", "TAPSolution", "unique_solutions", "UniqueSolutions", "log_likelihood",
-           "COUNT_TOL", "TAPLogLikelihood", "free_energy_binary", "data_term", "denoising", "landscape", "presets",
+           "COUNT_TOL", "damping_ladder", "LADDER_RUNGS", "TAPLogLikelihood", "free_energy_binary", "data_term", "denoising", "landscape", "presets",
            "denoise", "corrupt", "mcc", "denoising_curve"]
