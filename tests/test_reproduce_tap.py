@@ -241,7 +241,7 @@ def test_cli_reproduce_tap_bad_options(capsys):
                      (["--ps", "0.7"], "flip probability"),
                      (["--samples", "0"], "samples must be >= 2"),
                      (["--epochs", "-2"], "epochs must be >= 0"),
-                     (["--train-iter", "0"], "train_iter must be >= 1"),
+                     (["--train-iter", "-1"], "train_iter must be >= 0"),
                      (["--eval-epochs", "1,x"], "--eval-epochs"),
                      (["--eval-fallback-damping", "0.5,2"], "eval_fallback_damping must be <= 1")]:
         assert cli.main(["reproduce", "tap", "--quiet", *bad]) == 2
@@ -414,13 +414,19 @@ def test_cli_study_dispatches_to_tap_beyond(monkeypatch):
 
 def test_train_iter_and_eval_epochs(tmp_path):
     """``train_iter`` trains with fixed-iteration solves (another run than iterating to tol,
-    and a setting of the state directory); ``eval_epochs`` adds recorded epochs to the
-    sparse ``eval_every`` schedule."""
+    ``train_iter=0``, and a setting of the state directory: a state trained to tol is not
+    continued at the default 10); ``eval_epochs`` adds recorded epochs to the sparse
+    ``eval_every`` schedule."""
     X, y, Xt = _toy_data()
     kw = dict(samples=40, eval_samples=40, hidden=(6,), batch_size=10, n_solutions=10,
               learning_rate=0.3, isomap_epochs=(), ps=(), seed=1, data=(X, y, None))
-    conv, _ = rt.run(epochs=5, eval_every=4, **kw)
+    conv, _ = rt.run(epochs=5, eval_every=4, train_iter=0, state_dir=tmp_path / "c", **kw)
     assert conv["curves"]["epoch"].tolist() == [0, 4, 5]
+    assert "train_iter" not in json.loads((tmp_path / "c" / "settings.json").read_text())
+    with pytest.raises(ValueError, match="train_iter"):
+        rt.run(epochs=6, eval_every=4, state_dir=tmp_path / "c", **kw)
+    default, _ = rt.run(epochs=5, eval_every=4, **kw)
+    _frames_equal(default["curves"], rt.run(epochs=5, eval_every=4, train_iter=10, **kw)[0]["curves"])
     fixed, _ = rt.run(epochs=5, eval_every=4, eval_epochs=(1, 2, 9), train_iter=2,
                       state_dir=tmp_path / "s", **kw)
     assert fixed["curves"]["epoch"].tolist() == [0, 1, 2, 4, 5]
@@ -435,7 +441,7 @@ def test_train_iter_and_eval_epochs(tmp_path):
         rt.run(epochs=5, eval_every=4, eval_epochs=(1, 2, 9), train_iter=3,
                state_dir=tmp_path / "s", **kw)
     with pytest.raises(ValueError, match="train_iter"):
-        rt.run(epochs=1, train_iter=0, **kw)
+        rt.run(epochs=1, train_iter=-1, **kw)
     with pytest.raises(ValueError, match="eval_epochs"):
         rt.run(epochs=1, eval_epochs=(-1,), **kw)
 

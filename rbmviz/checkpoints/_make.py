@@ -36,11 +36,11 @@ def tap(state_dir, epochs, nh=100):
     series = ("" if full else "-short") + (f"-fixed{fixed}" if fixed else "")
     if full:
         regen = ("rbmviz reproduce tap --epochs 100 --hidden 100 "
-                 + (f"--train-iter {fixed} " if fixed else "")
+                 + f"--train-iter {fixed or 0} "
                  + "--state DIR --save-epochs " + ",".join(str(x) for x in epochs))
     else:
         regen = (f"rbmviz reproduce tap --epochs {max(epochs)} --samples {settings['samples']} "
-                 f"--hidden {nh} --test-samples 0 --state DIR --save-epochs "
+                 f"--hidden {nh} --test-samples 0 --train-iter {fixed or 0} --state DIR --save-epochs "
                  + ",".join(str(x) for x in epochs) + "  (the quick form: batch "
                  f"{settings['batch_size']}, learning rate {settings['learning_rate']:g})")
     out = []

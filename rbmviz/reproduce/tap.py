@@ -236,8 +236,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--train-iter", type=int, default=None, metavar="T",
                    help="run the training solves exactly T iterations and use every run "
                         "(App. D, Fig. 10: 3, 10 and 100 train alike; the reference code uses "
-                        "3); at paper scale ~15x faster than iterating each run to 1e-8 "
-                        "(default: to convergence)")
+                        "3); at paper scale ~15x faster than iterating each run to 1e-8; 0: "
+                        "iterate each run to --tol, Alg. 2 as printed (default: 10)")
     g.add_argument("--seed", type=int, default=0, metavar="INT", help="(default: 0)")
     g.add_argument("--study", choices=STUDIES, default=None,
                    help="instead of the Sec. VII reproduction, run a study beyond it: adaTAP "

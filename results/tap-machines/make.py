@@ -61,6 +61,7 @@ def tables_for(state, settings, nh, count_hidden):
     done = evaluated(state, nh)
     last = done[-1]
     kw = {k: settings[k] for k in RUN_KEYS + OPTIONAL_KEYS if k in settings}
+    kw.setdefault("train_iter", 0)          # (no key: every training solve ran to tol)
     tables, _ = rt.run(epochs=last, hidden=(nh,), count_hidden=nh, test_samples=0, ps=(),
                        state_dir=state, **kw)
     if nh != count_hidden:
