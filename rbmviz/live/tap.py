@@ -104,6 +104,9 @@ TAP_MODELS = {"rbm": "RBM (Alg. 2)",
               "dbm-2": "deep TAP machine, 2 hidden layers (App. E)"}
 #: TAP solver settings of every solve (Fig. 3 caption: MSE change below 1e-8)
 TOL, MAX_ITER = 1e-8, 1000
+#: the smallest damping of the live counting solves (:func:`damping_ladder`): the deeper rungs
+#: cost up to 10x the iterations per non-converging row, too slow for a streamed metric
+LIVE_FLOOR = 0.2
 #: convergence of the solves whose solutions are counted (see the module docstring)
 COUNT_TOL = 1e-12
 #: parameters larger than this in magnitude count as a diverged run (as rbmviz.runs.Run)
@@ -163,7 +166,7 @@ def _counted_solve(rbm, ctx):
         with warnings.catch_warnings():   # non-converged runs are counted in the record
             warnings.simplefilter("ignore", RuntimeWarning)
             return log_likelihood(rbm, ctx.subset, unique=True, order=getattr(alg, "order", 2),
-                                  damping=damping_ladder(getattr(alg, "damping", 0.5), floor=0.2),
+                                  damping=damping_ladder(getattr(alg, "damping", 0.5), floor=LIVE_FLOOR),
                                   tol=COUNT_TOL,
                                   max_iter=MAX_ITER, details=True, undamped_first=True)
     return ctx.cached("live_tap_solve", solve_once)
@@ -482,7 +485,7 @@ class TapRace(TapLoop):
         energies (eq. 36) and histogram (Fig. 5), and their Isomap embedding (Fig. 6/7)."""
         s = self.settings
         sol = solve_counted(self.rbm, self.landscape_data, order=s.order,
-                            damping=damping_ladder(s.damping, floor=0.2), tol=COUNT_TOL, max_iter=MAX_ITER)
+                            damping=damping_ladder(s.damping, floor=LIVE_FLOOR), tol=COUNT_TOL, max_iter=MAX_ITER)
         uniq = unique_solutions(sol)
         reps = np.asarray(uniq.representatives, dtype=np.int64)
         fe = np.asarray(uniq.free_energy, dtype=np.float64)

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import algorithms
 from .._validation import check_int
+from ..tap.inference import damping_ladder, fallback_dampings
 from . import _io
 from . import _tap_state as _state
 from .tap_summary import (DATA_MAP_DIGITS, DATASETS, DEFAULT_PS, EXACT_MAX_HIDDEN, PAPER,
@@ -150,7 +151,6 @@ def _check_settings(*, epochs, samples, eval_samples, test_samples, hidden, coun
         out.update(learning_rate_final=learning_rate_final, decay_epochs=decay_epochs)
     # the evaluation's later attempts (SETTINGS_FREE: they only reach rows the earlier ones
     # left unconverged, so a continuation may add one)
-    from ..tap.inference import damping_ladder, fallback_dampings
     out["eval_fallback_damping"] = list(fallback_dampings(
         damping_ladder(out["damping"]) if eval_fallback_damping is None
         else eval_fallback_damping, "eval_fallback_damping"))
@@ -192,7 +192,7 @@ def eval_schedule(epochs: int, eval_every: int = 1, extra: Sequence[int] = ()) -
 
 def evaluate_tap(rbm: RBM, V: np.ndarray, *, damping: float = 1.0, tol: float = 1e-12,
                  max_iter: int = 1000, unique_tol: float = 1e-4,
-                 fallback_damping: float | Sequence[float] = (0.5, 0.2, 0.1, 0.05),
+                 fallback_damping: float | Sequence[float] = damping_ladder(),
                  fallback_tol: float = 1e-12, first_max_iter: int = 200) -> dict:
     """TAP evaluation of ``rbm`` from one data-anchored initialisation per row of ``V``
     (eqs. 37–38), the solutions being shared by the likelihood and the counting.
