@@ -87,3 +87,44 @@ def test_no_reference_to_files_that_do_not_ship():
             if pattern.search(line):
                 offenders.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()[:100]}")
     assert not offenders, "\n".join(offenders[:40])
+
+
+# Wording of a project's history rather than of the project: the site documents rbmviz as it is.
+WORK_LOG = re.compile("|".join([
+    r"\bthis session\b", r"\ban? earlier session\b", r"\bthe earlier session\b",
+    r"\bthe latest session\b", r"\bthe session's\b", r"\bthe session that\b",
+    r"\bnext sitting\b", r"\bwhen this was written\b", r"\btime of writing\b",
+    r"\bin progress\b", r"\bhad not run\b", r"\bstopped part-way\b", r"\bthe earlier run\b",
+    r"\bon this machine\b", r"\bthis machine's\b", r"\bthe seed's\b", r"\bthe seed (prints|drops)\b",
+]), re.I)
+
+
+def _site_sources():
+    """The prose the documentation site shows: its pages, the notebooks, the README and the
+    results' READMEs (each paper page includes its results/<paper>/README.md)."""
+    docs = ROOT / "docs"
+    return [*[p for p in docs.rglob("*.md")
+              if not {"notebooks", "results", "_build", "generated"} & set(p.relative_to(docs).parts)],
+            *ROOT.joinpath("notebooks").glob("*.ipynb"), ROOT / "README.md",
+            *ROOT.joinpath("results").glob("*/README.md")]
+
+
+def test_work_log_wording_detector():
+    assert WORK_LOG.search("the run had not run when this was written")
+    assert WORK_LOG.search("By the end of This Session it reached epoch 20")
+    assert WORK_LOG.search("CBCL, in progress")
+    assert not WORK_LOG.search("every browser session gets its own engine; the seed needs Reset")
+
+
+def test_no_work_log_wording_on_the_site():
+    """No page reads like a work log ('this session', 'when this was written', 'in progress' ...)."""
+    import json
+    offenders = []
+    for path in _site_sources():
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".ipynb":
+            text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"])
+        for i, line in enumerate(text.splitlines(), 1):
+            if m := WORK_LOG.search(line):
+                offenders.append(f"{path.relative_to(ROOT)}:{i}: {m.group(0)!r} in {line.strip()[:90]}")
+    assert not offenders, "\n".join(offenders)
