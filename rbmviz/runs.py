@@ -144,10 +144,13 @@ class Run:
         Number of epochs; ``None`` runs until :meth:`stop` (the dashboard).
     batch_size : int, optional
         Rows per update; default (None) = full batch.
-    learning_rate : float
-        Step size of the algorithm.
-    seed : int
-        Seeds the epoch shuffles, the algorithm's Gibbs stream and the ``spl`` subset.  The
+    learning_rate : float, optional
+        Step size of the algorithm; None (default) = the rule's declared default (its
+        ``Knobs``: 0.1 for the sampling rules, γ = 0.005 for ``tap``, Table 1 of Tramel et
+        al. 2018).  The value that runs is ``run.algorithm.learning_rate``.
+    seed : int, optional
+        Seeds the epoch shuffles, the algorithm's Gibbs stream and the ``spl`` subset; None
+        (default) = the rule's declared default (0).  The
         model's initial parameters are seeded where the model is made (``RBM(..., seed=)``).
     test_data : array, optional
         Held-out rows for ``test_ll`` / ``ais_test_ll``.
@@ -211,7 +214,8 @@ class Run:
 
     def __init__(self, rbm: RBM, data: ArrayLike, algorithm: str | Algorithm = "cd", *,
                  epochs: int | None = None, batch_size: int | None = None,
-                 learning_rate: float = 0.1, seed: int = 0, test_data: ArrayLike | None = None,
+                 learning_rate: float | None = None, seed: int | None = None,
+                 test_data: ArrayLike | None = None,
                  eval_every: str | int = "auto", metrics: str | Sequence[str] = "auto",
                  max_weight: float = 1e3, pl_rows: int | None = None, exact_max_bits: int = 20,
                  record_initial: bool = True, keep_records: bool = True,
@@ -223,14 +227,19 @@ class Run:
         if not isinstance(rbm, RBM):
             raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
         self.rbm = rbm
-        self.seed = check_seed(seed)
         if isinstance(algorithm, _algorithms.Algorithm):
-            if settings:
-                raise TypeError(f"settings {sorted(settings)} given with a ready algorithm instance")
+            if settings or learning_rate is not None:
+                given = sorted(settings) + (["learning_rate"] if learning_rate is not None else [])
+                raise TypeError(f"settings {given} given with a ready algorithm instance")
             self.algorithm = algorithm
+            self.seed = check_seed(type(algorithm).Knobs.param.seed.default if seed is None
+                                   else seed)
         else:
-            self.algorithm = _algorithms.create(algorithm, learning_rate=learning_rate,
-                                                seed=self.seed, **settings)
+            # None means "the rule's declared default" (its Knobs): only given values are passed
+            given = {k: v for k, v in (("learning_rate", learning_rate), ("seed", seed))
+                     if v is not None}
+            self.algorithm = _algorithms.create(algorithm, **given, **settings)
+            self.seed = check_seed(self.algorithm.seed)
         check_int(exact_max_bits, "exact_max_bits", low=0, high=EXACT_BITS_MAX)
         self.exact = rbm.is_binary and _evaluate.exact_feasible(rbm, exact_max_bits)
         self.metrics = choose_metrics(metrics, rbm, exact=self.exact, has_test=test_data is not None,
@@ -733,7 +742,8 @@ class Run:
 
 
 def train(rbm: RBM, data: ArrayLike, algorithm: str | Algorithm = "cd", *, epochs: int,
-          batch_size: int | None = None, learning_rate: float = 0.1, seed: int = 0,
+          batch_size: int | None = None, learning_rate: float | None = None,
+          seed: int | None = None,
           progress: bool = False, **settings: Any) -> "pandas.DataFrame":
     """Train ``rbm`` in place and return the run's records as a pandas DataFrame.
 
@@ -752,10 +762,12 @@ def train(rbm: RBM, data: ArrayLike, algorithm: str | Algorithm = "cd", *, epoch
         Number of epochs (required).
     batch_size : int, optional
         Rows per update; default (None) = full batch.
-    learning_rate : float
-        Step size of the algorithm.
-    seed : int
-        Seeds the epoch shuffles, the algorithm's Gibbs stream and the ``spl`` subset.
+    learning_rate : float, optional
+        Step size of the algorithm; None (default) = the rule's declared default (0.1 for the
+        sampling rules, γ = 0.005 for ``tap``).
+    seed : int, optional
+        Seeds the epoch shuffles, the algorithm's Gibbs stream and the ``spl`` subset; None
+        (default) = the rule's declared default (0).
     progress : bool
         Show a tqdm progress bar.
     **settings

@@ -316,3 +316,45 @@ def test_explorer_widgets_are_built_from_the_declaration(name, knob):
         for bad in _outside(p):
             with pytest.raises(ValueError):
                 w.value = bad                  # the widget is bound to the checked knob
+
+
+# A knob whose declared default differs between rules (learning_rate: 0.1 vs TAP's γ = 0.005;
+# k: 1 for CD-k vs d·K′ for S-DCP) must run at *the chosen rule's* default from every front
+# door when it is not given: Run, train and the estimator.
+RULE_DEPENDENT_CASES = sorted(
+    (name, knob) for name in algorithms.names()
+    for knob, p in knobs.knob_params(algorithms.get(name)).items()
+    if knob != "seed" and len({repr(knobs.knob_params(algorithms.get(o))[knob].default)
+                               for o in algorithms.names()
+                               if knob in knobs.knob_params(algorithms.get(o))}) > 1)
+
+
+def test_rule_dependent_knobs_are_found():
+    found = {knob for _, knob in RULE_DEPENDENT_CASES}
+    assert {"learning_rate", "k"} <= found
+    from rbmviz.estimator import RULE_DEPENDENT
+    assert found == set(RULE_DEPENDENT)
+
+
+@pytest.mark.parametrize("name,knob", RULE_DEPENDENT_CASES)
+def test_front_doors_run_the_rules_own_default(name, knob):
+    X = rbmviz.datasets.bars_and_stripes(2)
+    declared = algorithms.create(name).settings()[knob]   # the rule built from its Knobs alone
+    run = rbmviz.runs.Run(rbmviz.RBM(4, 3, seed=0), X, name, epochs=1, metrics=[])
+    assert run.algorithm.settings()[knob] == declared
+    df = rbmviz.train(rbmviz.RBM(4, 3, seed=0), X, name, epochs=1, metrics=[])
+    assert len(df) == 2
+    est = RBMEstimator(n_components=3, algorithm=name, n_iter=1, random_state=0).fit(X)
+    assert est.run_.algorithm.settings()[knob] == declared
+    assert est._algorithm_knobs[knob] == declared
+
+
+def test_tap_trains_at_gamma_0005_with_no_other_argument():
+    X = rbmviz.datasets.bars_and_stripes(2)
+    assert algorithms.get("tap").Knobs.param.learning_rate.default == 0.005
+    assert rbmviz.runs.Run(rbmviz.RBM(4, 3, seed=0), X, "tap", epochs=1).algorithm.learning_rate == 0.005
+    est = RBMEstimator(n_components=3, algorithm="tap", n_iter=1, random_state=0).fit(X)
+    assert est.run_.algorithm.learning_rate == 0.005
+    # and a given value still wins
+    assert rbmviz.runs.Run(rbmviz.RBM(4, 3, seed=0), X, "tap", epochs=1,
+                           learning_rate=0.02).algorithm.learning_rate == 0.02

@@ -51,10 +51,10 @@ from .._seeds import stream_seed
 from ..bounds import EPOCHS_MAX, UNITS_MAX
 from ..model import RBM
 from ..runs import Run
-from .params import (KNOBS, PARAMETERS, _AlgorithmNames, _check_unit_interval, _constraint,
+from .params import (KNOBS, PARAMETERS, RULE_DEPENDENT, _AlgorithmNames, _check_unit_interval, _constraint,
                      _knob_docs, _make_init, pseudo_log_likelihood_expected)
 
-__all__ = ["RBMEstimator", "KNOBS", "PARAMETERS", "pseudo_log_likelihood_expected"]
+__all__ = ["RBMEstimator", "KNOBS", "PARAMETERS", "RULE_DEPENDENT", "pseudo_log_likelihood_expected"]
 
 #: metrics recorded by ``fit`` / ``partial_fit`` (all cheap: no partition function) on binary
 #: data; on probabilities the pseudo-likelihood is left out (it is defined for 0/1 rows) ...
@@ -89,9 +89,10 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     algorithm : str, default="pcd"
         Training rule, one of :func:`rbmviz.algorithms.names` (``"pcd"`` is the stochastic
         maximum likelihood of ``BernoulliRBM``; ``"cd"`` is CD-k).
-    learning_rate : float, default=0.1
-        Step size (> 0).  Unlike ``BernoulliRBM`` the gradient is a *mean* over the
-        mini-batch for every algorithm.  (TAP's own default is 0.005: set it.)
+    learning_rate : float or None, default=None
+        Step size (> 0); None = the chosen rule's declared default (0.1 for the sampling
+        rules, γ = 0.005 for ``"tap"``, Table 1 of Tramel et al. 2018).  Unlike
+        ``BernoulliRBM`` the gradient is a *mean* over the mini-batch for every algorithm.
     batch_size : int, default=10
         Rows per parameter update (clipped to the number of rows in ``fit``).  Also the
         number of persistent chains of ``"pcd"`` unless ``n_chains`` is set.
@@ -464,6 +465,8 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         for key, p in KNOBS.items():
             value = getattr(self, key)
             if key in accepted:
+                if value is None and key in RULE_DEPENDENT:
+                    continue            # the chosen rule's own declared default
                 values[key] = value
             elif value != p.default:
                 raise ValueError(f"algorithm {name!r} does not take the setting {key!r} "
@@ -480,8 +483,11 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         values = self._knob_values()
         if "n_chains" in values and values["n_chains"] is None:
             values["n_chains"] = n_chains
-        self._algorithm_knobs = dict(values)
-        return _algorithms.create(self.algorithm, seed=self._run_seed, **values)
+        algo = _algorithms.create(self.algorithm, seed=self._run_seed, **values)
+        # the values that run (a rule-dependent knob left at None reads the rule's default)
+        self._algorithm_knobs = {**{key: val for key, val in algo.settings().items()
+                                    if key in KNOBS}, **values}
+        return algo
 
     def _sync_settings(self, algo):
         """Hand the live knobs changed with ``set_params`` since the algorithm was made (e.g.

@@ -19,12 +19,33 @@ from ..algorithms import knobs as _knobs
 if TYPE_CHECKING:
     from ..model import RBM
 
-__all__ = ["KNOBS", "PARAMETERS", "pseudo_log_likelihood_expected"]
+__all__ = ["KNOBS", "PARAMETERS", "RULE_DEPENDENT", "pseudo_log_likelihood_expected"]
 
 #: every algorithm knob, copied from its one declaration (``seed`` is ``random_state`` here);
 #: a knob the chosen algorithm does not take is an error only when it differs from the
 #: declared default
 KNOBS = _knobs.union_params([_algorithms.get(n) for n in _algorithms.names()], exclude=("seed",))
+
+
+def _rule_dependent(knobs: dict) -> frozenset:
+    """The knobs whose declared default differs between the rules that take them (e.g.
+    ``learning_rate``: 0.1 for the sampling rules, 0.005 for ``tap``; ``k``: 1 for CD-k,
+    d·K′ for S-DCP).  The estimator's default for them is None, "the chosen rule's own
+    default", so that no rule is trained at another rule's value."""
+    out = set()
+    for name in knobs:
+        seen = {repr(p.default) for p in (_knobs.knob_params(_algorithms.get(a)).get(name)
+                                          for a in _algorithms.names()) if p is not None}
+        if len(seen) > 1:
+            out.add(name)
+    return frozenset(out)
+
+
+#: knobs whose default depends on the chosen rule: None in the estimator = the rule's default
+RULE_DEPENDENT = _rule_dependent(KNOBS)
+for _name in RULE_DEPENDENT:
+    KNOBS[_name].default = None
+    KNOBS[_name].allow_None = True
 
 
 class _AlgorithmNames(collections.abc.Set):
@@ -120,6 +141,8 @@ def _knob_docs() -> str:
         kind = {"int": "int", "float": "float", "bool": "bool", "choice": "str"}[_knobs.knob_kind(p)]
         lines.append(f"    {n} : {kind}{' or None' if p.allow_None else ''}, default={p.default!r}")
         lines.append(f"        {(p.doc or '').strip()}")
+        if n in RULE_DEPENDENT:
+            lines.append("        None (default): the chosen rule's own declared default.")
     return "\n".join(lines)
 
 
