@@ -137,3 +137,28 @@ def test_quick_forms_from_the_command_line(name, tmp_path):
     assert s["form"] == "quick"
     if name == "adatap":
         assert min(s["time_ratio_adatap_over_tap"].values()) > 1
+
+
+def test_fig12_claims_can_differ():
+    """Fig. 12's agreement is judged past the knee (not on the rise from scratch, where it
+    holds by construction) and by the TAP - AIS gap; each can fail."""
+    import pandas as pd
+    ep = np.arange(20.0)
+    base = -200 + 100 * (1 - np.exp(-ep / 2))            # knee at about epoch 5
+    late = np.linspace(0, 2, 20)
+
+    def curves(tap, ais, spl):
+        return pd.DataFrame(dict(epoch=ep, tap_ll=tap, ais_ll=ais, spl=spl))
+    good = tb.fig12_claims(curves(base + late + 1, base + late, base + late - 5))
+    assert [c["verdict"] for c in good] == ["agrees"] * 3
+    assert all(c["criterion"] and c["judged"] is not None for c in good)
+    # past the knee the pseudo-likelihood falls while the others rise: rising together
+    # from scratch still holds, the agreement past the knee does not
+    bad = tb.fig12_claims(curves(base + late + 1, base + late, base + 4 * np.exp(-ep / 2) - 2 * late))
+    assert bad[0]["verdict"] == "agrees" and bad[1]["verdict"] == "differs" and bad[1]["judged"] < tb.FIG12_RHO
+    gap = tb.fig12_claims(curves(base + late + 20, base + late, base + late))
+    assert gap[2]["verdict"] == "differs" and gap[2]["judged"] == pytest.approx(20 / 98.0, rel=0.01)
+    fall = tb.fig12_claims(curves(base[::-1], base, base))
+    assert fall[0]["verdict"] == "differs"
+    short = tb.fig12_claims(curves(base, base, base).iloc[:4])
+    assert short[1]["verdict"].startswith("inconclusive")

@@ -27,7 +27,7 @@ from . import _io
 from ._io import finite_or_none as _f
 
 __all__ = ["ALGORITHMS", "ALGORITHM_LABELS", "DATASET_LABELS", "BOUNDS", "LOCAL_OPTIMUM",
-           "STUCK_BELOW", "parse_list", "time_to_fraction", "curve_means", "summarize",
+           "STUCK_BELOW", "parse_list", "still_rising", "time_to_fraction", "curve_means", "summarize",
            "run_grid", "check_out_dir", "save", "write_json", "FILES"]
 
 #: the algorithms of the paper's small- and large-data comparisons, in its legend order
@@ -111,6 +111,25 @@ def summarize(records, metric, *, by=("dataset", "learning_rate"), x="epoch", fr
                     row[k] = v.item()
             rows.append(row)
     return rows
+
+
+def still_rising(row: dict) -> bool:
+    """Whether the trial-mean curve of summary row ``row`` peaks at its last evaluation: it
+    has not levelled off, so its time to 90 % of its maximum says little (the rule every
+    time-to-90 % claim applies before judging).
+
+    Parameters
+    ----------
+    row : dict
+        A row of :func:`summarize` (``best_at``, ``epochs``).
+
+    Returns
+    -------
+    bool
+        True when the curve's maximum is at its last evaluation.
+    """
+    return (row.get("best_at") is not None and row.get("epochs") is not None
+            and row["best_at"] >= row["epochs"])
 
 
 def first_to_fraction(rows, *, by=("dataset", "learning_rate")):

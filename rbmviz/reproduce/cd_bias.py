@@ -34,6 +34,7 @@ import numpy as np
 
 from . import _io
 from ._io import finite_or_none as _f
+from .report import make_claim
 
 if TYPE_CHECKING:
     import pandas
@@ -266,7 +267,14 @@ def summarize(records: "pandas.DataFrame", *, settings: dict | None = None,
 
 
 def claims(final: list[dict]) -> list[dict]:
-    """The paper's statements (Sec. 3, Fig. 1) against the measured rows of :func:`summarize`.
+    """The paper's statements (Sec. 3, Fig. 1, and Sec. 4's discussion) against the measured
+    rows of :func:`summarize`.
+
+    The Diag and 1DBall generators were fitted to the paper's two bound − bias numbers, so
+    agreeing with those numbers checks the fit, not the paper (the rows say so in ``note``);
+    what the fit did not use is judged beside them: the bias below the bound at every record,
+    its start and peak, the bound below one, and the effect of k > 1 and of weight decay
+    (judged when the summary has those configurations).
 
     Parameters
     ----------
@@ -276,8 +284,9 @@ def claims(final: list[dict]) -> list[dict]:
     Returns
     -------
     list of dict
-        ``{"claim", "measured", "verdict"}``, verdict ``"agrees"``, ``"differs"``
-        or ``"not run"`` (a needed data set or the k = 1, λ = 0 configuration is missing).
+        Claim rows (:func:`rbmviz.reproduce.report.make_claim`), verdict ``"agrees"``,
+        ``"differs"``, ``"not comparable ..."`` (a run of another length) or ``"not run"``
+        (a needed data set or configuration is missing).
     """
     out = []
     paper_rows = {r["dataset"]: r for r in final if r["k"] == 1 and r["weight_decay"] == 0.0}
@@ -286,8 +295,13 @@ def claims(final: list[dict]) -> list[dict]:
         tol = GAP_TOLERANCE[ds]
         claim = (f"{DATASETS[ds]}: bound − bias after 50,000 iterations of CD-1 ≈ {gap:g} "
                  f"(within {tol:.0%} here)")
+        crit = (f"|mean bound − bias − {gap:g}| ≤ {tol:.0%} of {gap:g} after exactly 50,000 "
+                f"iterations of CD-1 without weight decay")
+        note = (f"circular: the {DATASETS[ds]} generator was fitted to this number, so "
+                f"agreement checks the fit, not the paper")
         if r is None:
-            out.append(dict(claim=claim, measured="", verdict="not run"))
+            out.append(make_claim(claim, "not run", criterion=crit, judged=None,
+                                  paper=f"≈ {gap:g}", note=note))
             continue
         sem = f" ± {r['gap_sem']:.5f}" if r["gap_sem"] is not None else ""
         measured = (f"{r['gap']:.5f}{sem} after {r['iteration']:,} iterations, {r['runs']} runs "
@@ -296,27 +310,65 @@ def claims(final: list[dict]) -> list[dict]:
             verdict = f"not comparable ({r['iteration']:,} iterations)"
         else:
             verdict = "agrees" if abs(r["gap"] - gap) <= tol * gap else "differs"
-        out.append(dict(claim=claim, measured=measured, verdict=verdict))
-    if final:
-        ok = all(r["bias_le_bound"] for r in final)
-        out.append(dict(claim="Theorem 4: the bias never exceeds the bound (every run, every "
-                              "recorded iteration, every k and λ)",
-                        measured=f"{sum(r['bias_le_bound'] for r in final)} of {len(final)} "
-                                 f"configurations", verdict="agrees" if ok else "differs"))
-        peak = max(r["bound_peak"] for r in final)
-        out.append(dict(claim="the bound is loose in the initial phase but always below one",
-                        measured=f"largest bound of any run {peak:.3f}; final bound − bias "
-                                 + ", ".join(f"{r['label']} k={r['k']} λ={r['weight_decay']:g}: "
-                                             f"{r['gap']:.4f}" for r in final[:4]),
-                        verdict="agrees" if peak < 1 else "differs"))
-        small = [r for r in final if r["bias_peak"]]
-        out.append(dict(claim="the bias is small at the start (near-zero weights mix fast) and "
-                              "grows as the weights grow",
-                        measured=", ".join(f"{r['label']} k={r['k']} λ={r['weight_decay']:g}: "
-                                           f"{r['bias_start']:.4f} → peak {r['bias_peak']:.4f}"
-                                           for r in small[:4]),
-                        verdict="agrees" if all(r["bias_start"] < 0.5 * r["bias_peak"] for r in small)
-                        else "differs"))
+        out.append(make_claim(claim, verdict, criterion=crit, judged=r["gap"], measured=measured,
+                              paper=f"≈ {gap:g}", note=note))
+    if not final:
+        return out
+    ok = all(r["bias_le_bound"] for r in final)
+    n_ok = sum(r["bias_le_bound"] for r in final)
+    out.append(make_claim(
+        "Theorem 4: the bias never exceeds the bound (every run, every recorded iteration, every "
+        "k and λ)", "agrees" if ok else "differs",
+        criterion="bias ≤ bound (+1e-12) in every record of every run of every configuration",
+        judged=f"{n_ok} of {len(final)} configurations", paper="a theorem",
+        measured=f"{n_ok} of {len(final)} configurations"))
+    peak = max(r["bound_peak"] for r in final)
+    out.append(make_claim(
+        "the bound is loose in the initial phase but always below one",
+        "agrees" if peak < 1 else "differs",
+        criterion="the largest bound of any run at any recorded iteration is below 1",
+        judged=peak, paper="below 1 throughout (Fig. 1)",
+        measured=f"largest bound of any run {peak:.3f}; final bound − bias "
+                 + ", ".join(f"{r['label']} k={r['k']} λ={r['weight_decay']:g}: {r['gap']:.4f}"
+                             for r in final[:4])))
+    small = [r for r in final if r["bias_peak"]]
+    ratio = max((r["bias_start"] / r["bias_peak"] for r in small), default=None)
+    out.append(make_claim(
+        "the bias is small at the start (near-zero weights mix fast) and grows as the weights grow",
+        ("agrees" if ratio < 0.5 else "differs") if small else "not run",
+        criterion="in every configuration the mean bias at iteration 0 is below half the peak "
+                  "of the mean bias curve (judged: the largest start / peak ratio)",
+        judged=ratio, paper="small at the start, then larger (Fig. 1)",
+        measured=", ".join(f"{r['label']} k={r['k']} λ={r['weight_decay']:g}: "
+                           f"{r['bias_start']:.4f} → peak {r['bias_peak']:.4f}" for r in small[:4])))
+    # Sec. 4: the bound decreases with increasing k; weight decay keeps it small
+    pairs = [(r, q) for r in final for q in final
+             if r["dataset"] == q["dataset"] and r["weight_decay"] == q["weight_decay"]
+             and r["k"] == 1 and q["k"] > 1]
+    out.append(make_claim(
+        "the bound decreases with increasing k (Sec. 4)",
+        ("agrees" if all(q["bound"] < r["bound"] for r, q in pairs) else "differs") if pairs
+        else "not run",
+        criterion="for every data set and weight decay, the mean final bound with k > 1 is "
+                  "below the one with k = 1 (judged: the largest ratio bound(k) / bound(1))",
+        judged=max((q["bound"] / r["bound"] for r, q in pairs), default=None),
+        paper="the bound decreases with increasing k",
+        measured=", ".join(f"{r['label']} λ={r['weight_decay']:g}: k=1 {r['bound']:.4f}, "
+                           f"k={q['k']} {q['bound']:.4f}" for r, q in pairs)))
+    pairs = [(r, q) for r in final for q in final
+             if r["dataset"] == q["dataset"] and r["k"] == q["k"]
+             and r["weight_decay"] == 0.0 and q["weight_decay"] > 0.0]
+    out.append(make_claim(
+        "weight decay keeps the parameters, Δ and so the bound small (Sec. 4)",
+        ("agrees" if all(q["delta"] < r["delta"] and q["bound"] < r["bound"] for r, q in pairs)
+         else "differs") if pairs else "not run",
+        criterion="for every data set and k, the mean final Δ and bound with weight decay are "
+                  "below those without (judged: the largest ratio bound(λ) / bound(0))",
+        judged=max((q["bound"] / r["bound"] for r, q in pairs), default=None),
+        paper="controlling the parameters, e.g. by weight decay, is relevant",
+        measured=", ".join(f"{r['label']} k={r['k']}: Δ {r['delta']:.2f} → {q['delta']:.2f}, "
+                           f"bound {r['bound']:.4f} → {q['bound']:.4f} (λ={q['weight_decay']:g})"
+                           for r, q in pairs)))
     return out
 
 

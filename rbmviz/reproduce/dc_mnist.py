@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from . import _dc
+from .report import make_claim
 
 if TYPE_CHECKING:
     import holoviews as hv
@@ -423,9 +424,32 @@ def _common_level_epochs(rows, records, metric):
             pair[a]["common_level"] = level
 
 
-def claims(rows, study="main", by=("dataset", "learning_rate")):
-    """The paper's statements for ``study`` against the measured rows (list of
-    ``{"claim", "measured", "verdict"}``)."""
+#: "almost the same ATLL" of the large-data claims: within this many nats
+SAME_NATS = 2.0
+
+
+def claims(rows: list[dict], study: str = "main",
+           by: Sequence[str] = ("dataset", "learning_rate")) -> list[dict]:
+    """The paper's statements for ``study`` against the measured rows.
+
+    Every time-to-90 % claim is judged only when the curves it compares have levelled off
+    (:func:`._dc.still_rising`), every "same final ATLL" claim only on a run of the paper's
+    length or with levelled curves (:func:`_final_verdict`); otherwise "inconclusive".
+
+    Parameters
+    ----------
+    rows : list of dict
+        The ``final`` rows of :func:`summarize`.
+    study : str
+        One of :data:`STUDIES`.
+    by : sequence of str
+        The grouping columns of the rows.
+
+    Returns
+    -------
+    list of dict
+        Claim rows (:func:`rbmviz.reproduce.report.make_claim`).
+    """
     if study == "ssd":
         return _ssd_claims(rows)
     out = []
@@ -434,6 +458,9 @@ def claims(rows, study="main", by=("dataset", "learning_rate")):
     keys = ("dataset",) if study == "eta" else ("dataset", "learning_rate")
     for r in rows:
         groups.setdefault(tuple(r[c] for c in keys), []).append(r)
+    same_crit = (f"largest minus smallest final ATLL ≤ {SAME_NATS:g} nats; 'differs' only on a "
+                 f"run of the paper's {DEFAULTS['epochs']} epochs whose curves have levelled off, "
+                 f"else inconclusive (judged: the spread)")
     for key, rs in groups.items():
         ds = key[0]
         where = _dc.DATASET_LABELS.get(ds, ds) + (f", η={key[1]:g}" if len(key) > 1 else "")
@@ -442,21 +469,26 @@ def claims(rows, study="main", by=("dataset", "learning_rate")):
             continue
         spread = max(finals) - min(finals)
         if study == "main":
-            out.append(dict(claim=f"{where}: all algorithms reach almost the same ATLL at the end "
-                                  f"(within 2 nats here)",
-                            measured=", ".join(f"{r['label']} {r['final']:.2f}" for r in rs if r["final"] is not None)
-                            + f" (spread {spread:.2f})",
-                            verdict=_final_verdict(spread, rs)))
+            out.append(make_claim(
+                f"{where}: all algorithms reach almost the same ATLL at the end (within "
+                f"{SAME_NATS:g} nats here)", _final_verdict(spread, rs), criterion=same_crit,
+                judged=spread, paper="almost the same after 200 epochs (value not stated)",
+                measured=", ".join(f"{r['label']} {r['final']:.2f}" for r in rs if r["final"] is not None)
+                + f" (spread {spread:.2f})"))
             cg = [r for r in rs if r["algorithm"] == "cg"]
             cs = [r for r in rs if r["algorithm"] == "csdcp"]
             if cg and cs and cg[0]["t90"] is not None and cs[0]["t90"] is not None:
                 lead = cg[0]["t90"] - cs[0]["t90"]
-                out.append(dict(claim=f"{where}: CS-DCP reaches 90 % of its maximum ATLL before CG "
-                                      f"(paper, η = 0.01: ≈ 100 epochs before)",
-                                measured=f"t90 CS-DCP {cs[0]['t90']:g}, CG {cg[0]['t90']:g} (lead {lead:g} epochs)",
-                                verdict="agrees" if lead > 0 else (
-                                    "inconclusive (neither curve has levelled off)"
-                                    if _rising(cg[0]) and _rising(cs[0]) else "differs")))
+                rising = [r["label"] for r in (cs[0], cg[0]) if _rising(r)]
+                verdict = ((f"inconclusive ({' and '.join(rising)} still rising at the last "
+                            f"evaluation)") if rising else "agrees" if lead > 0 else "differs")
+                out.append(make_claim(
+                    f"{where}: CS-DCP reaches 90 % of its maximum ATLL before CG",
+                    verdict, criterion="t90(CG) − t90(CS-DCP) > 0, judged only when both "
+                    "curves have levelled off (peak before the last evaluation)",
+                    judged=lead, paper=f"≈ {PAPER['cs_dcp_lead_over_cg_epochs']} epochs before "
+                    f"(η = 0.01)",
+                    measured=f"t90 CS-DCP {cs[0]['t90']:g}, CG {cg[0]['t90']:g} (lead {lead:g} epochs)"))
         else:
             column = STUDIES[study][0]
             for alg in dict.fromkeys(r["algorithm"] for r in rs):
@@ -467,20 +499,26 @@ def claims(rows, study="main", by=("dataset", "learning_rate")):
                 label = _dc.ALGORITHM_LABELS.get(alg, alg)
                 if study == "eta":
                     inc = [(r["learning_rate"], r["increasing"]) for r in ra]
-                    out.append(dict(claim=f"{where}: {label} with a small learning rate raises the "
-                                          f"ATLL at most evaluations (Fig. 6a)",
-                                    measured=", ".join(f"η={e:g}: {f:.0%}" for e, f in inc if f is not None),
-                                    verdict="agrees" if all(f is None or f > 0.5 for e, f in inc if e <= 0.01)
-                                    else "differs"))
+                    small = [f for e, f in inc if e <= 0.01 and f is not None]
+                    out.append(make_claim(
+                        f"{where}: {label} with a small learning rate raises the ATLL at most "
+                        f"evaluations (Fig. 6a)",
+                        ("agrees" if min(small) > 0.5 else "differs") if small else "not run",
+                        criterion="for every η ≤ 0.01, the trial-mean ATLL rises at more than "
+                                  "half of the evaluation steps (judged: the smallest fraction)",
+                        judged=min(small) if small else None, paper="Fig. 6a",
+                        measured=", ".join(f"η={e:g}: {f:.0%}" for e, f in inc if f is not None)))
                     continue
                 claim = {"budget": "converges to the same ATLL whatever d and K′ (d·K′ fixed)",
                          "batch": "reaches almost the same ATLL whatever the batch size",
                          "init": "is insensitive to the initialisation"}[study]
                 measured = ", ".join(f"{_value(r, column)}: {r['final']:.2f}" for r in ra) + \
                     f" (spread {max(vals) - min(vals):.2f})"
-                out.append(dict(claim=f"{where}: {label} {claim} (within 2 nats here)",
-                                measured=measured,
-                                verdict=_final_verdict(max(vals) - min(vals), ra)))
+                out.append(make_claim(
+                    f"{where}: {label} {claim} (within {SAME_NATS:g} nats here)",
+                    _final_verdict(max(vals) - min(vals), ra), criterion=same_crit,
+                    judged=max(vals) - min(vals), measured=measured,
+                    paper=STUDIES[study][2]))
     return out
 
 
@@ -502,42 +540,58 @@ def _ssd_claims(rows):
         gap = abs(ssd["final"] - cs["final"])
         above = best is None or min(ssd["final"], cs["final"]) > best["final"]
         still = all(_rising(r) for r in fin.values())
-        out.append(dict(
-            claim=f"{where}: CS-DCP and SSD reach about the same ATLL (within 2 nats here), "
-                  f"both above the other rules",
-            measured=f"SSD {ssd['final']:.2f}, CS-DCP {cs['final']:.2f}"
-                     + (f"; best other {best['label']} {best['final']:.2f}" if best else ""),
-            verdict="agrees" if gap <= 2.0 and above else (
+        out.append(make_claim(
+            f"{where}: CS-DCP and SSD reach about the same ATLL (within {SAME_NATS:g} nats "
+            f"here), both above the other rules",
+            "agrees" if gap <= SAME_NATS and above else (
                 "inconclusive (every curve still rising at the last evaluation)" if still
-                else "differs")))
+                else "differs"),
+            criterion=f"|SSD − CS-DCP| final ATLL ≤ {SAME_NATS:g} nats and both above every "
+                      f"other rule; inconclusive while every curve still rises (judged: "
+                      f"|SSD − CS-DCP|)",
+            judged=gap, paper="CS-DCP ≈ SSD, both better than the rest",
+            measured=f"SSD {ssd['final']:.2f}, CS-DCP {cs['final']:.2f}"
+                     + (f"; best other {best['label']} {best['final']:.2f}" if best else "")))
         rising = _rising(ssd) and _rising(cs)
         if ssd.get("reach") is not None and cs.get("reach") is not None and rising:
             # both still rising: who first reaches a level both reach
             a, b = ssd["reach"], cs["reach"]
-            out.append(dict(
-                claim=f"{where}: SSD is slightly faster than CS-DCP (first to an ATLL both reach)",
+            out.append(make_claim(
+                f"{where}: SSD is slightly faster than CS-DCP (first to an ATLL both reach)",
+                "agrees" if a < b else "differs" if a > b else
+                "inconclusive (both reach it at the same evaluation)",
+                criterion="SSD first reaches the lower of the two curves' maxima at an earlier "
+                          "evaluation than CS-DCP (used while both still rise; judged: "
+                          "CS-DCP's epoch − SSD's)",
+                judged=b - a, paper="SSD slightly faster",
                 measured=f"ATLL {ssd['common_level']:.2f} (the lower maximum) first reached at "
-                         f"epoch {a:g} by SSD, {b:g} by CS-DCP; both curves still rising",
-                verdict="agrees" if a < b else "differs" if a > b else
-                "inconclusive (both reach it at the same evaluation)"))
+                         f"epoch {a:g} by SSD, {b:g} by CS-DCP; both curves still rising"))
         elif ssd["t90"] is not None and cs["t90"] is not None:
-            out.append(dict(
-                claim=f"{where}: SSD is slightly faster than CS-DCP (reaches 90 % of its maximum "
-                      f"ATLL first)",
-                measured=f"t90 SSD {ssd['t90']:g}, CS-DCP {cs['t90']:g} epochs",
-                verdict="agrees" if ssd["t90"] < cs["t90"] else (
-                    "inconclusive (neither curve has levelled off)" if rising else "differs")))
+            out.append(make_claim(
+                f"{where}: SSD is slightly faster than CS-DCP (reaches 90 % of its maximum "
+                f"ATLL first)",
+                ("inconclusive (a curve still rises at the last evaluation)"
+                 if _rising(ssd) or _rising(cs) else
+                 "agrees" if ssd["t90"] < cs["t90"] else "differs"),
+                criterion="t90(SSD) < t90(CS-DCP), judged only when both curves have levelled "
+                          "off (judged: t90(CS-DCP) − t90(SSD))",
+                judged=cs["t90"] - ssd["t90"], paper="SSD slightly faster",
+                measured=f"t90 SSD {ssd['t90']:g}, CS-DCP {cs['t90']:g} epochs"))
         drop = ssd["best"] - ssd["final"] if ssd["best"] is not None else None
         if drop is not None:
-            out.append(dict(
-                claim=f"{where}: SSD shows divergence by the end of the run (its ATLL falls "
-                      f"from its best; paper: visible by 250 epochs)",
+            out.append(make_claim(
+                f"{where}: SSD shows divergence by the end of the run (its ATLL falls from its "
+                f"best; paper: visible by 250 epochs)",
+                "agrees" if drop > 0.5 or ssd.get("incomplete") else (
+                    "inconclusive (run shorter than the paper's 250 epochs)"
+                    if (ssd.get("epochs") or 0) < 250 else "differs"),
+                criterion="SSD's last trial-mean ATLL is more than 0.5 nats below its best, or a "
+                          "trial diverged; 'differs' only on a run of 250 epochs (judged: the "
+                          "drop, nats)",
+                judged=drop, paper="divergence by the end of 250 epochs",
                 measured=f"best {ssd['best']:.2f} at epoch {ssd['best_at']:g}, last "
                          f"{ssd['final']:.2f} (drop {drop:.2f} nats)"
-                         + (f"; {ssd['incomplete']} trial(s) diverged" if ssd.get("incomplete") else ""),
-                verdict="agrees" if drop > 0.5 or ssd.get("incomplete") else (
-                    "inconclusive (run shorter than the paper's 250 epochs)"
-                    if (ssd.get("epochs") or 0) < 250 else "differs")))
+                         + (f"; {ssd['incomplete']} trial(s) diverged" if ssd.get("incomplete") else "")))
     return out
 
 
@@ -545,7 +599,7 @@ def _final_verdict(spread, rs):
     """Verdict of a claim that the rules (or settings) ``rs`` end within 2 nats of each other
     after the paper's 200 epochs: judged "differs" only on a run of that length whose curves
     have levelled off; earlier it is inconclusive (the curves meet late in the paper)."""
-    if spread <= 2.0:
+    if spread <= SAME_NATS:
         return "agrees"
     if all(_rising(r) for r in rs):
         return "inconclusive (every curve still rising at the last evaluation)"
@@ -554,10 +608,7 @@ def _final_verdict(spread, rs):
     return "differs"
 
 
-def _rising(r):
-    """The trial-mean curve of summary row ``r`` peaks at its last evaluation (it has not
-    levelled off: its end value and its time to 90 % say little about convergence)."""
-    return r.get("best_at") is not None and r.get("epochs") is not None and r["best_at"] >= r["epochs"]
+_rising = _dc.still_rising
 
 
 def _value(r, column):

@@ -1,0 +1,420 @@
+"""The shared report of every reproduction: claim rows, claims tables, and numbers in prose
+that come from a run's summary file.
+
+One claim row
+    Every claim check of :mod:`rbmviz.reproduce` returns its verdicts as dicts made by
+    :func:`make_claim`: ``claim`` (the paper's statement), ``paper`` (the paper's value or
+    wording), ``measured`` (what the run shows, in words), ``verdict`` (one of
+    :data:`VERDICTS`, optionally followed by a reason in parentheses), ``criterion`` (the
+    test applied, in words, with its thresholds) and ``judged`` (the number, or numbers,
+    the verdict was decided on).  A row may carry ``note`` (e.g. that agreement is circular
+    because a data set was fitted to the paper's number).
+
+Scorecards
+    :func:`claim_rows` turns a summary's claims into uniform rows (claim, paper, ours,
+    verdict, criterion, status) whatever the study; :func:`results_rows` does so for a
+    results directory (its ``summary.json``), :func:`claims_markdown` renders rows as a
+    Markdown table.  A per-paper scorecard is ``claims_markdown(results_rows(directory))``.
+
+Numbers in prose from one source
+    A Markdown file (a results README, a documentation page) holds two kinds of markers:
+
+    * a generated block, replaced whole by :func:`render`::
+
+          <!-- generated: claims dc-small-full -->
+          ... (the claims table of dc-small-full/summary.json)
+          <!-- end generated -->
+
+      (``claims DIR``: the claims table of ``DIR/summary.json``, ``DIR`` relative to the
+      Markdown file; ``.`` for its own directory);
+    * an inline value::
+
+          bound − bias <!--v full-k1/summary.json final[dataset=diag].gap .5f-->0.00144<!--/v-->
+
+      ``FILE PATH FORMAT``: ``FILE`` a JSON file relative to the Markdown file, ``PATH``
+      dot-separated keys, list indices or list selectors ``name[key=value,...]`` (the first
+      element whose ``key`` prints as ``value``), ``FORMAT`` a :func:`format` specification
+      (``,.0f``, ``.1%``, ...).  The text between the markers is the formatted value (a
+      typographic minus − and an ASCII one count as the same).
+
+    :func:`check` lists every place where the text differs from what its source gives (a
+    test asserts it is empty for every results README); :func:`render` rewrites them.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+__all__ = ["VERDICTS", "make_claim", "status", "claim_rows", "results_rows", "claims_markdown",
+           "lookup", "check", "render"]
+
+#: the verdicts a claim check can return (a reason in parentheses may follow)
+VERDICTS = ("agrees", "differs", "inconclusive", "not run", "not comparable")
+
+_BLOCK = re.compile(r"(<!-- generated: (?P<kind>\w+) (?P<arg>\S+) -->\n)(?P<body>.*?)"
+                    r"(<!-- end generated -->)", re.S)
+_VALUE = re.compile(r"<!--v (?P<file>\S+) (?P<path>\S+) (?P<fmt>\S*?) ?-->(?P<text>.*?)<!--/v-->",
+                    re.S)
+_SEG = re.compile(r"^(?P<name>[^\[\]]*)(?:\[(?P<sel>[^\]]*)\])?$")
+
+
+def status(verdict: str) -> str:
+    """The verdict's kind: the entry of :data:`VERDICTS` it starts with.
+
+    Parameters
+    ----------
+    verdict : str
+        A verdict, e.g. ``"inconclusive (run shorter than 30,000 epochs)"``.
+
+    Returns
+    -------
+    str
+        One of :data:`VERDICTS`.
+
+    Raises
+    ------
+    ValueError
+        When the verdict starts with none of them.
+    """
+    text = str(verdict).strip().strip("*")
+    for v in VERDICTS:
+        if text == v or text.startswith(v + " "):
+            return v
+    raise ValueError(f"verdict {verdict!r} starts with none of {VERDICTS}")
+
+
+def make_claim(claim: str, verdict: str, *, criterion: str, judged: Any, measured: str = "",
+               paper: str | None = None, note: str | None = None) -> dict:
+    """One claim row (the form every claim check of :mod:`rbmviz.reproduce` returns).
+
+    Parameters
+    ----------
+    claim : str
+        The paper's statement.
+    verdict : str
+        One of :data:`VERDICTS`, optionally followed by a reason in parentheses.
+    criterion : str
+        The test applied, in words, with its thresholds.
+    judged : Any
+        The number (or a short text of numbers) the verdict was decided on; None when
+        nothing could be judged.
+    measured : str
+        What the run shows, in words.
+    paper : str
+        The paper's value or wording.
+    note : str
+        A caveat a reader must see beside the verdict.
+
+    Returns
+    -------
+    dict
+        ``claim, paper, measured, verdict, criterion, judged`` (and ``note`` when given).
+
+    Raises
+    ------
+    ValueError
+        For an unknown verdict or an empty criterion.
+    """
+    status(verdict)
+    if not str(criterion).strip():
+        raise ValueError(f"claim {claim!r} has no criterion")
+    if isinstance(judged, float) and math.isnan(judged):
+        judged = None
+    row = dict(claim=claim, paper=paper, measured=measured, verdict=verdict,
+               criterion=criterion, judged=judged)
+    if note:
+        row["note"] = note
+    return row
+
+
+def _judged_text(x):
+    if x is None:
+        return "-"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    if isinstance(x, dict):
+        return ", ".join(f"{k}: {_judged_text(v)}" for k, v in x.items())
+    if isinstance(x, (list, tuple)):
+        return ", ".join(_judged_text(v) for v in x)
+    return str(x)
+
+
+def claim_rows(summary: dict) -> list[dict]:
+    """The claims of a summary as uniform scorecard rows.
+
+    Parameters
+    ----------
+    summary : dict
+        A reproduction's summary (its ``claims`` list; a summary written before claims
+        carried a ``verdict``, with ``holds`` True / False / None, is read too).
+
+    Returns
+    -------
+    list of dict
+        ``claim``, ``paper`` (the paper's value, "" when not recorded), ``ours`` (the number
+        judged, or the measured text when no number was recorded), ``measured``,
+        ``verdict``, ``criterion`` ("" when not recorded), ``status`` (one of
+        :data:`VERDICTS`), ``note``.
+
+    Raises
+    ------
+    ValueError
+        When the summary has no claims list or a claim has no verdict.
+    """
+    claims = summary.get("claims") if isinstance(summary, dict) else None
+    if not isinstance(claims, list):
+        raise ValueError("the summary has no list of claims")
+    rows = []
+    for c in claims:
+        verdict = c.get("verdict")
+        if verdict is None and "holds" in c:
+            verdict = {True: "agrees", False: "differs", None: "inconclusive"}[c["holds"]]
+        if verdict is None:
+            raise ValueError(f"claim {c.get('claim')!r} has no verdict")
+        measured = c.get("measured") or c.get("observed") or ""
+        judged = c.get("judged")
+        rows.append(dict(claim=c["claim"], paper=c.get("paper") or "",
+                         ours=_judged_text(judged) if "judged" in c else measured,
+                         measured=measured, verdict=verdict, criterion=c.get("criterion", ""),
+                         status=status(verdict), note=c.get("note") or ""))
+    return rows
+
+
+def results_rows(directory: str | os.PathLike) -> list[dict]:
+    """The scorecard rows of one results directory (:func:`claim_rows` of its
+    ``summary.json``).
+
+    Parameters
+    ----------
+    directory : str or os.PathLike
+        A directory holding ``summary.json``.
+
+    Returns
+    -------
+    list of dict
+        The rows of :func:`claim_rows`.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the directory has no ``summary.json``.
+    """
+    path = Path(directory) / "summary.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist")
+    return claim_rows(json.loads(path.read_text(encoding="utf-8")))
+
+
+def _cell(text):
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def claims_markdown(rows: Iterable[dict]) -> str:
+    """Scorecard rows as a Markdown table: claim, paper, ours (the judged number and what the
+    run shows), verdict, criterion.
+
+    Parameters
+    ----------
+    rows : iterable of dict
+        Rows of :func:`claim_rows`.
+
+    Returns
+    -------
+    str
+        The table, ending with a newline.
+    """
+    lines = ["| claim | paper | ours | verdict | criterion |", "|---|---|---|---|---|"]
+    for r in rows:
+        ours = r["ours"]
+        if r["measured"] and r["measured"] != ours:
+            ours = f"{ours} ({r['measured']})"
+        verdict = r["verdict"] if r["status"] != "differs" else f"**{r['verdict']}**"
+        crit = r["criterion"] + (f" *{r['note']}*" if r["note"] else "")
+        lines.append("| " + " | ".join(_cell(x) for x in (r["claim"], r["paper"], ours,
+                                                          verdict, crit)) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def lookup(data: Any, path: str) -> Any:
+    """The value at ``path`` in nested dicts and lists.
+
+    Parameters
+    ----------
+    data : Any
+        Parsed JSON.
+    path : str
+        Dot-separated keys, list indices, or selectors ``name[key=value,...]`` (the first
+        list element whose ``key`` prints as ``value``).
+
+    Returns
+    -------
+    Any
+        The value.
+
+    Raises
+    ------
+    KeyError
+        When a key, index or selector matches nothing.
+    """
+    cur = data
+    for seg in re.split(r"\.(?![^\[]*\])", path):
+        m = _SEG.match(seg)
+        if m is None:
+            raise KeyError(f"bad path segment {seg!r} in {path!r}")
+        name, sel = m.group("name"), m.group("sel")
+        if name:
+            if isinstance(cur, list):
+                try:
+                    cur = cur[int(name)]
+                except (ValueError, IndexError):
+                    raise KeyError(f"no index {name!r} in {path!r}") from None
+            elif isinstance(cur, dict) and name in cur:
+                cur = cur[name]
+            else:
+                raise KeyError(f"no key {name!r} in {path!r}")
+        if sel is not None:
+            want = dict(kv.split("=", 1) for kv in sel.split(",") if kv)
+            if not isinstance(cur, list):
+                raise KeyError(f"selector [{sel}] on a non-list in {path!r}")
+            hits = [x for x in cur if isinstance(x, dict)
+                    and all(_plain(x.get(k)) == v for k, v in want.items())]
+            if not hits:
+                raise KeyError(f"no element [{sel}] in {path!r}")
+            cur = hits[0]
+    return cur
+
+
+def _plain(x):
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x)) if abs(x) >= 1 or x == 0 else str(x)
+    return str(x)
+
+
+def _format(value, fmt):
+    if value is None:
+        return "-"
+    return format(value, fmt) if fmt else str(value)
+
+
+def _same(a, b):
+    norm = (lambda s: s.replace("\u2212", "-").replace("**", "").strip())
+    return norm(a) == norm(b)
+
+
+def _expand(text, base, cache):
+    """``(new_text, problems)``: every marker of ``text`` with its source's content."""
+    problems = []
+
+    def load(name):
+        p = (base / name).resolve()
+        if p not in cache:
+            cache[p] = json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None
+        if cache[p] is None:
+            raise FileNotFoundError(f"{base / name} does not exist")
+        return cache[p]
+
+    def block(m):
+        kind, arg = m.group("kind"), m.group("arg")
+        try:
+            if kind != "claims":
+                raise ValueError(f"unknown generated block {kind!r}")
+            body = claims_markdown(claim_rows(load(f"{arg}/summary.json")))
+        except (OSError, ValueError, KeyError) as e:
+            problems.append(f"block '{kind} {arg}': {e}")
+            return m.group(0)
+        if body != m.group("body"):
+            problems.append(f"block '{kind} {arg}' differs from {arg}/summary.json")
+        return m.group(1) + body + m.group(5)
+
+    def value(m):
+        where = f"{m.group('file')} {m.group('path')}"
+        try:
+            new = _format(lookup(load(m.group("file")), m.group("path")), m.group("fmt"))
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            problems.append(f"value {where}: {e}")
+            return m.group(0)
+        old = m.group("text")
+        if _same(old, new):
+            return m.group(0)
+        problems.append(f"value {where}: the text says {old!r}, the source gives {new!r}")
+        if "\u2212" in old:
+            new = new.replace("-", "\u2212")
+        return m.group(0).replace(f"-->{old}<!--/v-->", f"-->{new}<!--/v-->")
+
+    text = _BLOCK.sub(block, text)
+    text = _VALUE.sub(value, text)
+    return text, problems
+
+
+def check(path: str | os.PathLike) -> list[str]:
+    """Where a Markdown file's generated blocks and inline values disagree with their
+    sources.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The Markdown file.
+
+    Returns
+    -------
+    list of str
+        One line per disagreement (or unreadable source); empty when all agree.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the file does not exist.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist")
+    return _expand(path.read_text(encoding="utf-8"), path.parent, {})[1]
+
+
+def render(path: str | os.PathLike) -> list[str]:
+    """Rewrite a Markdown file's generated blocks and inline values from their sources.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The Markdown file.
+
+    Returns
+    -------
+    list of str
+        What changed (the lines :func:`check` gave before).
+
+    Raises
+    ------
+    FileNotFoundError
+        When the file does not exist.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist")
+    text = path.read_text(encoding="utf-8")
+    new, problems = _expand(text, path.parent, {})
+    if new != text:
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(new, encoding="utf-8")
+        os.replace(tmp, path)
+    return problems
+
+
+if __name__ == "__main__":          # python -m rbmviz.reproduce.report [--check] FILE...
+    import sys
+    args = sys.argv[1:]
+    only_check = "--check" in args
+    bad = 0
+    for f in (a for a in args if a != "--check"):
+        out = check(f) if only_check else render(f)
+        for line in out:
+            print(f"{f}: {line}")
+        bad += bool(out) and only_check
+    sys.exit(1 if bad else 0)
