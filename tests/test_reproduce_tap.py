@@ -567,6 +567,8 @@ def test_every_tap_claim_can_differ():
         return f
     c = judge("(near-)exact recovery at small noise", den=lower("tap", 0.05, 0.3))
     assert c["verdict"] == "differs" and c["judged"] == pytest.approx(1 - 0.09 + 0.02 - 0.3)
+    assert judge("(near-)exact recovery at small noise",           # the OPE is not an RBM
+                 den=lower("ope", 0.05, 0.3))["verdict"] == "agrees"
     c = judge("TAP denoising beats the OPE at every noise level (N_h <= 100)",
               den=lower("tap", 0.5, 0.4))                 # one p is enough (N_h = 25 at p = 0.5)
     assert c["verdict"] == "differs" and c["judged"] == pytest.approx(-0.08)
