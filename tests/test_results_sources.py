@@ -1,0 +1,67 @@
+"""Every run-derived number of results/ comes from its run's summary file.
+
+* each results README's generated claims tables and inline numbers (markers of
+  :mod:`rbmviz.reproduce.report`) equal what the summary files give;
+* every stored claim records its criterion and verdict, and the stored claims are the ones
+  the current checks give on the stored outputs (``results/rejudge.py --check``);
+* the files rendered from a summary (``claims.md``, the TAP ``summary.txt``) equal their
+  rendering.
+"""
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from rbmviz.reproduce import report, tap_summary
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+READMES = sorted(RESULTS.glob("*/README.md"))
+SUMMARIES = sorted(RESULTS.glob("**/summary.json"))
+
+
+@pytest.mark.parametrize("readme", READMES, ids=lambda p: p.parent.name)
+def test_readme_numbers_equal_their_summary(readme):
+    assert report.check(readme) == []
+
+
+@pytest.mark.parametrize("readme", [r for r in READMES if r.parent.name != "tap-machines"],
+                         ids=lambda p: p.parent.name)
+def test_each_claims_table_of_a_readme_is_generated(readme):
+    """The claims tables of these READMEs are generated blocks, one per run directory."""
+    text = readme.read_text(encoding="utf-8")
+    runs = sorted({p.parent.relative_to(readme.parent).as_posix() or "."
+                   for p in readme.parent.glob("**/summary.json")})
+    assert runs and all(f"<!-- generated: claims {r} -->" in text for r in runs)
+
+
+@pytest.mark.parametrize("path", SUMMARIES, ids=lambda p: p.parent.relative_to(RESULTS).as_posix())
+def test_stored_claims_record_criterion_and_verdict(path):
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    rows = report.claim_rows(summary)
+    assert rows and all(r["criterion"] and r["status"] in report.VERDICTS for r in rows)
+    if (path.parent / "claims.md").is_file():
+        assert (path.parent / "claims.md").read_text(encoding="utf-8") == report.claims_markdown(rows)
+    if (path.parent / "summary.txt").is_file():
+        assert (path.parent / "summary.txt").read_text(encoding="utf-8") == \
+            tap_summary.format_summary(summary) + "\n"
+
+
+def test_stored_claims_are_the_current_checks_on_the_stored_outputs(capsys):
+    spec = importlib.util.spec_from_file_location("rejudge", RESULTS / "rejudge.py")
+    rejudge = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rejudge)
+    assert rejudge.main(["--check"]) == 0, capsys.readouterr().out
+
+
+def test_a_changed_number_is_caught(tmp_path):
+    """The check is not vacuous: a README number edited by hand is reported."""
+    src = RESULTS / "cd-bias"
+    (tmp_path / "full-k1").mkdir()
+    for f in ("summary.json", "full-k1/summary.json"):
+        (tmp_path / f).write_text((src / f).read_text(encoding="utf-8"), encoding="utf-8")
+    text = (src / "README.md").read_text(encoding="utf-8")
+    marker = "final[dataset=diag].gap .5f-->"
+    i = text.index(marker) + len(marker)
+    (tmp_path / "README.md").write_text(text[:i] + "0.00138" + text[i + 7:], encoding="utf-8")
+    assert len(report.check(tmp_path / "README.md")) == 1
