@@ -71,3 +71,14 @@ def test_lookup_paths():
     for bad in ("b", "a.7", "a[k=2].v", "a.0.v[k=1]"):
         with pytest.raises(KeyError):
             report.lookup(data, bad)
+
+
+def test_values_from_a_csv_table(tmp_path):
+    (tmp_path / "curves.csv").write_text("n_hidden,epoch,n_unique,ll\n100,1,2,-0.2171\n100,10,278,-0.1322\n")
+    md = tmp_path / "a.md"
+    md.write_text("<!--v curves.csv [n_hidden=100,epoch=10].n_unique ,d-->260<!--/v--> and "
+                  "<!--v curves.csv [epoch=1].ll .4f-->−0.2171<!--/v-->")
+    assert report.check(md) == ["value curves.csv [n_hidden=100,epoch=10].n_unique: the text "
+                                "says '260', the source gives '278'"]
+    report.render(md)
+    assert report.check(md) == [] and "-->278<!--" in md.read_text()

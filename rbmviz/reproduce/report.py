@@ -31,10 +31,11 @@ Numbers in prose from one source
 
           bound − bias <!--v full-k1/summary.json final[dataset=diag].gap .5f-->0.00144<!--/v-->
 
-      ``FILE PATH FORMAT``: ``FILE`` a JSON file relative to the Markdown file, ``PATH``
-      dot-separated keys, list indices or list selectors ``name[key=value,...]`` (the first
-      element whose ``key`` prints as ``value``), ``FORMAT`` a :func:`format` specification
-      (``,.0f``, ``.1%``, ...).  The text between the markers is the formatted value (a
+      ``FILE PATH FORMAT``: ``FILE`` a JSON file relative to the Markdown file (or a CSV
+      table, read as a list of rows: ``curves.csv [n_hidden=100,epoch=10].n_unique d``),
+      ``PATH`` dot-separated keys, list indices or list selectors ``name[key=value,...]``
+      (the first element whose ``key`` prints as ``value``), ``FORMAT`` a :func:`format`
+      specification (``,.0f``, ``.1%``, ...).  The text between the markers is the formatted value (a
       typographic minus − and an ASCII one count as the same).
 
     :func:`check` lists every place where the text differs from what its source gives (a
@@ -296,6 +297,23 @@ def _plain(x):
     return str(x)
 
 
+def _number(text):
+    try:
+        x = float(text)
+    except ValueError:
+        return text
+    return int(x) if x.is_integer() and "." not in text and "e" not in text.lower() else x
+
+
+def _read(path):
+    """A source file: JSON, or a CSV table as a list of rows (numbers converted)."""
+    if path.suffix == ".csv":
+        import csv
+        with open(path, newline="", encoding="utf-8") as fh:
+            return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(fh)]
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 def _format(value, fmt):
     if value is None:
         return "-"
@@ -314,7 +332,7 @@ def _expand(text, base, cache):
     def load(name):
         p = (base / name).resolve()
         if p not in cache:
-            cache[p] = json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None
+            cache[p] = _read(p) if p.is_file() else None
         if cache[p] is None:
             raise FileNotFoundError(f"{base / name} does not exist")
         return cache[p]

@@ -149,12 +149,10 @@ def main(argv=None):
 
 
 def claims_markdown(summary):
-    """The claims of ``summary`` as a Markdown table: claim, the paper, this run, verdict."""
-    mark = {True: "agrees", False: "**differs**", None: "cannot tell"}
-    lines = ["| claim | paper | this run | |", "|---|---|---|---|"]
-    for c in summary["claims"]:
-        lines.append(f"| {c['claim']} | {c['paper']} | {c['observed']} | {mark[c['holds']]} |")
-    return "\n".join(lines) + "\n"
+    """The claims of ``summary`` as a Markdown table (:mod:`rbmviz.reproduce.report`: claim,
+    paper, ours, verdict, criterion)."""
+    from rbmviz.reproduce import report
+    return report.claims_markdown(report.claim_rows(summary))
 
 
 def fig4(state, nh, epoch, settings):
