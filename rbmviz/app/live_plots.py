@@ -68,7 +68,8 @@ class LiveCurves:
         Points kept per curve: beyond, the curve keeps every other old point (the whole
         history at half the resolution; bounded memory and bounded work per update).
     reference : float, optional
-        A horizontal dashed line (e.g. the best log-likelihood possible).
+        A horizontal dashed line (e.g. the best log-likelihood possible), always inside the
+        y range and named in the legend.
     dashed : iterable of str
         Names drawn with a dashed line (e.g. bounds next to the quantity they bound).
     height : int
@@ -81,6 +82,11 @@ class LiveCurves:
         The x-axis label (default: :data:`rbmviz.viz.X_LABELS` of ``x``).
     tooltips : sequence of str, optional
         Columns shown by the hover tool (default: all).
+    reference_label : str, optional
+        The legend entry of ``reference`` (default "best possible <value>").
+
+    The legend sits to the right of the plot area (it never covers the newest points);
+    clicking an entry hides that curve.
 
     Raises
     ------
@@ -93,7 +99,8 @@ class LiveCurves:
                  y_label: str = "", max_points: int = 4000, reference: float | None = None,
                  dashed: Iterable[str] = (), height: int = 360,
                  labels: Mapping[str, str] | None = None, y_axis_type: str = "linear",
-                 x_label: str | None = None, tooltips: Sequence[str] | None = None):
+                 x_label: str | None = None, tooltips: Sequence[str] | None = None,
+                 reference_label: str | None = None):
         names = list(names)
         if not names:
             raise ValueError("LiveCurves needs at least one curve name")
@@ -124,8 +131,18 @@ class LiveCurves:
         self.hover = HoverTool(tooltips=[(c, f"@{{{c}}}{{0.[0000]}}") for c in shown],
                                renderers=list(self.renderers.values()))
         self.figure.add_tools(self.hover)
-        self.figure.legend.location = "bottom_right"
-        self.figure.legend.click_policy = "hide"
+        if reference is not None:
+            # the dashed line is an annotation (not ranged): a zero-length line at (0, ref)
+            # keeps it inside the auto-ranged y axis and names it in the legend
+            self.figure.line(x=[0.0, 0.0], y=[float(reference)] * 2, color="black",
+                             line_dash="dashed", line_width=1,
+                             legend_label=reference_label or f"best possible {reference:.3f}")
+        # the legend beside the curves, never over the newest points (clicking hides a curve)
+        legend = self.figure.legend[0]
+        legend.click_policy = "hide"
+        legend.location = "top_left"
+        legend.border_line_alpha = 0
+        self.figure.add_layout(legend, "right")
 
     def append(self, name: str, points: Mapping[str, Sequence[float]] | pd.DataFrame) -> None:
         """Add points (one value per column, in ``columns`` order of appearance) to a curve.
@@ -203,9 +220,12 @@ class LiveImage:
         self.mapper = LinearColorMapper(palette=list(palette), low=clim[0], high=clim[1],
                                         nan_color="white")
         self.source = ColumnDataSource({"image": [np.zeros((1, 1))], "dw": [1], "dh": [1]})
+        self.colorbar = bool(colorbar)
         self.figure = figure(title=title, x_range=Range1d(0, 1), y_range=Range1d(0, 1),
                              tools="hover,save", tooltips=[("value", "@image{0.000}")],
-                             frame_width=size, frame_height=size, toolbar_location=None)
+                             frame_width=size, frame_height=size, toolbar_location=None,
+                             min_border=4)
+        self._fit(size, size)
         self.figure.image(image="image", x=0, y=0, dw="dw", dh="dh", source=self.source,
                           color_mapper=self.mapper)
         self.figure.axis.visible = False
@@ -213,6 +233,18 @@ class LiveImage:
         if colorbar:
             self.figure.add_layout(ColorBar(color_mapper=self.mapper, width=10), "right")
         self.shape: tuple[int, int] | None = None
+
+    #: pixels around the frame: the title above, the colour bar (with its tick labels) right
+    TITLE_HEIGHT, COLORBAR_WIDTH, BORDER = 30, 70, 8
+
+    def _fit(self, frame_width: int, frame_height: int) -> None:
+        """Frame of ``frame_width`` × ``frame_height`` pixels and an outer box that holds the
+        frame, the title and the colour bar exactly (Bokeh's default 600 × 600 box left blank
+        space and pushed the page wider than a projector)."""
+        f = self.figure
+        f.frame_width, f.frame_height = int(frame_width), int(frame_height)
+        f.width = int(frame_width) + 2 * self.BORDER + (self.COLORBAR_WIDTH if self.colorbar else 0)
+        f.height = int(frame_height) + self.TITLE_HEIGHT + 2 * self.BORDER
 
     def update(self, grid: np.ndarray) -> None:
         """Show a new image (row 0 at the top, as in a tile of digits).
@@ -229,8 +261,7 @@ class LiveImage:
         if self.shape != (h, w):                 # square pixels in a size × size box
             self.shape = (h, w)
             scale = self.size / max(h, w)
-            self.figure.frame_width = max(40, round(w * scale))
-            self.figure.frame_height = max(40, round(h * scale))
+            self._fit(max(40, round(w * scale)), max(40, round(h * scale)))
             self.figure.x_range.end, self.figure.y_range.end = w, h
         if self.symmetric:
             lim = float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 1.0

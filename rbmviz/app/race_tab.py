@@ -498,7 +498,9 @@ class ExplorerSession(SessionControls, DocumentFeed):
                           self.epoch_counter, sizing_mode="stretch_width")
         return pn.Column(controls, self.progress, self.state_text, self.settings_text, self.alert_text,
                          self.curves_pane,
-                         pn.Row(self.fields_pane, self.samples_pane, sizing_mode="stretch_width"),
+                         # side by side where they fit, one under the other where not
+                         pn.FlexBox(self.fields_pane, self.samples_pane, gap="12px",
+                                    sizing_mode="stretch_width"),
                          self.bars_box,
                          pn.Row(self.download_csv, self.download_npz), help_card("race"),
                          name="Training race", sizing_mode="stretch_width")
