@@ -37,7 +37,7 @@ def test_study_adatap_tables_and_agreement():
     assert np.abs(a - b).max() < 0.05 * (a[-1] - a[0])
     # adaTAP stopped after 3 iterations trains worst (Fig. 10)
     assert pl[("adatap", 3)][-1] == min(v[-1] for v in pl.values())
-    assert s["claims"]["adatap_3_worst"]
+    assert s["claims"][0]["claim"].startswith("adaTAP stopped after 3") and s["claims"][0]["verdict"] == "agrees"
     t = tables["timing"]
     assert len(t) == 6 and (t["seconds_per_iteration"] >= 0).all()   # tiny: may time as 0
     assert set(t["method"]) == {"tap", "adatap", "adatap_direct"}
@@ -162,3 +162,13 @@ def test_fig12_claims_can_differ():
     assert fall[0]["verdict"] == "differs"
     short = tb.fig12_claims(curves(base, base, base).iloc[:4])
     assert short[1]["verdict"].startswith("inconclusive")
+
+
+def test_adatap_claims_can_differ():
+    final = {"tap_3": -100.0, "tap_100": -99.5, "adatap_3": -105.0, "adatap_100": -99.8}
+    good = tb.adatap_claims(final, {1: 800.0, 100: 1200.0}, 3)
+    assert [c["verdict"] for c in good] == ["agrees"] * 3
+    assert all(c["criterion"] and c["judged"] is not None for c in good)
+    bad = tb.adatap_claims(dict(final, adatap_3=-99.0, tap_3=-101.0), {1: 800.0, 100: 20.0}, 3)
+    assert [c["verdict"] for c in bad] == ["differs"] * 3
+    assert bad[0]["judged"] == -2.0 and bad[2]["judged"] == 20.0

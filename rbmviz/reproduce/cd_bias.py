@@ -34,6 +34,7 @@ import numpy as np
 
 from . import _io
 from ._io import finite_or_none as _f
+from . import report
 from .report import make_claim
 
 if TYPE_CHECKING:
@@ -412,6 +413,8 @@ def format_summary(summary: dict) -> str:
         lines.append(f"  [{c['verdict']}] {c['claim']}")
         if c["measured"]:
             lines.append(f"      measured: {c['measured']}")
+        if c.get("criterion"):
+            lines.append(f"      criterion: {c['criterion']} (judged: {report.judged_text(c.get('judged'))})")
     if summary.get("elapsed_seconds") is not None:
         lines.append(f"run time: {summary['elapsed_seconds']:.1f} s")
     return "\n".join(lines)

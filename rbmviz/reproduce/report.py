@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 __all__ = ["VERDICTS", "make_claim", "status", "claim_rows", "results_rows", "claims_markdown",
-           "lookup", "check", "render"]
+           "lookup", "check", "render", "judged_text"]
 
 #: the verdicts a claim check can return (a reason in parentheses may follow)
 VERDICTS = ("agrees", "differs", "inconclusive", "not run", "not comparable")
@@ -132,7 +132,19 @@ def make_claim(claim: str, verdict: str, *, criterion: str, judged: Any, measure
     return row
 
 
-def _judged_text(x):
+def judged_text(x: Any) -> str:
+    """A judged value as short text (numbers to 4 significant digits, dicts and lists joined).
+
+    Parameters
+    ----------
+    x : Any
+        The ``judged`` entry of a claim row.
+
+    Returns
+    -------
+    str
+        The text ("-" for None).
+    """
     if x is None:
         return "-"
     if isinstance(x, bool):
@@ -140,9 +152,9 @@ def _judged_text(x):
     if isinstance(x, float):
         return f"{x:.4g}"
     if isinstance(x, dict):
-        return ", ".join(f"{k}: {_judged_text(v)}" for k, v in x.items())
+        return ", ".join(f"{k}: {judged_text(v)}" for k, v in x.items())
     if isinstance(x, (list, tuple)):
-        return ", ".join(_judged_text(v) for v in x)
+        return ", ".join(judged_text(v) for v in x)
     return str(x)
 
 
@@ -181,7 +193,7 @@ def claim_rows(summary: dict) -> list[dict]:
         measured = c.get("measured") or c.get("observed") or ""
         judged = c.get("judged")
         rows.append(dict(claim=c["claim"], paper=c.get("paper") or "",
-                         ours=_judged_text(judged) if "judged" in c else measured,
+                         ours=judged_text(judged) if "judged" in c else measured,
                          measured=measured, verdict=verdict, criterion=c.get("criterion", ""),
                          status=status(verdict), note=c.get("note") or ""))
     return rows

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ._io import finite_or_none as _f
-from .report import make_claim, status
+from .report import judged_text, make_claim, status
 
 __all__ = ["PAPER", "NOTES", "TABLES", "DATASETS", "DEFAULT_PS", "DATA_MAP_DIGITS", "EXACT_MAX_HIDDEN",
            "summarize", "claims", "format_summary", "bimodality", "free_energy_bands"]
@@ -505,6 +505,8 @@ def format_summary(summary: dict) -> str:
     for c in summary["claims"]:
         lines.append(f"  [{mark[c['holds']]:>3}] {c['claim']} — paper: {c['paper']}")
         lines.append(f"        this run: {c['observed']}")
+        if c.get("criterion"):
+            lines.append(f"        criterion: {c['criterion']} (judged: {judged_text(c.get('judged'))})")
     if summary.get("elapsed_seconds") is not None:
         lines.append(f"run time: {summary['elapsed_seconds']:.1f} s")
     return "\n".join(lines)
