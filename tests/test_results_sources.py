@@ -57,9 +57,9 @@ def test_stored_claims_are_the_current_checks_on_the_stored_outputs(capsys):
 def test_a_changed_number_is_caught(tmp_path):
     """The check is not vacuous: a README number edited by hand is reported."""
     src = RESULTS / "cd-bias"
-    (tmp_path / "full-k1").mkdir()
-    for f in ("summary.json", "full-k1/summary.json"):
-        (tmp_path / f).write_text((src / f).read_text(encoding="utf-8"), encoding="utf-8")
+    for f in src.glob("**/summary.json"):
+        (tmp_path / f.relative_to(src)).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f.relative_to(src)).write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
     text = (src / "README.md").read_text(encoding="utf-8")
     marker = "final[dataset=diag].gap .5f-->"
     i = text.index(marker) + len(marker)

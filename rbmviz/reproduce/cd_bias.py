@@ -360,13 +360,17 @@ def claims(final: list[dict]) -> list[dict]:
              if r["dataset"] == q["dataset"] and r["k"] == q["k"]
              and r["weight_decay"] == 0.0 and q["weight_decay"] > 0.0]
     out.append(make_claim(
-        "weight decay keeps the parameters, Δ and so the bound small (Sec. 4)",
-        ("agrees" if all(q["delta"] < r["delta"] and q["bound"] < r["bound"] for r, q in pairs)
-         else "differs") if pairs else "not run",
-        criterion="for every data set and k, the mean final Δ and bound with weight decay are "
-                  "below those without (judged: the largest ratio bound(λ) / bound(0))",
-        judged=max((q["bound"] / r["bound"] for r, q in pairs), default=None),
-        paper="controlling the parameters, e.g. by weight decay, is relevant",
+        "weight decay keeps the parameters, and so Δ, small (Sec. 4)",
+        ("agrees" if all(q["delta"] < r["delta"] for r, q in pairs) else "differs") if pairs
+        else "not run",
+        criterion="for every data set and k, the mean final Δ (the largest energy change of "
+                  "one variable) with weight decay is below the one without (judged: the "
+                  "largest ratio Δ(λ) / Δ(0))",
+        judged=max((q["delta"] / r["delta"] for r, q in pairs), default=None),
+        paper="the bound grows with Δ: controlling the parameters, e.g. by weight decay, is "
+              "relevant",
+        note="the bound itself is reported, not judged: late in training its mixing factor is "
+             "1 to many decimals, so it follows the distance ½‖p_e − p‖₁, which decay can raise",
         measured=", ".join(f"{r['label']} k={r['k']}: Δ {r['delta']:.2f} → {q['delta']:.2f}, "
                            f"bound {r['bound']:.4f} → {q['bound']:.4f} (λ={q['weight_decay']:g})"
                            for r, q in pairs)))

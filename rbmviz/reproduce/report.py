@@ -296,17 +296,21 @@ def lookup(data: Any, path: str) -> Any:
             if not isinstance(cur, list):
                 raise KeyError(f"selector [{sel}] on a non-list in {path!r}")
             hits = [x for x in cur if isinstance(x, dict)
-                    and all(_plain(x.get(k)) == v for k, v in want.items())]
+                    and all(_matches(x.get(k), v) for k, v in want.items())]
             if not hits:
                 raise KeyError(f"no element [{sel}] in {path!r}")
             cur = hits[0]
     return cur
 
 
-def _plain(x):
-    if isinstance(x, float) and x.is_integer():
-        return str(int(x)) if abs(x) >= 1 or x == 0 else str(x)
-    return str(x)
+def _matches(x, text):
+    """Whether value ``x`` is what ``text`` names (numbers compare as numbers: 0 = 0.0)."""
+    if str(x) == text:
+        return True
+    try:
+        return not isinstance(x, bool) and float(x) == float(text)
+    except (TypeError, ValueError):
+        return False
 
 
 def _number(text):
