@@ -49,7 +49,7 @@ def _wd_row(ds, k, wd, bound, delta):
     return dict(_row(ds, bound - 0.01, k=k, wd=wd), delta=delta)
 
 
-def test_every_cd_bias_claim_can_differ_and_records_its_criterion():
+def test_cd_bias_claims_each_can_differ_and_record_their_criterion():
     from rbmviz.reproduce.report import status
     # k > 1 with a larger bound than k = 1, weight decay with a larger Δ: both differ
     rows = [_wd_row("diag", 1, 0.0, 0.02, 10.0), _wd_row("diag", 2, 0.0, 0.03, 10.0),

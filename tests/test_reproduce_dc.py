@@ -526,7 +526,7 @@ def _by_claim(rows):
     return {c["claim"].split(": ")[1][:39]: c for c in dc_small.claims(rows)}
 
 
-def test_every_dc_small_claim_can_differ():
+def test_dc_small_claims_each_can_differ():
     """Each claim of Sec. 4.2.1 agrees on rows shaped like the paper's, and differs (or is
     inconclusive) when the one property it judges is broken; each records its criterion and
     the number it judged."""

@@ -524,7 +524,7 @@ def _tap_case():
     return summary, dict(solutions=sol, denoising=den)
 
 
-def test_every_tap_claim_can_differ():
+def test_tap_claims_each_can_differ():
     """Each claim of Sec. VII agrees on a hand-made run shaped like the paper's and differs
     (or is inconclusive) when the one property it judges is broken; each records its
     criterion and the number it judged."""
