@@ -82,3 +82,22 @@ def test_values_from_a_csv_table(tmp_path):
                                 "says '260', the source gives '278'"]
     report.render(md)
     assert report.check(md) == [] and "-->278<!--" in md.read_text()
+
+
+def test_notebook_markdown_cells_are_checked_and_rendered(tmp_path):
+    (tmp_path / "s.json").write_text(json.dumps({"final": [{"alg": "pcd", "ll": -6.526}]}))
+    nb = {"cells": [{"cell_type": "markdown", "metadata": {},
+                     "source": ["PCD ends at <!--v s.json final[alg=pcd].ll .2f-->\u22127.24<!--/v-->\n",
+                                "on Bars & Stripes."]},
+                    {"cell_type": "code", "metadata": {}, "source": ["x = '<!--v s.json nope .1f-->1<!--/v-->'"],
+                     "outputs": [], "execution_count": None}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "n.ipynb"
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    assert report.check(path) == ["value s.json final[alg=pcd].ll: the text says '\u22127.24', "
+                                  "the source gives '-6.53'"]           # code cells are not read
+    report.render(path)
+    assert report.check(path) == []
+    cell = json.loads(path.read_text())["cells"][0]["source"]
+    assert cell == ["PCD ends at <!--v s.json final[alg=pcd].ll .2f-->\u22126.53<!--/v-->\n",
+                    "on Bars & Stripes."]

@@ -25,6 +25,13 @@ def test_readme_numbers_equal_their_summary(readme):
     assert report.check(readme) == []
 
 
+@pytest.mark.parametrize("notebook", sorted((RESULTS.parent / "notebooks").glob("*.ipynb")),
+                         ids=lambda p: p.stem)
+def test_notebook_numbers_equal_their_summary(notebook):
+    """Numbers a notebook's prose takes from a summary file (markers in Markdown cells)."""
+    assert report.check(notebook) == []
+
+
 @pytest.mark.parametrize("readme", [r for r in READMES if r.parent.name != "tap-machines"],
                          ids=lambda p: p.parent.name)
 def test_each_claims_table_of_a_readme_is_generated(readme):

@@ -17,7 +17,8 @@ Scorecards
     Markdown table.  A per-paper scorecard is ``claims_markdown(results_rows(directory))``.
 
 Numbers in prose from one source
-    A Markdown file (a results README, a documentation page) holds two kinds of markers:
+    A Markdown file (a results README, a documentation page) or the Markdown cells of a
+    notebook hold two kinds of markers:
 
     * a generated block, replaced whole by :func:`render`::
 
@@ -386,14 +387,49 @@ def _expand(text, base, cache):
     return text, problems
 
 
+def _notebook_cells(nb):
+    return [c for c in nb.get("cells", []) if c.get("cell_type") == "markdown"]
+
+
+def _process(path, write):
+    """``problems`` of a Markdown file or a notebook's Markdown cells (rewritten when
+    ``write``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist")
+    cache: dict = {}
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".ipynb":
+        new, problems = _expand(text, path.parent, cache)
+        if write and new != text:
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_text(new, encoding="utf-8")
+            os.replace(tmp, path)
+        return problems
+    nb = json.loads(text)
+    problems, changed = [], False
+    for cell in _notebook_cells(nb):
+        src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        new, probs = _expand(src, path.parent, cache)
+        problems += probs
+        if new != src:
+            cell["source"] = new.splitlines(keepends=True)
+            changed = True
+    if write and changed:
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    return problems
+
+
 def check(path: str | os.PathLike) -> list[str]:
-    """Where a Markdown file's generated blocks and inline values disagree with their
-    sources.
+    """Where a Markdown file's (or a notebook's Markdown cells') generated blocks and inline
+    values disagree with their sources.
 
     Parameters
     ----------
     path : str or os.PathLike
-        The Markdown file.
+        The Markdown file, or a Jupyter notebook (``.ipynb``; sources relative to its folder).
 
     Returns
     -------
@@ -405,19 +441,17 @@ def check(path: str | os.PathLike) -> list[str]:
     FileNotFoundError
         When the file does not exist.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} does not exist")
-    return _expand(path.read_text(encoding="utf-8"), path.parent, {})[1]
+    return _process(path, write=False)
 
 
 def render(path: str | os.PathLike) -> list[str]:
-    """Rewrite a Markdown file's generated blocks and inline values from their sources.
+    """Rewrite a Markdown file's (or a notebook's Markdown cells') generated blocks and inline
+    values from their sources.
 
     Parameters
     ----------
     path : str or os.PathLike
-        The Markdown file.
+        The Markdown file, or a Jupyter notebook (``.ipynb``).
 
     Returns
     -------
@@ -429,16 +463,7 @@ def render(path: str | os.PathLike) -> list[str]:
     FileNotFoundError
         When the file does not exist.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} does not exist")
-    text = path.read_text(encoding="utf-8")
-    new, problems = _expand(text, path.parent, {})
-    if new != text:
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(new, encoding="utf-8")
-        os.replace(tmp, path)
-    return problems
+    return _process(path, write=True)
 
 
 if __name__ == "__main__":          # python -m rbmviz.reproduce.report [--check] FILE...
