@@ -109,7 +109,9 @@ def test_long_races_thin_their_curves_and_keep_compact_records(monkeypatch):
         assert data.epoch.is_monotonic_increasing
         frame = s.race.frame()                                   # every record is kept
         assert len(frame) == s.race.n_records == 2 * 45
-        assert list(frame[frame.algorithm == "cd"].epoch) == [20 * i for i in range(45)]
+        every = s.train.eval_every                               # the data set's pace
+        assert every == explorer_ui.RACE_EVAL_EVERY.get(s.data.dataset, explorer_ui.TOY_EVAL_EVERY)
+        assert list(frame[frame.algorithm == "cd"].epoch) == [every * i for i in range(45)]
     finally:
         s.race.stop()
 

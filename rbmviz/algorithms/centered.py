@@ -316,7 +316,7 @@ class CG(CenteredMixin, InnerLoop):
     """
 
     name = "cg"
-    label = "CG"
+    label = "centered gradient"
     reference = "Melchior, Fischer & Wiskott (2016) Alg. 1 (dd^b_s)"
     equation = (r"\tilde\theta \leftarrow \tilde\theta + \eta\Big("
                 r"\langle \phi_{\mu,\lambda}(v,h)\rangle_{\text{data}}"

@@ -172,6 +172,19 @@ class LiveCurves:
         else:
             src.stream(new)
 
+    def set_label(self, name: str, label: str) -> None:
+        """Rename curve ``name`` in the legend (e.g. "CD-12" after k moved to 4).
+
+        Raises
+        ------
+        KeyError
+            When ``name`` is not one of the curves.
+        """
+        renderer = self.renderers[name]
+        for item in self.figure.legend[0].items:
+            if renderer in item.renderers:
+                item.label = {"value": label}
+
     def set_x(self, x: str) -> None:
         """Draw every curve against another of its columns (e.g. ``"updates"``).
 
@@ -291,22 +304,37 @@ class LiveBars:
     """
 
     def __init__(self, categories: Sequence[str], series: Sequence[str], *,
-                 colors: Sequence[str], title: str = "", y_label: str = "p", height: int = 280):
+                 colors: Sequence[str], title: str = "", y_label: str = "p", height: int = 280,
+                 labels: Mapping[str, str] | None = None):
         self.categories, self.series = list(categories), list(series)
         x = [(c, s) for c in self.categories for s in self.series]
         color = [colors[j % len(colors)] for _ in self.categories for j in range(len(self.series))]
         self.source = ColumnDataSource({"x": x, "top": np.zeros(len(x)), "color": color,
-                                        "series": [s for _ in self.categories for s in self.series]})
+                                        "series": [s for _ in self.categories for s in self.series],
+                                        "label": self._labels(labels)})
         self.figure = figure(x_range=FactorRange(*x), title=title, sizing_mode="stretch_width",
                              height=height, min_height=height, tools="save",
-                             tooltips=[("pattern", "@x"), ("p", "@top{0.0000}")],
+                             tooltips=[("pattern", "@x"), ("", "@label"), ("p", "@top{0.0000}")],
                              y_axis_label=y_label)
-        self.figure.vbar(x="x", top="top", width=0.9, color="color", legend_field="series",
+        self.figure.vbar(x="x", top="top", width=0.9, color="color", legend_field="label",
                          source=self.source)
         self.figure.xaxis.major_label_orientation = np.pi / 2
         self.figure.xaxis.group_label_orientation = np.pi / 2
-        self.figure.legend.location = "top_right"
+        # the series' names beside the bars, not over them
+        legend = self.figure.legend[0]
+        legend.location = "top_left"
+        legend.border_line_alpha = 0
+        self.figure.add_layout(legend, "right")
         self.figure.y_range.start = 0
+
+    def _labels(self, labels: Mapping[str, str] | None) -> list[str]:
+        labels = labels or {}
+        return [labels.get(s, s) for _ in self.categories for s in self.series]
+
+    def set_labels(self, labels: Mapping[str, str]) -> None:
+        """New legend names for the series (e.g. a rule's k changed), by series."""
+        self.source.patch({"label": [(slice(0, len(self.source.data["label"])),
+                                      self._labels(labels))]})
 
     def update(self, heights: Mapping[str, Sequence[float]]) -> None:
         """New bar heights, one sequence (aligned with ``categories``) per series.

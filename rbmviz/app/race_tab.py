@@ -23,7 +23,8 @@ import panel as pn
 from .. import algorithms, datasets, presets
 from ..algorithms.dcp import DEFAULT_K_INNER, resolve_budget
 from ..algorithms.knobs import derive_knobs
-from ..live.race import Race, RaceSettings, live_knob_names
+from ..live import warmup
+from ..live.race import Race, RaceSettings, live_knob_names, rule_title
 from ..settings import (
     DataSettings,
     ModelSettings,
@@ -58,15 +59,34 @@ PRESET_KNOBS = {"n_hidden": "model", "init": "model", "init_scale": "model",
                 "batch_size": "train", "learning_rate": "train", "k": "train",
                 "epochs": "train", "x_axis": "view"}
 CURVE_COLUMNS = ["epoch", "updates", "gibbs_steps", "wall_time", "value", "weight_norm"]
+#: the y axis of the race's curves, by metric, with units
+Y_LABELS = {"train_ll": "log-likelihood (nats per pattern)",
+            "test_ll": "test log-likelihood (nats per pattern)",
+            "spl": "pseudo-log-likelihood (nats per image)"}
+#: the live knobs as the status line names them
+LIVE_NAMES = {"learning_rate": "η", "momentum": "momentum", "weight_decay": "weight decay"}
 #: points per streamed curve; beyond, the curve is thinned to every other point
 MAX_CURVE_POINTS = 4000
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
-#: epochs per point of a small model's race (its exact evaluation is cheap)
+#: epochs per point of a small model's race (its exact evaluation is cheap): at the default
+#: pace (10 points per second) Bars & Stripes rises for ~30 s (its curve climbs until epoch
+#: ~1,500), Shifting Bar leaves its plateau at ~7 s (CS-DCP) and ~27 s (CD)
 TOY_EVAL_EVERY = 20
+RACE_EVAL_EVERY = {"bars_and_stripes": 5}
+#: the rules a data set's own race starts with (else RaceSettings' default, CD against PCD):
+#: Shifting Bar's point is the DC rules escaping the plateau where CD and PCD stay
+RACE_RULES = {"shifting_bar": ["cd", "pcd", "csdcp"]}
 #: the S-DCP/CS-DCP inner-step count d, declared once by the rule (the data sets' own ``d``
 #: takes that name in the settings, so the tab keeps the rule's d in its own object)
 BudgetKnobs = derive_knobs("BudgetKnobs", [algorithms.get("sdcp")], include=["d"],
                            defaults={"d": 3})
+
+
+def _autohide(pane):
+    """``pane`` visible only while it has text (an empty Markdown still takes ~40 px)."""
+    pane.visible = bool(pane.object)
+    pane.param.watch(lambda e: setattr(pane, "visible", bool(e.new)), "object")
+    return pane
 
 
 def _available_datasets():
@@ -83,7 +103,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
     hold_document = "collect"
     step_in_thread = False
 
-    def __init__(self, *, threads=1, sync_url=True):
+    def __init__(self, *, threads=1, sync_url=True, settings=None):
         self.threads = threads
         self.data = DataSettings(dataset="bars_and_stripes")
         self.model = ModelSettings()
@@ -101,6 +121,8 @@ class ExplorerSession(SessionControls, DocumentFeed):
         self._build_widgets()
         self.limits = limits.current()     # classroom caps (H4): widget ranges end at them
         self.limits.apply([self.data, self.model, self.train, self.view], self.widgets)
+        if settings:                        # a checked link (rbmviz.app.layout.read_link)
+            self._apply_settings(settings)
         if sync_url and pn.state.location is not None:
             self._sync_url()
         self._building = False
@@ -125,6 +147,9 @@ class ExplorerSession(SessionControls, DocumentFeed):
         for knob, obj in PRESET_KNOBS.items():
             values[obj][knob] = pre[knob]
         values["train"]["k_inner"] = None     # S-DCP's K′ back to its rule for the new k
+        values["train"]["eval_every"] = RACE_EVAL_EVERY.get(self.data.dataset, TOY_EVAL_EVERY)
+        values["view"]["algorithms"] = list(RACE_RULES.get(
+            self.data.dataset, RaceSettings.param.algorithms.default))
         self._quiet = True
         try:
             for obj, vals in values.items():
@@ -147,12 +172,14 @@ class ExplorerSession(SessionControls, DocumentFeed):
     def _build_widgets(self):
         w = self.widgets = {}
         ds, ms, ts, vs = self.data, self.model, self.train, self.view
-        w["dataset"] = widget_for(ds, "dataset", kind="select", options=_available_datasets())
+        w["dataset"] = widget_for(ds, "dataset", kind="select",
+                                  options={datasets.label(n): n for n in _available_datasets()})
         for name in ("D", "N", "B", "d", "binarize", "data_seed", "limit"):
             w[name] = widget_for(ds, name)
         for name in ("n_hidden", "init", "init_scale", "visible_bias", "dtype", "init_seed"):
             w[name] = widget_for(ms, name)
-        w["algorithms"] = widget_for(vs, "algorithms")
+        w["algorithms"] = widget_for(vs, "algorithms", options={
+            algorithms.get(n).label or n: n for n in vs.param.algorithms.objects})
         w["k"] = widget_for(ts, "k", kind="slider")        # every racing rule needs a k
         w["d_budget"] = widget_for(self.budget, "d", kind="slider")
         w["k_inner"] = widget_for(ts, "k_inner", label="K′ (empty: 4 if it divides k)")
@@ -179,8 +206,12 @@ class ExplorerSession(SessionControls, DocumentFeed):
         self.progress = pn.indicators.Progress(value=0, max=1000, bar_color="primary",
                                                sizing_mode="stretch_width")
         self.state_text = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self.settings_text = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self.alert_text = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"color": "#b00020"})
+        self.warm_text = pn.pane.Markdown("", sizing_mode="stretch_width", visible=False,
+                                          styles={"color": "#8a5a00"})
+        self._warm_watch = None
+        self.settings_text = _autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
+        self.alert_text = _autohide(pn.pane.Markdown("", sizing_mode="stretch_width",
+                                                     styles={"color": "#b00020"}))
         self.equations = pn.Column(sizing_mode="stretch_width")
         self.download_csv = pn.widgets.FileDownload(callback=self._csv_bytes, filename="rbmviz_records.csv",
                                                     label="Records (CSV)")
@@ -200,6 +231,17 @@ class ExplorerSession(SessionControls, DocumentFeed):
             obj.param.watch(self._on_knob, [n for n in obj.param if n != "name"])
         self.budget.param.watch(self._on_budget, "d")
         self._update_visibility()
+
+    def _apply_settings(self, settings: dict) -> None:
+        """Set knobs from a checked link: the data set first (its preset), then the rest (the
+        link's values win over the preset's), each on the settings object that declares it."""
+        settings = dict(settings)
+        if "dataset" in settings:
+            self.data.dataset = settings.pop("dataset")
+        for obj in (self.data, self.model, self.train, self.view):
+            mine = {k: v for k, v in settings.items() if k in obj.param and k != "name"}
+            if mine:
+                obj.param.update(**mine)
 
     def _sync_url(self):
         loc = pn.state.location
@@ -336,8 +378,11 @@ class ExplorerSession(SessionControls, DocumentFeed):
                 self._notify(str(exc), "error")
             else:
                 what = ", ".join(f"{k} = {v:g}" for k, v in live.items())
-                who = ", ".join(sorted(applied)) or "no running algorithm"
-                self.settings_text.object = f"✔ {what} — applies at the next update ({who})."
+                who = ", ".join(rule_title(self.race.runs[n].algorithm) for n in sorted(applied))
+                self.settings_text.object = (f"✔ {what} — applies at the next update "
+                                             f"({who or 'no running algorithm'}).")
+                if live.keys() & {"k", "k_inner"}:
+                    self._relabel()
         not_live = {n for n in names if n in self.train.param and n not in live_names
                     and n not in ("epochs",)}
         needs_reset = sorted(names & RESET_KNOBS | not_live)
@@ -366,10 +411,13 @@ class ExplorerSession(SessionControls, DocumentFeed):
         race = self.race
         self.race_id += 1
         best = datasets.max_log_likelihood(race.train_data) if race.metric == "train_ll" else None
-        title = race.metric_label + (f" — dashed: best possible {best:.3f}" if best is not None else "")
+        title = f"{race.metric_label} — {datasets.label(self.data.dataset)}"
         self.curves = LiveCurves(race.algorithms, CURVE_COLUMNS, x=self.view.x_axis, y="value",
                                  source_prefix=f"curve:{self.race_id}:", colors=COLORS,
-                                 title=title, y_label=race.metric, reference=best,
+                                 title=title, y_label=Y_LABELS.get(race.metric, race.metric),
+                                 reference=best, labels=self._rule_titles(race),
+                                 reference_label=(None if best is None else
+                                                  f"best possible {best:.3f}"),
                                  max_points=MAX_CURVE_POINTS)
         self.curves_pane.object = self.curves.figure
         snap = race.snapshot()
@@ -378,6 +426,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
                                 palette=DIVERGING, symmetric=True, colorbar=True)
         self.samples = LiveImage(title=f"samples from the Gibbs chains ({focus})", palette=GREYS)
         self.bars = None
+        self._kl = {}
         if "p_model" in snap:
             # a fixed axis (the data's patterns, at most 40, plus "other") so streaming only
             # changes bar heights
@@ -387,9 +436,13 @@ class ExplorerSession(SessionControls, DocumentFeed):
             labels = [format(int(i), f"0{n_bits}b") for i in self._patterns]
             if len(self._patterns) < len(p_data):
                 labels.append("other")
-            self.bars = LiveBars(labels, ("model", "data"), colors=("#1f77b4", "#ff7f0e"),
-                                 title=f"p(v) of the data's patterns (and all others): model "
-                                       f"({focus}) vs data")
+            series = [*race.algorithms, "data"]
+            colors = [COLORS[i % len(COLORS)] for i in range(len(race.algorithms))] + ["#444444"]
+            self.bars = LiveBars(labels, series, colors=colors, labels={
+                                     **self._rule_titles(race), "data": "data"},
+                                 title="p(v): each rule's probability of the data's patterns "
+                                       "(and of all others together) next to the data's",
+                                 y_label="probability")
             self.bars_pane.object = self.bars.figure
         else:
             self.bars_pane.object = None
@@ -435,14 +488,25 @@ class ExplorerSession(SessionControls, DocumentFeed):
             self.fields.update_tiles(np.asarray(snap["W"])[:, :100].T, shape)
         if snap.get("samples") is not None:
             self.samples.update_tiles(np.asarray(snap["samples"])[:100], shape, fill=0.5)
-        if self.bars is not None and snap.get("p_model") is not None:
+        if self.bars is not None and snap.get("p_models"):
             idx = self._patterns
             heights = {}
-            for key, p in (("model", snap["p_model"]), ("data", snap["p_data"])):
-                h = list(np.asarray(p, dtype=np.float64)[idx])
+            p_data = np.asarray(snap["p_data"], dtype=np.float64)
+            self._kl = {}
+            for key in self.bars.series:
+                p = p_data if key == "data" else snap["p_models"].get(key)
+                if p is None:                    # a diverged rule: its bars drop to zero
+                    heights[key] = [0.0] * len(self.bars.categories)
+                    continue
+                p = np.asarray(p, dtype=np.float64)
+                h = list(p[idx])
                 if len(idx) < len(p):
                     h.append(max(0.0, 1.0 - float(np.sum(h))))
                 heights[key] = h
+                if key != "data":               # KL(data ‖ model), nats: exact, all patterns
+                    on = p_data > 0
+                    self._kl[key] = float(np.sum(p_data[on] * (np.log(p_data[on])
+                                                               - np.log(np.maximum(p[on], 1e-300)))))
             self.bars.update(heights)
 
     def _refresh_state(self):
@@ -456,12 +520,67 @@ class ExplorerSession(SessionControls, DocumentFeed):
             self.progress.value = int(1000 * min(epoch / target, 1.0))
         state = "running" if race.running else ("finished" if race.finished else "paused")
         failed = "".join(f"\n\n⚠ **{n}** stopped: {m}" for n, m in race.failed.items())
-        alg = race.runs[race.algorithms[0]].algorithm     # what the algorithms really use now
-        knobs = " · ".join(f"{k} = {getattr(alg, k):g}" for k in live_knobs(alg.name)
-                           if isinstance(getattr(alg, k, None), (int, float))
-                           and not isinstance(getattr(alg, k), bool))
-        self.state_text.object = (f"**{state}** · {', '.join(race.active) or 'no active run'} · "
-                                  f"{knobs}{failed}")
+        # what every racing rule really uses now (read from the algorithm objects)
+        # the knobs every racing rule shares are named once (momentum and weight decay only
+        # when on), then each rule with its own k (in its name) and its KL(data‖model)
+        shared = []
+        for knob, label in LIVE_NAMES.items():
+            values = {getattr(race.runs[n].algorithm, knob, None) for n in race.algorithms}
+            values.discard(None)
+            if len(values) == 1:
+                v = values.pop()
+                if knob == "learning_rate" or v:
+                    shared.append(f"{label} = {v:g}")
+            elif values:
+                shared.append(f"{label} = " + " / ".join(
+                    f"{getattr(race.runs[n].algorithm, knob):g}" for n in race.algorithms))
+        rules = []
+        for name in race.algorithms:
+            kl = getattr(self, "_kl", {}).get(name)
+            extra = f" KL(data‖model) = {kl:.3f} nats" if kl is not None else ""
+            gone = " (stopped)" if name in race.failed else ""
+            rules.append(f"**{rule_title(race.runs[name].algorithm)}**{gone}{extra}")
+        self.state_text.object = (f"**{state}** · {' · '.join(shared)} — "
+                                  + (" · ".join(rules) or "no active run") + failed)
+        preparing = warmup.status().message(self._warm_stage())
+        self.warm_text.object = preparing or ""
+        self.warm_text.visible = bool(preparing)
+        if preparing:
+            warmup.prefer(self._warm_stage())   # what the page shows now compiles next
+        if preparing and self._warm_watch is None and self.doc is not None:
+            # refresh the "preparing" line every second until the kernels are ready
+            self._warm_watch = pn.state.add_periodic_callback(self._warm_tick, period=1000)
+
+    def _warm_stage(self) -> str:
+        """The warm-up stage (:mod:`rbmviz.live.warmup`) this race's kernels belong to."""
+        race = self.race
+        if race is not None and not race.exact:
+            return "large"
+        rules = race.algorithms if race is not None else self.view.algorithms
+        return "race" if set(rules) <= {"cd", "pcd"} else "rules"
+
+    def _warm_tick(self):
+        if warmup.status().message(self._warm_stage()) is None and self._warm_watch is not None:
+            self._warm_watch.stop()
+            self._warm_watch = None
+        self._refresh_state()
+
+    @staticmethod
+    def _rule_titles(race) -> dict:
+        """The legend name of every racing rule, with its current k (``rule_title``)."""
+        return {n: rule_title(race.runs[n].algorithm) for n in race.algorithms}
+
+    def _relabel(self):
+        """Legends follow a live change of k or K′ ("CD-12" → "CD-4")."""
+        race = self.race
+        if race is None:
+            return
+        titles = self._rule_titles(race)
+        if self.curves is not None:
+            for name, title in titles.items():
+                self.curves.set_label(name, title)
+        if self.bars is not None:
+            self.bars.set_labels({**titles, "data": "data"})
 
     # ------------------------------------------------------------------ export
     def _csv_bytes(self):
@@ -483,7 +602,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
         return [
             pn.pane.Markdown("### Data and model"), w["dataset"], w["D"], w["N"], w["B"], w["d"],
             w["binarize"], w["data_seed"], w["limit"], w["n_hidden"],
-            pn.pane.Markdown("### Algorithms"), w["algorithms"], self.equations,
+            pn.pane.Markdown("### Algorithms"), w["algorithms"],
             pn.pane.Markdown("### Training"), w["k"], pn.Row(w["d_budget"], w["k_inner"]),
             self.budget_text, w["learning_rate"], w["eval_every"], self.spacing_text, w["epochs"],
             w["batch_size"], w["momentum"], w["weight_decay"], w["seed"], self.details,
@@ -496,7 +615,10 @@ class ExplorerSession(SessionControls, DocumentFeed):
     def race_tab(self):
         controls = pn.Row(self.start_button, self.pause_button, self.step_button, self.reset_button,
                           self.epoch_counter, sizing_mode="stretch_width")
-        return pn.Column(controls, self.progress, self.state_text, self.settings_text, self.alert_text,
+        return pn.Column(controls, self.progress, self.warm_text, self.state_text,
+                         self.settings_text, self.alert_text,
+                         pn.Card(self.equations, title="Update rules of the racing algorithms",
+                                 collapsed=True, sizing_mode="stretch_width"),
                          self.curves_pane,
                          # side by side where they fit, one under the other where not
                          pn.FlexBox(self.fields_pane, self.samples_pane, gap="12px",

@@ -2,8 +2,10 @@
 
     rbmviz explore [--port N] [--address A] [--show] [extra panel serve options]
 
-It runs ``panel serve`` on the script :mod:`rbmviz.app.explorer` inside the package, in this
-process (Ctrl-C stops it), with the page at ``http://A:N/explorer``.  Options it does not know
+It runs ``panel serve --warm`` on the script :mod:`rbmviz.app.explorer` inside the package, in
+this process (Ctrl-C stops it), with the page at ``http://A:N/explorer``; ``--warm`` runs the
+script once at start, which starts compiling the explorer's kernels in the background
+(:mod:`rbmviz.live.warmup`), so that a page opened a minute later never waits for Numba.  Options it does not know
 are handed to ``panel serve`` unchanged — e.g. ``--num-procs 2``,
 ``--allow-websocket-origin=lecture.example.org``, ``--oauth-provider ...`` (see
 ``panel serve --help``).  For ``--address`` other than ``0.0.0.0``/``::`` the websocket origin
@@ -73,7 +75,8 @@ def panel_argv(argv: list[str]) -> list[str]:
     args, extra = _parse(argv)
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be in [0, 65535], got {args.port}")
-    out = ["serve", script_path(), "--port", str(args.port), "--address", args.address]
+    out = ["serve", script_path(), "--port", str(args.port), "--address", args.address,
+           "--warm"]     # run the script once at start: the kernels compile before a page opens
     if args.show:
         out.append("--show")
     has_origin = any(a == "--allow-websocket-origin" or a.startswith("--allow-websocket-origin=")

@@ -51,6 +51,7 @@ from .toy import (ball_1d, bars_and_stripes, bars_and_stripes_sample, diag, max_
 __all__ = [
     "DatasetCorruptError",
     "DatasetNotFoundError",
+    "LABELS",
     "OMNIGLOT_THRESHOLD",
     "available",
     "ball_1d",
@@ -61,6 +62,7 @@ __all__ = [
     "data_dir",
     "diag",
     "digits",
+    "label",
     "load",
     "max_log_likelihood",
     "mnist",
@@ -85,6 +87,36 @@ _REGISTRY = {
     "omniglot": omniglot,
     "cbcl": cbcl,
 }
+
+
+#: the names a student reads (menus, titles, legends), by registry name
+LABELS = {
+    "bars_and_stripes": "Bars & Stripes",
+    "shifting_bar": "Shifting Bar",
+    "diag": "Diag",
+    "ball_1d": "1DBall",
+    "digits": "8×8 digits (scikit-learn)",
+    "mnist": "MNIST",
+    "binarized_mnist": "binarized MNIST",
+    "omniglot": "Omniglot",
+    "cbcl": "CBCL faces",
+}
+
+
+def label(name: str) -> str:
+    """The display name of data set ``name`` (e.g. ``"Bars & Stripes"``).
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`names`.
+
+    Returns
+    -------
+    str
+        Its label (the name itself for a data set without one).
+    """
+    return LABELS.get(name, name)
 
 
 def names() -> list[str]:

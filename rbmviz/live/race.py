@@ -47,6 +47,31 @@ def live_knob_names(algorithms) -> tuple[str, ...]:
     return tuple(out)
 
 
+def rule_title(algorithm) -> str:
+    """The name a student reads for a running rule, with its Gibbs budget: ``"CD-12"``,
+    ``"PCD-1"``, ``"centered gradient (k = 12)"``, ``"S-DCP (k = d·K′ = 3·4)"``, ``"TAP"``.
+
+    Parameters
+    ----------
+    algorithm : rbmviz.algorithms.Algorithm
+        A built rule (its current settings are read).
+
+    Returns
+    -------
+    str
+    """
+    label = algorithm.label or algorithm.name
+    k = getattr(algorithm, "k", None)
+    if k is None:
+        return label
+    if label.endswith("-k"):
+        return f"{label[:-2]}-{k}"
+    d, inner = getattr(algorithm, "d", None), getattr(algorithm, "k_inner", None)
+    if d is not None and inner is not None:
+        return f"{label} (k = d·K′ = {d}·{inner})"
+    return f"{label} (k = {k})"
+
+
 #: hyper-parameters some running algorithm accepts between updates (Algorithm.set_settings)
 LIVE_KNOBS = live_knob_names(_algorithms.names())
 
@@ -62,7 +87,7 @@ class RaceSettings(param.Parameterized):
         label="x axis", doc="Plot the curves against epochs, Gibbs steps per chain (compute), "
                             "parameter updates or seconds.")
     points_per_second = param.Integer(
-        40, bounds=(1, 1000), softbounds=(1, 200), label="Points per second",
+        10, bounds=(1, 1000), softbounds=(1, 200), label="Points per second",
         doc="Evaluation points per algorithm per second at most (the pace of the race).  Small "
             "models: each point is `eval_every` epochs further on; large models: points are "
             "spaced so that evaluation takes at most a quarter of the time.")
@@ -237,7 +262,8 @@ class Race(BackgroundLoop):
     def snapshot(self, n_samples: int = 36) -> dict:
         """Copies of what the views show: ``W`` of the focus algorithm, samples of its
         Gibbs chains (persistent chains, or ``k`` steps from training rows for CD),
-        ``p_model``/``p_data`` over all patterns (n_visible ≤ 16), and per-algorithm
+        ``p_data`` and every running rule's ``p_models[name]`` over all patterns
+        (n_visible ≤ 16; ``p_model`` is the focus rule's), and per-algorithm
         ``epoch``/``failed``."""
         name = self.focus if self.focus in self.runs else self.algorithms[0]
         run = self.runs[name]
@@ -254,7 +280,10 @@ class Race(BackgroundLoop):
                 "epoch": {n: r.epoch for n, r in self.runs.items()},
                 "failed": dict(self.failed)}
         if self.p_data is not None and name not in self.failed:
-            snap["p_model"] = _evaluate.visible_distribution(rbm)
+            # every racing rule's distribution over all patterns, next to the data's
+            snap["p_models"] = {n: _evaluate.visible_distribution(r.rbm)
+                                for n, r in self.runs.items() if n not in self.failed}
+            snap["p_model"] = snap["p_models"][name]
             snap["p_data"] = self.p_data
         return snap
 

@@ -42,23 +42,13 @@ def _free_port():
         return s.getsockname()[1]
 
 
-#: compiles (and caches) the kernels a race uses before the server starts, so that the first
-#: Start does not wait for Numba on a fresh clone
+#: compiles (and caches) the kernels the tabs use before the server starts, so that the first
+#: Start does not wait for Numba on a fresh clone (the server's own warm-up does the same in
+#: the background: rbmviz.live.warmup; the cold-start test measures that one)
 WARM_UP = """
-from rbmviz.live.race import Race
-from rbmviz.settings import DataSettings, ModelSettings, TrainSettings
-from rbmviz.live.tap import TapRace, TapSettings
-race = Race(DataSettings(), ModelSettings(n_hidden=4), TrainSettings(k=5, eval_every=2), ["cd", "pcd"])
-for _ in range(3):
-    race.step()
-race.snapshot()
-for dtype in ("float64", "float32"):      # the large data sets' models train in float32
-    race = Race(DataSettings(dataset="digits"), ModelSettings(n_hidden=30, dtype=dtype),
-                TrainSettings(k=1, batch_size=20), ["cd", "pcd"])
-    race.step(); race.step(); race.snapshot()
-tap = TapRace(TapSettings(dataset="digits", limit=200, n_hidden=10, landscape_rows=20,
-                          updates_per_point=1))
-tap.step(); tap.step()
+from rbmviz.live import warmup
+for stage in warmup.STAGES:
+    warmup.run_stage(stage)
 """
 
 
@@ -71,6 +61,7 @@ def explorer_url():
     proc = subprocess.Popen(
         [sys.executable, "-m", "panel", "serve", str(ROOT / "apps" / "explorer.py"), "--port", str(port),
          "--address", "127.0.0.1", f"--allow-websocket-origin=127.0.0.1:{port}", "--liveness",
+         "--warm",
          # a closed page's session (and its training thread) goes within ~1.5 s, not ~30 s:
          # otherwise a test's race still trains while the next test measures its own rate
          "--unused-session-lifetime", "1000", "--check-unused-sessions", "500"],

@@ -85,10 +85,10 @@ def button(page, name):
 def test_race_streams_pauses_and_picks_up_a_slider(browser, explorer_url):
     page = open_explorer(browser, explorer_url, "?max_speed=true")
     # choose the two algorithms: start from one, add the second, and apply with Reset
-    page.get_by_label("pcd", exact=True).uncheck()
+    page.get_by_label("PCD-k", exact=True).uncheck()
     button(page, "Reset").click()
     page.wait_for_function(f"() => ({CURVES_JS})().length === 1")
-    page.get_by_label("pcd", exact=True).check()
+    page.get_by_label("PCD-k", exact=True).check()
     button(page, "Reset").click()
     page.wait_for_function(f"() => ({CURVES_JS})().length === 2")
 
