@@ -14,6 +14,9 @@ Per study, from what each directory keeps:
 * tap: the stored ``models`` / ``denoising`` rows and the run's ``solutions.csv`` and
   ``denoising.csv``; ``claims.md`` and ``summary.txt`` are rendered from the summary.
 
+Then the results READMEs and the notebooks' Markdown cells are rendered again from their
+sources (:mod:`rbmviz.reproduce.report`).
+
 Old and new verdicts are printed side by side.
 """
 from __future__ import annotations
@@ -121,9 +124,10 @@ def main(argv=None):
     changes = []
     for d in dirs:
         changes += rejudge(d, write=not a.check)
-    for readme in sorted(HERE.glob("*/README.md")):
-        out = report.check(readme) if a.check else report.render(readme)
-        changes += [f"{readme.relative_to(HERE)}: {x}" for x in out]
+    docs = [*sorted(HERE.glob("*/README.md")), *sorted(HERE.parent.glob("notebooks/*.ipynb"))]
+    for doc in docs:
+        out = report.check(doc) if a.check else report.render(doc)
+        changes += [f"{doc.relative_to(HERE.parent)}: {x}" for x in out]
     print("\n".join(changes) if changes else "nothing to change")
     return 1 if (a.check and changes) else 0
 
