@@ -309,3 +309,57 @@ def test_tap_denoising_tap_beats_ope_and_1nn_catches_up_as_p_grows():
     assert high["tap"] > high["ope"] + 0.05
     assert high["nn"] > high["tap"] - 0.05                   # 1-NN catches up
     assert (low["tap"] - low["nn"]) > (high["tap"] - high["nn"]) + 0.1
+
+
+def test_adatap_vs_tap_adatap_costs_far_more_per_update_and_gains_nothing():
+    """Measured (digits 64×50, γ = 0.5, 10 iterations per update, seed 0): TAP LL per unit
+    −0.221 → −0.161 over the first 10 epochs (150 updates, ~10–20 ms per update with the
+    evaluation); after the switch adaTAP takes ~0.3–0.7 s per update (30× or more) and the
+    LL wobbles between −0.20 and −0.18; the test runs the TAP part and 8 adaTAP points, ~15 s."""
+    import time
+
+    lesson = L.get("adatap-vs-tap")
+    eng = L.engine(lesson)
+    cost = {"tap": [0.0, 0], "adatap": [0.0, 0]}
+    adatap_points = 0
+    eng.step()                                     # the initial point (no training)
+    while adatap_points < 8:
+        inference, u0, t0 = eng.settings.inference, eng.updates, time.perf_counter()
+        eng.step()
+        assert eng.failed is None
+        cost[inference][0] += time.perf_counter() - t0
+        cost[inference][1] += eng.updates - u0
+        adatap_points += inference == "adatap"
+    assert eng.lesson_changes and eng.lesson_changes[0]["changes"] == {"inference": "adatap"}
+    per_update = {k: t / n for k, (t, n) in cost.items()}
+    assert per_update["adatap"] > 8 * per_update["tap"]
+    f = eng.frame()
+    switch = f[f.epoch <= 10.0].iloc[-1]
+    assert switch.tap_ll > f.tap_ll.iloc[0] + 0.03          # TAP learned
+    after = f[f.epoch > 10.0].tap_ll
+    assert len(after) == 8
+    assert abs(after.mean() - switch.tap_ll) < 0.05          # no collapse, no gain
+    assert after.max() < switch.tap_ll + 0.02
+
+
+def test_deep_tap_pretrains_layer_by_layer_then_joint_training_raises_the_likelihood():
+    """Measured (digits, 64-100-50, γ = 0.1, 2 pretraining epochs per layer, seed 0): phases
+    pretrain layer 1 (epochs 0–2), layer 2 (2–4), joint from epoch 4; TAP LL per unit −0.1185
+    at the start of joint training, −0.1046 at epoch 12, −0.096 at 24, −0.081 at 58; both
+    layers' receptive fields in every snapshot; the test runs to epoch 12, ~10 s."""
+    eng = L.engine("deep-tap")
+    phases = []
+    while eng.epoch < 12:
+        eng.step()
+        assert eng.failed is None
+        if not phases or phases[-1] != eng.phase:
+            phases.append(eng.phase)
+    assert phases == ["pretrain layer 1", "pretrain layer 2", "joint"]
+    f = eng.frame()
+    joint = f[f.phase == "joint"]
+    assert joint.epoch.iloc[0] == pytest.approx(4.0)
+    assert joint.tap_ll.iloc[-1] > joint.tap_ll.iloc[0] + 0.007
+    snap = eng.snapshot
+    assert snap["fields1"].shape == (64, 100) and snap["fields2"].shape == (64, 50)
+    assert np.abs(snap["fields2"]).max() > 0 and np.isfinite(snap["fields2"]).all()
+    assert abs(joint.tap_ll.iloc[0] + 0.118) < 0.01 and joint.tap_ll.iloc[-1] > -0.112
