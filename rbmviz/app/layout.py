@@ -53,9 +53,10 @@ class _LazyTab:
     the tab says so and builds the session once they are ready, instead of compiling on the
     server's event loop (20–30 s of a frozen page)."""
 
-    def __init__(self, make, race_session, stage=None, settings=None):
+    def __init__(self, make, race_session, stage=None, settings=None, lesson=None):
         self._make, self._race, self.stage = make, race_session, stage
         self._link_settings = dict(settings or {})
+        self._lesson = lesson
         self._session = None
         self._watch = None
         self.note = pn.pane.Markdown("*Loading…*", sizing_mode="stretch_width")
@@ -97,12 +98,34 @@ class _LazyTab:
     def session(self):
         if self._session is None:
             self._session = self._make(self._race)
+            if self._lesson is not None and self._lesson.changes:
+                _run_lesson_changes(self._session, self._lesson)
             if self._link_settings:          # a lesson link's settings for this tab
                 self._session.settings.param.update(**self._link_settings)
                 self._session.reset()
             self.tab.objects = [self._session.panel()]
             self.side.objects = list(self._session.sidebar())
         return self._session
+
+
+def _run_lesson_changes(session, lesson) -> None:
+    """Every engine the tab session makes (each Reset) applies the lesson's scheduled knob
+    changes (:func:`rbmviz.live.lessons.engine`'s schedule), and the tab's widgets follow
+    them on the page."""
+    from ..live import lessons
+    reset = session.reset
+
+    def follow(at, changes):
+        def apply():
+            session.settings.param.update(**{k: v for k, v in changes.items()
+                                             if k in session.settings.param})
+        session._schedule(apply)
+
+    def reset_with_lesson():
+        reset()
+        if session.race is not None:
+            lessons._schedule(session.race, lesson.changes, on_change=follow)
+    session.reset = reset_with_lesson     # the Reset button calls session.reset()
 
 
 class _TabSessions(dict):
@@ -157,11 +180,14 @@ def build(*, threads: int = 1, sync_url: bool = True, extra_tabs=None, template:
     the sidebar column of that tab; only the active tab's is visible).
     """
     link = read_link() if sync_url else Link()
-    session = ExplorerSession(threads=threads, sync_url=sync_url and link.tab == "race",
-                              settings=link.settings if link.tab == "race" else None)
+    here = link.tab == "race"
+    session = ExplorerSession(threads=threads, sync_url=sync_url and here,
+                              settings=link.settings if here else None,
+                              lesson=link.lesson if here else None)
     race = _RaceTab(session)
     lazy = {title: _LazyTab(make, session, TAB_STAGES.get(title),
-                            link.settings if links.TABS.get(link.tab) == title else None)
+                            *((link.settings, link.lesson) if links.TABS.get(link.tab) == title
+                              else ()))
             for title, make in (TABS if extra_tabs is None else extra_tabs)}
     tabs = pn.Tabs(("Training race", race.panel()), *((t, lz.tab) for t, lz in lazy.items()),
                    dynamic=True, sizing_mode="stretch_width")

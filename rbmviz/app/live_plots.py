@@ -25,6 +25,7 @@ from bokeh.models import (
     ColumnDataSource,
     FactorRange,
     HoverTool,
+    Label,
     LinearColorMapper,
     Range1d,
     Span,
@@ -108,6 +109,9 @@ class LiveCurves:
             if col not in columns:
                 raise ValueError(f"column {col!r} is not among the curve columns {list(columns)}")
         self.columns, self.y, self.max_points = list(columns), y, int(max_points)
+        self._x = x
+        #: (position by x column, Span, Label) of every knob-change marker (:meth:`mark`)
+        self.markers: list = []
         self.figure = figure(title=title, sizing_mode="stretch_width", min_height=height,
                              height=height, tools="pan,wheel_zoom,box_zoom,reset,save",
                              x_axis_label=x_label or X_LABELS.get(x, x),
@@ -172,6 +176,29 @@ class LiveCurves:
         else:
             src.stream(new)
 
+    def mark(self, at: Mapping[str, float], label: str) -> None:
+        """A labelled vertical line where a knob changed (e.g. "k 12 → 4").
+
+        Parameters
+        ----------
+        at : mapping
+            The position in every x column (``{"epoch": 1500, "updates": 1500, ...}``: the
+            marker follows :meth:`set_x`); a missing column hides it on that axis.
+        label : str
+            Its text.
+        """
+        x = self._x
+        pos = at.get(x)
+        span = Span(location=float(pos) if pos is not None else 0.0, dimension="height",
+                    line_color="#555555", line_dash="dotted", line_width=1.5,
+                    visible=pos is not None)
+        text = Label(x=float(pos) if pos is not None else 0.0, y=6, y_units="screen",
+                     text=f" {label}", text_font_size="11px", text_color="#333333",
+                     angle=1.5707963, visible=pos is not None)
+        self.figure.add_layout(span)
+        self.figure.add_layout(text)
+        self.markers.append((dict(at), span, text))
+
     def set_label(self, name: str, label: str) -> None:
         """Rename curve ``name`` in the legend (e.g. "CD-12" after k moved to 4).
 
@@ -198,6 +225,12 @@ class LiveCurves:
         for r in self.renderers.values():
             r.glyph.x = x
         self.figure.xaxis.axis_label = X_LABELS.get(x, x)
+        self._x = x
+        for at, span, text in self.markers:
+            pos = at.get(x)
+            span.visible = text.visible = pos is not None
+            if pos is not None:
+                span.location = text.x = float(pos)
 
     def frame(self, name: str) -> pd.DataFrame:
         """The points of one curve as a DataFrame (what the browser has been sent)."""

@@ -24,7 +24,7 @@ from .. import algorithms, datasets, presets
 from ..algorithms.dcp import DEFAULT_K_INNER, resolve_budget
 from ..algorithms.knobs import derive_knobs
 from ..live import warmup
-from ..live.race import Race, RaceSettings, live_knob_names, rule_title
+from ..live.race import DC_RULES, Race, RaceSettings, live_knob_names, rule_title
 from ..settings import (
     DataSettings,
     ModelSettings,
@@ -44,7 +44,7 @@ ADVANCED = ("batch_size", "momentum", "weight_decay", "seed", "init_seed", "init
             "max_weight", "points_per_second", "max_speed", "visible_bias", "dtype",
             "binarize", "data_seed", "limit")
 #: algorithms that split their Gibbs budget k into d inner steps of K′ (equal compute)
-DCP_ALGORITHMS = ("sdcp", "csdcp")
+DCP_ALGORITHMS = DC_RULES
 #: the data, model and run knobs whose change needs a new race ("press Reset")
 RESET_KNOBS = {"D", "N", "B", "d", "binarize", "data_seed", "limit", "n_hidden",
                "init", "init_scale", "visible_bias", "dtype", "init_seed", "batch_size",
@@ -63,6 +63,10 @@ CURVE_COLUMNS = ["epoch", "updates", "gibbs_steps", "wall_time", "value", "weigh
 Y_LABELS = {"train_ll": "log-likelihood (nats per pattern)",
             "test_ll": "test log-likelihood (nats per pattern)",
             "spl": "pseudo-log-likelihood (nats per image)"}
+def _short(v) -> str:
+    return f"{v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+
+
 #: the live knobs as the status line names them
 LIVE_NAMES = {"learning_rate": "η", "momentum": "momentum", "weight_decay": "weight decay"}
 #: points per streamed curve; beyond, the curve is thinned to every other point
@@ -103,7 +107,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
     hold_document = "collect"
     step_in_thread = False
 
-    def __init__(self, *, threads=1, sync_url=True, settings=None):
+    def __init__(self, *, threads=1, sync_url=True, settings=None, lesson=None):
         self.threads = threads
         self.data = DataSettings(dataset="bars_and_stripes")
         self.model = ModelSettings()
@@ -113,6 +117,9 @@ class ExplorerSession(SessionControls, DocumentFeed):
         self.doc = pn.state.curdoc
         self.race: Race | None = None
         self.race_id = 0
+        self.lesson = lesson               # a lesson link's knob changes run with every race
+        self.knob_log: list[dict] = []     # live knob changes of the current race (CSV, markers)
+        self._failures: dict[str, str] = {}  # rule title -> why it stopped (this race)
         self._images_due = 0.0
         self._quiet = False                 # True while a preset or the budget sets knobs
         self._building = True               # no race before the URL's knobs are read
@@ -213,10 +220,12 @@ class ExplorerSession(SessionControls, DocumentFeed):
         self.alert_text = _autohide(pn.pane.Markdown("", sizing_mode="stretch_width",
                                                      styles={"color": "#b00020"}))
         self.equations = pn.Column(sizing_mode="stretch_width")
-        self.download_csv = pn.widgets.FileDownload(callback=self._csv_bytes, filename="rbmviz_records.csv",
-                                                    label="Records (CSV)")
-        self.download_npz = pn.widgets.FileDownload(callback=self._npz_bytes, filename="rbmviz_model.npz",
-                                                    label="Model (.npz)")
+        self.download_csv = pn.widgets.FileDownload(callback=self._csv_bytes,
+                                                    filename="rbmviz_records.csv",
+                                                    label="Records, settings and knob changes (CSV)",
+                                                    visible=False)
+        # one model download per racing rule, made at each Reset (offered once there is data)
+        self.downloads = pn.Row(self.download_csv, sizing_mode="stretch_width")
         # plain Bokeh figures, made at each Reset and then only fed (rbmviz.app.live_plots)
         self.curves_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=360, name="curves")
         self.fields_pane = pn.pane.Bokeh(sizing_mode="fixed")
@@ -377,6 +386,8 @@ class ExplorerSession(SessionControls, DocumentFeed):
             except (ValueError, TypeError) as exc:
                 self._notify(str(exc), "error")
             else:
+                olds = {e.name: e.old for e in events}
+                self._log_change({k: (olds.get(k), v) for k, v in live.items() if k in olds})
                 what = ", ".join(f"{k} = {v:g}" for k, v in live.items())
                 who = ", ".join(rule_title(self.race.runs[n].algorithm) for n in sorted(applied))
                 self.settings_text.object = (f"✔ {what} — applies at the next update "
@@ -410,6 +421,12 @@ class ExplorerSession(SessionControls, DocumentFeed):
             return
         race = self.race
         self.race_id += 1
+        self.knob_log = []
+        self._failures = {}
+        self._make_downloads()
+        if self.lesson is not None and self.lesson.changes:
+            from ..live import lessons
+            lessons._schedule(race, self.lesson.changes, on_change=self._lesson_change)
         best = datasets.max_log_likelihood(race.train_data) if race.metric == "train_ll" else None
         title = f"{race.metric_label} — {datasets.label(self.data.dataset)}"
         self.curves = LiveCurves(race.algorithms, CURVE_COLUMNS, x=self.view.x_axis, y="value",
@@ -459,8 +476,19 @@ class ExplorerSession(SessionControls, DocumentFeed):
         self._apply(records, snapshot)
 
     def _error_from_thread(self, name, message):
+        """A rule stopped (diverged) or the thread failed: explained once, in the alert
+        line (one entry per rule, with the reason and what to try), with a short toast."""
         def show():
-            self._notify(f"{name or 'training'}: {message}", "error")
+            race = self.race
+            title = (rule_title(race.runs[name].algorithm) if race is not None and name in race.runs
+                     else name or "training")
+            notes = pn.state.notifications
+            if notes is not None:
+                notes.warning(f"{title} stopped ({message.split(':')[0]}): the reason is above "
+                              f"the curves", duration=6000)
+            self._failures[title] = message
+            self.alert_text.object = "\n\n".join(f"⚠ **{t}** stopped: {m}"
+                                                  for t, m in self._failures.items())
             self._refresh_state()
         self._schedule(show)
 
@@ -519,7 +547,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
         if target:                      # moves within an epoch for large models
             self.progress.value = int(1000 * min(epoch / target, 1.0))
         state = "running" if race.running else ("finished" if race.finished else "paused")
-        failed = "".join(f"\n\n⚠ **{n}** stopped: {m}" for n, m in race.failed.items())
+        failed = "" if race.active else " — every rule stopped (see above): press Reset"
         # what every racing rule really uses now (read from the algorithm objects)
         # the knobs every racing rule shares are named once (momentum and weight decay only
         # when on), then each rule with its own k (in its name) and its KL(data‖model)
@@ -542,6 +570,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
             rules.append(f"**{rule_title(race.runs[name].algorithm)}**{gone}{extra}")
         self.state_text.object = (f"**{state}** · {' · '.join(shared)} — "
                                   + (" · ".join(rules) or "no active run") + failed)
+        self._update_downloads()
         preparing = warmup.status().message(self._warm_stage())
         self.warm_text.object = preparing or ""
         self.warm_text.visible = bool(preparing)
@@ -565,6 +594,29 @@ class ExplorerSession(SessionControls, DocumentFeed):
             self._warm_watch = None
         self._refresh_state()
 
+    def _log_change(self, changes: dict) -> None:
+        """Record live knob changes ``{knob: (old, new)}`` at the race's newest point: a
+        labelled line on the curves ("k 12 → 4") and a row of the CSV's change log."""
+        race = self.race
+        if race is None or not changes:
+            return
+        records = race.runs[race.algorithms[0]].records
+        last = records[-1] if records else {}      # before the first record: from the start
+        at = {c: float(last.get(c, 0.0)) for c in ("epoch", "updates", "gibbs_steps", "wall_time")}
+        text = ", ".join(f"{LIVE_NAMES.get(k, k)} {_short(o)} → {_short(n)}"
+                         for k, (o, n) in changes.items())
+        for knob, (old, new) in changes.items():
+            self.knob_log.append({**at, "knob": knob, "old": old, "new": new})
+        if self.curves is not None and at:
+            self.curves.mark(at, text)
+
+    def _lesson_change(self, at, changes):
+        """From the race's thread: a lesson's scheduled change was applied to the running
+        rules; move the widgets to it on the page (which logs and marks it)."""
+        def apply():
+            self.train.param.update(**{k: v for k, v in changes.items() if k in self.train.param})
+        self._schedule(apply)
+
     @staticmethod
     def _rule_titles(race) -> dict:
         """The legend name of every racing rule, with its current k (``rule_title``)."""
@@ -583,18 +635,68 @@ class ExplorerSession(SessionControls, DocumentFeed):
             self.bars.set_labels({**titles, "data": "data"})
 
     # ------------------------------------------------------------------ export
-    def _csv_bytes(self):
-        df = self.race.frame() if self.race is not None else pd.DataFrame()
-        return io.BytesIO(df.to_csv(index=False).encode())
+    def _stem(self) -> str:
+        """``rbmviz_<data set>_<n_visible>x<n_hidden>``: the start of every download's name."""
+        race = self.race
+        rbm = race.runs[race.algorithms[0]].rbm
+        return f"rbmviz_{self.data.dataset}_{rbm.n_visible}x{rbm.n_hidden}"
 
-    def _npz_bytes(self):
+    def settings_dict(self) -> dict:
+        """Every setting of the current race (data, model, training, the racing rules with
+        each one's own knobs as they run now), JSON-ready."""
+        from ..settings import to_dict
+        race = self.race
+        out = {"settings": to_dict(race.data_settings, race.model_settings, race.train_settings),
+               "algorithms": {n: {k: v for k, v in race.runs[n].algorithm.settings().items()
+                                  if isinstance(v, (int, float, str, bool, type(None)))}
+                              for n in race.algorithms}}
+        return out
+
+    def _csv_bytes(self):
+        """The records as CSV, after ``#`` lines holding the settings (JSON) and the knob
+        changes (read back with ``pandas.read_csv(f, comment="#")``)."""
+        import json
+        race = self.race
+        df = race.frame() if race is not None else pd.DataFrame()
+        lines = ["# rbmviz explorer: training race records (read with pandas.read_csv(path, "
+                 "comment='#'))"]
+        if race is not None:
+            lines.append("# settings: " + json.dumps(self.settings_dict(), default=str))
+            for row in self.knob_log:
+                where = ", ".join(f"{c} {row[c]:g}" for c in ("epoch", "updates") if c in row)
+                lines.append(f"# knob change at {where}: {row['knob']} {row['old']} -> {row['new']}")
+        return io.BytesIO(("\n".join(lines) + "\n" + df.to_csv(index=False)).encode())
+
+    def _npz_bytes(self, name=None):
         import tempfile
         from pathlib import Path
         race = self.race
-        rbm = race.runs[race.focus].rbm
+        rbm = race.runs[name or race.focus].rbm
         with tempfile.TemporaryDirectory() as tmp:
             path = rbm.save(Path(tmp) / "model.npz")
             return io.BytesIO(path.read_bytes())
+
+    def _make_downloads(self):
+        """The CSV and one model file per racing rule, named after what they hold."""
+        race = self.race
+        buttons = [self.download_csv]
+        for name in race.algorithms:
+            title = rule_title(race.runs[name].algorithm)
+            buttons.append(pn.widgets.FileDownload(
+                callback=lambda n=name: self._npz_bytes(n), label=f"Model {title} (.npz)",
+                filename=f"{self._stem()}_{name}.npz", visible=False))
+        self.downloads.objects = buttons
+
+    def _update_downloads(self):
+        race = self.race
+        has_data = race is not None and race.n_records > 0
+        epoch = f"epoch{race.epoch:g}" if race is not None else ""
+        for b in self.downloads.objects:
+            b.visible = has_data
+        if has_data:
+            self.download_csv.filename = f"{self._stem()}_{'-'.join(race.algorithms)}_{epoch}.csv"
+            for b, name in zip(self.downloads.objects[1:], race.algorithms):
+                b.filename = f"{self._stem()}_{name}_{epoch}.npz"
 
     # ------------------------------------------------------------------ layout
     def sidebar(self):
@@ -624,6 +726,6 @@ class ExplorerSession(SessionControls, DocumentFeed):
                          pn.FlexBox(self.fields_pane, self.samples_pane, gap="12px",
                                     sizing_mode="stretch_width"),
                          self.bars_box,
-                         pn.Row(self.download_csv, self.download_npz), help_card("race"),
+                         self.downloads, help_card("race"),
                          name="Training race", sizing_mode="stretch_width")
 

@@ -47,6 +47,10 @@ def live_knob_names(algorithms) -> tuple[str, ...]:
     return tuple(out)
 
 
+#: the rules that split their Gibbs budget k into d inner steps of K′ Gibbs steps (k = d·K′)
+DC_RULES = ("sdcp", "csdcp")
+
+
 def rule_title(algorithm) -> str:
     """The name a student reads for a running rule, with its Gibbs budget: ``"CD-12"``,
     ``"PCD-1"``, ``"centered gradient (k = 12)"``, ``"S-DCP (k = d·K′ = 3·4)"``, ``"TAP"``.
@@ -67,7 +71,7 @@ def rule_title(algorithm) -> str:
     if label.endswith("-k"):
         return f"{label[:-2]}-{k}"
     d, inner = getattr(algorithm, "d", None), getattr(algorithm, "k_inner", None)
-    if d is not None and inner is not None:
+    if algorithm.name in DC_RULES and d is not None and inner is not None:
         return f"{label} (k = d·K′ = {d}·{inner})"
     return f"{label} (k = {k})"
 
