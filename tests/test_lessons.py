@@ -363,3 +363,9 @@ def test_deep_tap_pretrains_layer_by_layer_then_joint_training_raises_the_likeli
     assert snap["fields1"].shape == (64, 100) and snap["fields2"].shape == (64, 50)
     assert np.abs(snap["fields2"]).max() > 0 and np.isfinite(snap["fields2"]).all()
     assert abs(joint.tap_ll.iloc[0] + 0.118) < 0.01 and joint.tap_ll.iloc[-1] > -0.112
+
+
+def test_module_examples_run():
+    import doctest
+
+    assert doctest.testmod(L).failed == 0

@@ -13,8 +13,8 @@ runs.
 >>> lesson = lessons.get("dc-escape")
 >>> lesson.tab, lesson.params["algorithms"]
 ('race', ['cd', 'sdcp', 'csdcp'])
->>> lessons.query(lesson)[:36]
-'?lesson=dc-escape&tab=race&dataset='
+>>> lessons.query(lesson)[:48]
+'?lesson=dc-escape&tab=race&dataset=shifting_bar&'
 
 :func:`engine` builds the lesson's headless engine (:class:`~rbmviz.live.race.Race`,
 :class:`~rbmviz.live.bias.BiasRace`, or the TAP tab's :class:`~rbmviz.live.tap.TapRace` /
@@ -101,6 +101,12 @@ class Lesson:
         the bias tab), in order.  Only live knobs (the engine's ``update_settings``).
     summary : str
         One sentence for the menu's tooltip or the lesson's heading.
+
+    Raises
+    ------
+    ValueError
+        For a key that is not URL-safe, an unknown tab, a length outside 30–180 s, or other
+        than two or three captions.
     """
 
     key: str
