@@ -8,17 +8,17 @@ Layers ``x⁽⁰⁾ = v, x⁽¹⁾, …, x⁽ᴸ⁾`` of binary units, couplings
     ``−E = Σ_l θ⁽ˡ⁾·x⁽ˡ⁾ + Σ_{l≥1} x⁽ˡ⁻¹⁾ᵀ W⁽ˡ⁾ x⁽ˡ⁾``     (eq. 119, binary priors).
 
 TAP inference is Alg. 1 on the block weight matrix of eq. (125): second-order (TAP2)
-magnetisations, with ``s⁽ˡ⁾ = m⁽ˡ⁾ − (m⁽ˡ⁾)²``,
+magnetisations, with ``s⁽ˡ⁾ = m⁽ˡ⁾ − (m⁽ˡ⁾)²``::
 
-    ``m⁽ˡ⁾ = σ(θ⁽ˡ⁾ + W⁽ˡ⁾ᵀ m⁽ˡ⁻¹⁾ + W⁽ˡ⁺¹⁾ m⁽ˡ⁺¹⁾
-               − (m⁽ˡ⁾ − ½) ⊙ [(W⁽ˡ⁾∘²)ᵀ s⁽ˡ⁻¹⁾ + W⁽ˡ⁺¹⁾∘² s⁽ˡ⁺¹⁾])``,
+    m⁽ˡ⁾ = σ(θ⁽ˡ⁾ + W⁽ˡ⁾ᵀ m⁽ˡ⁻¹⁾ + W⁽ˡ⁺¹⁾ m⁽ˡ⁺¹⁾
+             − (m⁽ˡ⁾ − ½) ⊙ [(W⁽ˡ⁾∘²)ᵀ s⁽ˡ⁻¹⁾ + W⁽ˡ⁺¹⁾∘² s⁽ˡ⁺¹⁾]),
 
 updated odd layers first, then even layers (the graph is bipartite, so each half-step is
 exact block Gauss–Seidel, as Alg. 1's hidden-then-visible order), each new value damped.
-At a fixed point the TAP estimate of the log-partition function is
+At a fixed point the TAP estimate of the log-partition function is::
 
-    ``Φ(m) = Σ_l Σ_i H(m_i⁽ˡ⁾) + Σ_l θ⁽ˡ⁾·m⁽ˡ⁾ + Σ_l m⁽ˡ⁻¹⁾ᵀ W⁽ˡ⁾ m⁽ˡ⁾
-             + ½ Σ_l s⁽ˡ⁻¹⁾ᵀ (W⁽ˡ⁾∘²) s⁽ˡ⁾``   (≈ ln Z).
+    Φ(m) = Σ_l Σ_i H(m_i⁽ˡ⁾) + Σ_l θ⁽ˡ⁾·m⁽ˡ⁾ + Σ_l m⁽ˡ⁻¹⁾ᵀ W⁽ˡ⁾ m⁽ˡ⁾
+           + ½ Σ_l s⁽ˡ⁻¹⁾ᵀ (W⁽ˡ⁾∘²) s⁽ˡ⁾     (≈ ln Z).
 
 Clamped solutions (the data term of eq. 121, "Alg. 1(X^B, …)" in Alg. 4) keep ``m⁽⁰⁾ = x``
 fixed (``s⁽⁰⁾ = 0``, so layer 1 gets the field ``W⁽¹⁾ᵀx`` and no Onsager term from below);

@@ -5,20 +5,20 @@ The caps come from environment variables (read when a session starts, so a serve
 ``rbmviz explore --max-hidden 64 ...`` or by ``RBMVIZ_MAX_HIDDEN=64 panel serve ...`` applies
 them to every session, also in the worker processes of ``--num-procs``):
 
-=============================  =========================  =====================================
-environment variable           ``rbmviz explore`` flag    caps
-=============================  =========================  =====================================
-``RBMVIZ_MAX_SESSIONS``        ``--max-sessions N``       concurrent sessions per server process
-                                                          (later ones see "the class is full")
-``RBMVIZ_MAX_HIDDEN``          ``--max-hidden N``         hidden units of a model
-``RBMVIZ_MAX_WEIGHTS``         ``--max-weights N``        model size: visible × hidden weights
-``RBMVIZ_MAX_K``               ``--max-k N``              Gibbs steps k per update
-``RBMVIZ_MAX_EPOCHS``          ``--max-epochs N``         epochs of a race ("no end" is refused)
-``RBMVIZ_MAX_ROWS``            ``--max-rows N``           training rows of a data set
-``RBMVIZ_MAX_POINTS_PER_SECOND`` ``--max-points-per-second N``  the pace of a race
-``RBMVIZ_FULL_SPEED``          ``--no-full-speed``        ``0``: "Full speed" is switched off
-``RBMVIZ_SESSION_THREADS``     ``--session-threads N``    Numba threads of a session's trainer
-=============================  =========================  =====================================
+================================  =============================  ======================================
+environment variable              ``rbmviz explore`` flag        caps
+================================  =============================  ======================================
+``RBMVIZ_MAX_SESSIONS``           ``--max-sessions N``           concurrent sessions per server process
+                                                                 (later ones see "the class is full")
+``RBMVIZ_MAX_HIDDEN``             ``--max-hidden N``             hidden units of a model
+``RBMVIZ_MAX_WEIGHTS``            ``--max-weights N``            model size: visible × hidden weights
+``RBMVIZ_MAX_K``                  ``--max-k N``                  Gibbs steps k per update
+``RBMVIZ_MAX_EPOCHS``             ``--max-epochs N``             epochs of a race ("no end" is refused)
+``RBMVIZ_MAX_ROWS``               ``--max-rows N``               training rows of a data set
+``RBMVIZ_MAX_POINTS_PER_SECOND``  ``--max-points-per-second N``  the pace of a race
+``RBMVIZ_FULL_SPEED``             ``--no-full-speed``            ``0``: "Full speed" is switched off
+``RBMVIZ_SESSION_THREADS``        ``--session-threads N``        Numba threads of a session's trainer
+================================  =============================  ======================================
 
 Unset (or empty, or ``none``) means no cap; ``--classroom`` sets :data:`CLASSROOM` for every
 cap not given explicitly.  The widgets' ranges end at the caps (:meth:`Limits.apply`), and a

@@ -389,7 +389,7 @@ def _iteration(W, b, c, pe, k, lr, wd, do_update, rec, Vb, S1, S0, T1, T0, PHt, 
 @njit(parallel=True, cache=True, error_model="numpy")
 def run_expected_cd_(W, b, c, pe, k, lr, wd, start, stop, record_at, out, status,
                      max_weight, max_ll_drop, best_ll, reason, value):
-    """Iterations ``start .. stop−1`` of exact expected-CD-k training for ``R`` independent
+    """Iterations ``start`` to ``stop − 1`` of exact expected-CD-k training for ``R`` independent
     runs, in place, parallel over runs.
 
     Parameters

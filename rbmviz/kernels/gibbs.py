@@ -87,7 +87,7 @@ def sample_rows_(pre, bias, sample, seed, counter, F, B):
 @njit(parallel=True, cache=True, fastmath=_FM, error_model="numpy")
 def sample_rows_scaled_(pre, bias, prob, scale, sample, seed, counter, F, B):
     """As :func:`sample_rows_`, also writing ``prob[r, j] = scale · p`` (CD's positive
-    phase: the probabilities of the first hidden sample, pre-multiplied by η/|B|)."""
+    phase: the probabilities of the first hidden sample, pre-multiplied by ``η/|B|``)."""
     n, m = pre.shape
     key = stream_key(seed, counter)
     for r in prange(n):
