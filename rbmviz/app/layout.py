@@ -124,7 +124,7 @@ def _run_lesson_changes(session, lesson) -> None:
     def reset_with_lesson():
         reset()
         if session.race is not None:
-            lessons._schedule(session.race, lesson.changes, on_change=follow)
+            lessons.schedule(session.race, lesson.changes, on_change=follow)
     session.reset = reset_with_lesson     # the Reset button calls session.reset()
 
 

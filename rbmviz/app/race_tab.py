@@ -155,8 +155,8 @@ class ExplorerSession(SessionControls, DocumentFeed):
             values[obj][knob] = pre[knob]
         values["train"]["k_inner"] = None     # S-DCP's K′ back to its rule for the new k
         values["train"]["eval_every"] = RACE_EVAL_EVERY.get(self.data.dataset, TOY_EVAL_EVERY)
-        values["view"]["algorithms"] = list(RACE_RULES.get(
-            self.data.dataset, RaceSettings.param.algorithms.default))
+        if self.data.dataset in RACE_RULES:       # else the rules chosen stay
+            values["view"]["algorithms"] = list(RACE_RULES[self.data.dataset])
         self._quiet = True
         try:
             for obj, vals in values.items():
@@ -259,7 +259,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
             loc.sync(self.data, {"dataset": "dataset"})
         for obj in (self.data, self.model, self.train):
             loc.sync(obj, {n: n for n in obj.param if n != "name"})
-        loc.sync(self.view, {"algorithms": "algorithms", "x_axis": "x_axis", "classroom": "classroom"})
+        loc.sync(self.view, {n: n for n in ("algorithms", "x_axis", "points_per_second", "classroom")})
 
     def _shown_train_knobs(self) -> set:
         """The training knobs some selected rule takes (``settings.algorithm_knobs``)."""
@@ -426,7 +426,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
         self._make_downloads()
         if self.lesson is not None and self.lesson.changes:
             from ..live import lessons
-            lessons._schedule(race, self.lesson.changes, on_change=self._lesson_change)
+            lessons.schedule(race, self.lesson.changes, on_change=self._lesson_change)
         best = datasets.max_log_likelihood(race.train_data) if race.metric == "train_ll" else None
         title = f"{race.metric_label} — {datasets.label(self.data.dataset)}"
         self.curves = LiveCurves(race.algorithms, CURVE_COLUMNS, x=self.view.x_axis, y="value",

@@ -57,7 +57,8 @@ from .bias import BiasRace, BiasSettings
 from .race import Race, RaceSettings
 from .tap import TapSettings
 
-__all__ = ["Lesson", "LESSONS", "TABS", "RACE_VIEW_KNOBS", "get", "keys", "engine", "query",
+__all__ = ["Lesson", "LESSONS", "TABS", "RACE_VIEW_KNOBS", "get", "keys", "engine", "schedule",
+           "query",
            "parse_query", "tab_knobs", "race_settings", "progress", "smoothness"]
 
 #: the explorer's tabs a lesson can open
@@ -585,12 +586,25 @@ def engine(lesson: Lesson | str, sink: Callable | None = None, *,
     else:
         from .tap_dbm import tap_engine
         eng = tap_engine(TapSettings(**lesson.params), sink=sink, **kwargs)
-    _schedule(eng, lesson.changes, on_change)
+    schedule(eng, lesson.changes, on_change)
     return eng
 
 
-def _schedule(eng: Any, changes, on_change) -> None:
-    """Make ``eng`` apply ``changes`` after the point that reaches each ``at``."""
+def schedule(eng: Any, changes, on_change=None) -> None:
+    """Make ``eng`` apply ``changes`` after the point that reaches each ``at``.
+
+    The explorer's tabs call it on every engine they make for a lesson (each Reset), so the
+    lesson's knob changes happen on the page as in the headless tests.
+
+    Parameters
+    ----------
+    eng : Race or BiasRace or TapRace or DBMTapRace
+        A new engine (not yet advanced past the first change).
+    changes : sequence of (float, dict)
+        ``(at, {knob: value})`` in the unit of :func:`progress`.
+    on_change : callable(at, changes), optional
+        Called on the engine's thread after each applied change.
+    """
     pending = sorted(changes, key=lambda c: c[0])
     eng.lesson_changes = []
     if not pending:
