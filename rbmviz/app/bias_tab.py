@@ -27,7 +27,7 @@ from . import limits
 from .feed import DocumentFeed, SessionControls
 from .help import help_card
 from .live_plots import LiveCurves
-from .widgets import widget_for
+from .widgets import autohide, widget_for
 
 #: values are clipped to this range before they reach the log axis
 CLIP = (1e-12, 1e12)
@@ -104,8 +104,9 @@ class BiasSession(SessionControls, DocumentFeed):
         self.step_button.on_click(lambda e: self.step())
         self.reset_button.on_click(lambda e: self.reset())
         self.state_text = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self.settings_text = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self.alert_text = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"color": "#b00020"})
+        self.settings_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
+        self.alert_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width",
+                                                    styles={"color": "#b00020"}))
         self.bias_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=340)
         self.factors_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=260)
         self.plots: dict[str, LiveCurves] = {}

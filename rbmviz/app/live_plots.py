@@ -267,6 +267,9 @@ class LiveImage:
                                         nan_color="white")
         self.source = ColumnDataSource({"image": [np.zeros((1, 1))], "dw": [1], "dh": [1]})
         self.colorbar = bool(colorbar)
+        # a title wider than a small tile widens the box (~7 px a character at Bokeh's 13 px
+        # bold) instead of being cut ("noisy (channel outpu")
+        self._title_width = 7 * len(title) + 2 * self.BORDER
         self.figure = figure(title=title, x_range=Range1d(0, 1), y_range=Range1d(0, 1),
                              tools="hover,save", tooltips=[("value", "@image{0.000}")],
                              frame_width=size, frame_height=size, toolbar_location=None,
@@ -289,7 +292,8 @@ class LiveImage:
         space and pushed the page wider than a projector)."""
         f = self.figure
         f.frame_width, f.frame_height = int(frame_width), int(frame_height)
-        f.width = int(frame_width) + 2 * self.BORDER + (self.COLORBAR_WIDTH if self.colorbar else 0)
+        f.width = max(int(frame_width) + 2 * self.BORDER + (self.COLORBAR_WIDTH if self.colorbar else 0),
+                      self._title_width)
         f.height = int(frame_height) + self.TITLE_HEIGHT + 2 * self.BORDER
 
     def update(self, grid: np.ndarray) -> None:

@@ -37,7 +37,7 @@ from . import limits
 from .feed import DocumentFeed, SessionControls
 from .help import help_card
 from .live_plots import DIVERGING, GREYS, LiveBars, LiveCurves, LiveImage
-from .widgets import widget_for
+from .widgets import autohide, widget_for
 
 #: knobs hidden in classroom mode
 ADVANCED = ("batch_size", "momentum", "weight_decay", "seed", "init_seed", "init", "init_scale",
@@ -84,13 +84,6 @@ RACE_RULES = {"shifting_bar": ["cd", "pcd", "csdcp"]}
 #: takes that name in the settings, so the tab keeps the rule's d in its own object)
 BudgetKnobs = derive_knobs("BudgetKnobs", [algorithms.get("sdcp")], include=["d"],
                            defaults={"d": 3})
-
-
-def _autohide(pane):
-    """``pane`` visible only while it has text (an empty Markdown still takes ~40 px)."""
-    pane.visible = bool(pane.object)
-    pane.param.watch(lambda e: setattr(pane, "visible", bool(e.new)), "object")
-    return pane
 
 
 def _available_datasets():
@@ -216,8 +209,8 @@ class ExplorerSession(SessionControls, DocumentFeed):
         self.warm_text = pn.pane.Markdown("", sizing_mode="stretch_width", visible=False,
                                           styles={"color": "#8a5a00"})
         self._warm_watch = None
-        self.settings_text = _autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
-        self.alert_text = _autohide(pn.pane.Markdown("", sizing_mode="stretch_width",
+        self.settings_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
+        self.alert_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width",
                                                      styles={"color": "#b00020"}))
         self.equations = pn.Column(sizing_mode="stretch_width")
         self.download_csv = pn.widgets.FileDownload(callback=self._csv_bytes,

@@ -25,14 +25,13 @@ import numpy as np
 import pandas as pd
 import panel as pn
 from bokeh.core.property.vectorization import value as _literal
-from bokeh.layouts import row as _bokeh_row
 
 from .. import datasets
 from . import limits
 from .feed import DocumentFeed, SessionControls
 from .help import help_card
 from .live_plots import DIVERGING, GREYS, LiveCurves, LiveHistogram, LiveImage, LiveScatter
-from .widgets import widget_for
+from .widgets import autohide, widget_for
 from ..live.tap import (LIVE_TAP_KNOBS, N_TEST, PACE_KNOBS, TAP_DATASETS, TAP_MODELS,
                         TapSettings, mnist_available)
 from ..live.tap_dbm import DBMTapRace, tap_engine
@@ -172,18 +171,20 @@ class TapSession(SessionControls, DocumentFeed):
         self.reset_button.on_click(lambda e: self.reset())
         self.refit_button.on_click(lambda e: self.refit_map())
         self.state_text = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self.settings_text = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self.alert_text = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"color": "#b00020"})
-        self.landscape_text = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self.map_text = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self.denoise_text = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self.settings_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
+        self.alert_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width",
+                                                    styles={"color": "#b00020"}))
+        self.landscape_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
+        self.map_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
+        self.denoise_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
         # plain Bokeh figures, made at each Reset and then only fed (rbmviz.app.live_plots)
         self.ll_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=300)
         self.count_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=240)
         self.map_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=420)
         self.hist_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=260)
-        self.denoise_pane = pn.pane.Bokeh()
-        self.fields_pane = pn.pane.Bokeh()
+        # image tiles side by side where they fit, wrapping on a narrow screen
+        self.denoise_pane = pn.FlexBox(gap="8px", sizing_mode="stretch_width")
+        self.fields_pane = pn.FlexBox(gap="12px", sizing_mode="stretch_width")
         # (a Bokeh pane's own `visible` follows its figure's: toggle a box around it instead)
         self.fields_box = pn.Column(self.fields_pane, visible=False)
         self.dbm_text = pn.pane.Markdown(DBM_NOTE, sizing_mode="stretch_width", visible=False)
@@ -268,7 +269,8 @@ class TapSession(SessionControls, DocumentFeed):
         self.count_pane.object = self.curves["count"].figure
         self.scatter = self.histogram = None
         self.denoise_images = {}
-        self.map_pane.object = self.hist_pane.object = self.denoise_pane.object = None
+        self.map_pane.object = self.hist_pane.object = None
+        self.denoise_pane.objects = []
         if not deep:             # the landscape and denoising exist for the RBM only (DBM_NOTE)
             self.scatter = LiveScatter(
                 ("x", "y", "free_energy", "count", "size"), color="free_energy", size="size",
@@ -287,7 +289,8 @@ class TapSession(SessionControls, DocumentFeed):
                 img.source.name = f"denoise-tap:{rid}:{key}"
                 img.update(np.zeros(race.image_shape))
                 self.denoise_images[key] = img
-            self.denoise_pane.object = _bokeh_row([img.figure for img in self.denoise_images.values()])
+            self.denoise_pane.objects = [pn.pane.Bokeh(img.figure)
+                                         for img in self.denoise_images.values()]
         self.fields = {}
         if deep:
             for layer, what in ((1, "columns of W⁽¹⁾"), (2, "columns of W⁽¹⁾W⁽²⁾ (projected to "
@@ -296,9 +299,9 @@ class TapSession(SessionControls, DocumentFeed):
                                 symmetric=True, colorbar=True, size=320)
                 img.source.name = f"fields-tap:{rid}:layer{layer}"
                 self.fields[layer] = img
-            self.fields_pane.object = _bokeh_row([f.figure for f in self.fields.values()])
+            self.fields_pane.objects = [pn.pane.Bokeh(f.figure) for f in self.fields.values()]
         else:
-            self.fields_pane.object = None
+            self.fields_pane.objects = []
         self.fields_box.visible = self.dbm_text.visible = deep
         self.landscape_box.visible = self.denoise_box.visible = not deep
         self.refit_button.disabled = deep

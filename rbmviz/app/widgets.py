@@ -17,7 +17,7 @@ import math
 import panel as pn
 import param
 
-__all__ = ["widget_for", "slider_range"]
+__all__ = ["widget_for", "slider_range", "autohide"]
 
 
 def slider_range(p: param.Parameter):
@@ -84,3 +84,20 @@ def widget_for(obj: param.Parameterized, name: str, *, kind: str | None = None, 
             return make(pn.widgets.IntSlider, start=int(lo), end=int(hi))
         return make(pn.widgets.FloatSlider, start=float(lo), end=float(hi), step=_step(lo, hi))
     return pn.panel(p)
+
+
+def autohide(pane):
+    """``pane`` (a Markdown pane) visible only while it has text: an empty Markdown pane
+    still takes ~40 px, and a few of them left a blank band above the plots.
+
+    Parameters
+    ----------
+    pane : panel.pane.Markdown
+
+    Returns
+    -------
+    The same pane.
+    """
+    pane.visible = bool(pane.object)
+    pane.param.watch(lambda e: setattr(pane, "visible", bool(e.new)), "object")
+    return pane

@@ -112,7 +112,7 @@ def test_race_streams_pauses_and_picks_up_a_slider(browser, explorer_url):
     button(page, "Start").click()
     wait_points(page, max(n_paused) + 5)
     # the running algorithms report the new value (read from the algorithm objects)
-    page.get_by_text(re.compile(r"running .*learning_rate = 0\.9")).wait_for()
+    page.get_by_text(re.compile(r"running · η = 0\.9")).wait_for()
     print(f"first streamed point {first_point:.2f} s after Start")
     assert first_point < 10
     page.close()
@@ -143,7 +143,9 @@ def test_diverging_run_notifies_and_the_page_keeps_working(browser, explorer_url
     page = open_explorer(browser, explorer_url, "?learning_rate=10&max_weight=3")
     button(page, "Start").click()
     page.locator(".notyf__toast").filter(has_text="diverged").first.wait_for(timeout=90_000)
-    page.get_by_text(re.compile("no active run")).wait_for()
+    page.get_by_text(re.compile("every rule stopped")).wait_for()
+    # explained once: one alert line per stopped rule, with the reason
+    assert page.get_by_text(re.compile(r"stopped: run diverged")).count() == 2
     set_slider(page, "Learning rate η", 0.3)
     button(page, "Reset").click()
     page.wait_for_function(f"() => ({CURVES_JS})().every(v => v.length === 0)")

@@ -1,0 +1,70 @@
+"""The explorer on a projector, in real Chromium: at 1,024×768, 1,280×800 and 1,920×1,080 every
+visible Bokeh canvas and image of every tab lies inside the window and inside its tab, and
+each plot's legend is on screen (Bokeh draws inside shadow roots: rbmviz's layout check walks
+them).  At 1,280×800 the screenshots of every tab are stored where the documentation's
+explorer page shows them (docs/_static/explorer/)."""
+import re
+from pathlib import Path
+
+import pytest
+
+from layout_check import layout_report
+from test_bias_tab import BIAS_JS
+from test_explorer_browser import CURVES_JS, button
+from test_tap_tab import TAP_JS
+
+pytestmark = pytest.mark.browser
+
+SCREENS = Path(__file__).resolve().parents[2] / "docs" / "_static" / "explorer"
+SIZES = [(1024, 768), (1280, 800), (1920, 1080)]
+
+
+def open_at(browser, url, size, query=""):
+    page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+    page.set_default_timeout(90_000)
+    page.goto(url + query)
+    page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0 && "
+                           "Bokeh.documents[0].is_idle", timeout=90_000)
+    return page
+
+
+def fits(page, where):
+    report = layout_report(page)
+    assert report["problems"] == [], (where, report)
+    assert report["canvases"] >= 1 and report["legends"] >= 1, (where, report)
+    return report
+
+
+def shot(page, size, name):
+    if tuple(size) == (1280, 800):
+        SCREENS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENS / f"{name}.png"))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_every_tab_fits_the_screen_with_its_legends(browser, explorer_url, size):
+    page = open_at(browser, explorer_url, size)
+    button(page, "Start").click()
+    page.wait_for_function(f"() => ({CURVES_JS})().every(v => v.length >= 20)", timeout=60_000)
+    fits(page, "race")
+    shot(page, size, "race")
+    button(page, "Pause").click()
+
+    page.get_by_text("CD bias", exact=True).click()
+    start = button(page, r"Start \(bias\)")
+    start.wait_for()
+    start.click()
+    page.wait_for_function(f"() => (({BIAS_JS})()['bias'] || []).length >= 5", timeout=60_000)
+    fits(page, "CD bias")
+    shot(page, size, "cd-bias")
+    button(page, r"Pause \(bias\)").click()
+
+    page.get_by_text("TAP landscape", exact=True).click()
+    start = page.get_by_role("button", name=re.compile(r"^[^A-Za-z]*Start \(TAP\)$"))
+    start.wait_for()
+    start.click()
+    page.wait_for_function(f"() => {{ const d = ({TAP_JS})(); return d['curve:tap_ll'] && "
+                           f"d['curve:tap_ll'].value.length >= 3; }}", timeout=90_000)
+    fits(page, "TAP landscape")
+    shot(page, size, "tap-landscape")
+    page.close()
