@@ -50,8 +50,15 @@ def test_train_help_lists_every_knob(capsys):
         for name, p in knobs(cls).items():
             assert "--" + name.replace("_", "-") in out
     flat = " ".join(out.split())                       # independent of the terminal width
-    assert "> 0; default: 0.1)" in flat                 # bounds and default from the param
-    assert f"[1, {K_MAX}]; default: 1)" in flat
+    # a knob the data set's preset sets shows what runs (the preset's value), then the plain
+    # default under --preset none (the rule's own where rules differ: TAP's gamma = 0.005)
+    from rbmviz import presets
+    pre = presets.for_dataset("bars_and_stripes")
+    assert (f"> 0; default: the data set's preset, {pre['learning_rate']:g} for bars_and_stripes; "
+            f"--preset none: the rule's own (0.005 for tap, else 0.1))") in flat
+    assert (f"[1, {K_MAX}]; default: the data set's preset, {pre['k']} for bars_and_stripes; "
+            f"--preset none: the rule's own (none for sdcp, none for csdcp, else 1))") in flat
+    assert "(>= 0; default: 0)" in flat                # a knob no preset sets: its declaration
     assert "examples:" in out and "--out runs/bs_pcd" in out
     assert "Test set:" in out                          # the description paragraph
 

@@ -1,7 +1,8 @@
 """The explorer ships in the wheel: build a wheel from a copy of the sources, install it into a
 fresh virtual environment outside the checkout, and serve ``rbmviz explore`` from there.
 
-The virtual environment reuses the installed stack (``--system-site-packages``) and installs
+The virtual environment sees the stack of the interpreter running the tests (a ``.pth`` file
+naming its site-packages: the system Python's, or a virtual environment's) and installs
 the wheel with ``--no-deps --no-index`` (no network).  The checkout may itself be installed in
 editable mode; the test asserts that the venv's Python imports rbmviz (and finds the help
 pages and shipped checkpoints) from the venv's site-packages, not from the checkout.  The
@@ -13,9 +14,11 @@ import json
 import os
 import shutil
 import signal
+import site
 import socket
 import subprocess
 import sys
+import sysconfig
 import time
 import urllib.request
 from pathlib import Path
@@ -69,8 +72,18 @@ def venv(tmp_path_factory):
           str(src)], cwd=tmp)
     (wheel,) = dist.glob("rbmviz-*.whl")
     env_dir = tmp / "venv"
-    _run([sys.executable, "-m", "venv", "--system-site-packages", str(env_dir)], cwd=tmp)
+    # a venv that sees *this* interpreter's packages (the stack the suite runs with), whether
+    # it is the system Python or itself a venv: `--system-site-packages` would see the base
+    # installation's instead (inside a venv: no numba).  Plain path lines of a .pth file, so
+    # an editable install of the checkout (a .pth import hook there) is not activated.
+    _run([sys.executable, "-m", "venv", str(env_dir)], cwd=tmp)
     python = env_dir / "bin" / "python"
+    venv_site = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                     cwd=tmp).stdout.strip()
+    outer = [p for p in dict.fromkeys(site.getsitepackages() + [sysconfig.get_paths()["purelib"],
+                                                                 sysconfig.get_paths()["platlib"]])
+             if Path(p).is_dir()]
+    (Path(venv_site) / "_rbmviz_test_stack.pth").write_text("\n".join(outer) + "\n")
     _run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--no-cache-dir",
           "--disable-pip-version-check", "--quiet", str(wheel)], cwd=tmp)
     return env_dir, python, wheel

@@ -9,7 +9,7 @@ import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 import param
 
@@ -167,7 +167,8 @@ def _type_for(p: param.Parameter):
 
 
 def add_knob_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, cls: type, *,
-                     exclude: Iterable[str] = ()) -> dict[str, str]:
+                     exclude: Iterable[str] = (),
+                     default_text: Mapping[str, str] | None = None) -> dict[str, str]:
     """Add one ``--kebab-case`` option per knob of settings class ``cls`` to ``parser``.
 
     Type, choices, bounds, default and help come from the knob's one declaration.  Options
@@ -181,6 +182,9 @@ def add_knob_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, 
         A settings class (:mod:`rbmviz.settings`).
     exclude : iterable of str
         Knobs left out.
+    default_text : mapping, optional
+        ``{knob: text}`` shown instead of "default: <declared default>" where something
+        else decides the default (e.g. ``rbmviz train``'s data-set preset).
 
     Returns
     -------
@@ -188,6 +192,7 @@ def add_knob_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, 
         ``{knob: option string}``.
     """
     added = {}
+    default_text = default_text or {}
     for name, p in _settings.knobs(cls).items():
         if name in exclude:
             continue
@@ -209,7 +214,7 @@ def add_knob_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, 
             rng = _range_text(p)
             if rng:
                 extra.append(rng)
-        extra.append(f"default: {_fmt(p.default)}")
+        extra.append(default_text.get(name) or f"default: {_fmt(p.default)}")
         kw["help"] = f"{help_} ({'; '.join(extra)})"
         option = _option(name)
         parser.add_argument(option, **kw)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from .. import algorithms
 from .. import presets as _presets
 from .. import settings as _settings
 from ..datasets import DatasetCorruptError, DatasetNotFoundError
@@ -80,10 +81,41 @@ def _setup_train(parser):
                           "none: the plain defaults listed below (default: auto)")
     out.add_argument("--quiet", action="store_true", help="no progress bar and no summary line")
     options = {}
+    preset_text = _preset_default_text()
     for cls, title in zip(_settings.SETTINGS_CLASSES, ("data", "model", "training")):
         group = parser.add_argument_group(title, inspect.getdoc(cls).split("\n")[0])
-        options.update(add_knob_options(group, cls))
+        options.update(add_knob_options(group, cls, default_text=preset_text))
     return lambda args, p: _run_train(args, p, options)
+
+
+def _preset_default_text() -> dict:
+    """The help's "default" of every knob a data set's preset sets: what runs at the default
+    data set with --preset auto (not the knob's plain declaration, which the preset overrides),
+    and the plain default under --preset none."""
+    from .. import presets
+    dataset = _settings.DataSettings.param.dataset.default
+    pre = presets.for_dataset(dataset)
+    out = {}
+    for knob in PRESET_KNOBS:
+        if knob == "algorithm" or knob not in pre:
+            continue
+        plain = None
+        for cls in _settings.SETTINGS_CLASSES:
+            if knob in cls.param:
+                plain = cls.param[knob].default
+        value = pre[knob]
+        show = lambda v: "none" if v is None else (f"{v:g}" if isinstance(v, float) else str(v))  # noqa: E731
+        shown = show(value)
+        plain = show(plain)
+        by_rule = {n: algorithms.get(n).Knobs.param[knob].default for n in algorithms.names()
+                   if knob in algorithms.get(n).Knobs.param}
+        if len({repr(v) for v in by_rule.values()}) > 1:      # e.g. TAP's own gamma = 0.005
+            plain = "the rule's own (" + ", ".join(
+                f"{show(v)} for {n}" for n, v in by_rule.items()
+                if repr(v) != repr(by_rule.get("cd"))) + f", else {show(by_rule.get('cd'))})"
+        out[knob] = (f"default: the data set's preset, {shown} for {dataset}; "
+                     f"--preset none: {plain}")
+    return out
 
 
 def preset_values(dataset: str, data_values: dict) -> dict:
