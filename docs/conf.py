@@ -10,8 +10,10 @@ embedded with inline resources, so the plots stay interactive in the built HTML 
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -32,34 +34,162 @@ if (ROOT / "results").is_dir():
     shutil.copytree(ROOT / "results", _RES_OUT, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("*.npz", "*.parquet", "runs"))
 
-# the gallery: every rendered figure of results/<paper>/, grouped by paper
+# every figure of results/<paper>/ (at any depth) reaches the site: each paper page shows its
+# paper's figures, run by run, with the commit that last changed the run's summary.json; the
+# gallery shows them all.  Captions say what each figure holds.
 _PAPERS = {"cd-bias": "Fischer & Igel 2011 — CD bias",
            "dc-programming": "Upadhya & Sastry 2017 — DC programming",
            "tap-machines": "Tramel et al. 2018 — TAP machines"}
+_FIGURE_CAPTIONS = {
+    ("cd-bias", "figure.png"): "the CD-1 bias and its Theorem-4 bound, the distance "
+                               "½‖p_e − p‖₁, 1 − the mixing factor and Δ against the iteration "
+                               "(mean over runs, 10–90 % band; Fig. 1)",
+    ("dc-programming", "figure.png"): "trial-mean exact ATLL against the epoch for every "
+                                      "training rule, per data set and learning rate (Fig. 2)",
+    ("tap-machines", "figure.png"): "TAP log-likelihood, unique solutions and their free energy, "
+                                    "the Isomap of the solutions, the data map and denoising "
+                                    "(Figs. 3, 5, 6, 7, 8)",
+    ("tap-machines", "fig4.png"): "receptive fields ranked by their ℓ0.1 spread and by mean "
+                                  "activation (Fig. 4)",
+}
+
+
+def _git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
+                              timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+_FULL_HISTORY = _git("rev-parse", "--is-shallow-repository") == "false"
+COMMIT = _git("rev-parse", "--short", "HEAD")
+
+
+def _provenance(summary: Path) -> str:
+    """``rbmviz <version>, commit <hash> (<date>)`` for one run's summary.json: the version
+    and commit it records, else the last commit that changed it (a full clone only)."""
+    if not summary.is_file():
+        return ""
+    try:
+        meta = json.loads(summary.read_text(encoding="utf-8"))
+    except ValueError:
+        meta = {}
+    meta = {**meta.get("provenance", {}), **{k: meta[k] for k in ("version", "commit") if k in meta}}
+    parts = [f"rbmviz {meta['version']}"] if meta.get("version") else []
+    if meta.get("commit"):
+        parts.append(f"commit `{str(meta['commit'])[:10]}`")
+    elif _FULL_HISTORY:
+        last = _git("log", "-1", "--format=%h %cs", "--", str(summary.relative_to(ROOT)))
+        if last:
+            sha, date = last.split()
+            parts.append(f"summary.json last changed in commit `{sha}` ({date})")
+    return ", ".join(parts)
+
+
+def _run_order(rel: Path):
+    """Run folders in reading order: the top level, the quick forms, then the longer runs;
+    the paper's main data set before the others (CBCL, real-valued MNIST)."""
+    name = rel.as_posix()
+    return (len(rel.parts), "quick" not in name, "cbcl" in name or "real" in name, name)
+
+
+def _caption(paper: str, fig: Path) -> str:
+    return _FIGURE_CAPTIONS.get((paper, fig.name), fig.stem.replace("_", " ").replace("-", " "))
+
+
 _RES_OUT.mkdir(exist_ok=True)
-_lines = []
+_gallery = []
 for _paper, _title in _PAPERS.items():
-    _figs = sorted((_RES_OUT / _paper).glob("*.png")) if (_RES_OUT / _paper).is_dir() else []
-    if _figs:
-        _lines += [f"## {_title}", ""]
-        for _fig in _figs:
-            _cap = _fig.stem.replace("_", " ").replace("-", " ")
-            _lines += [f"![{_cap}]({_paper}/{_fig.name})", "", f"*{_cap}*", ""]
-if not _lines:
-    _lines = ["No rendered figures under `results/` yet."]
+    _src = ROOT / "results" / _paper
+    _dir = _RES_OUT / _paper
+    _dir.mkdir(exist_ok=True)
+    _figs = sorted(_src.rglob("*.png"), key=lambda p: _run_order(p.relative_to(_src))) \
+        if _src.is_dir() else []
+    _runs: dict[Path, list[Path]] = {}
+    for _fig in _figs:
+        _runs.setdefault(_fig.parent.relative_to(_src), []).append(_fig)
+    _page = []
+    if _runs:
+        _gallery += [f"## {_title}", "", f"On the paper's page: {{doc}}`/papers/{_paper}`.", ""]
+    for _run, _run_figs in _runs.items():
+        _label = "the quick form (top level)" if str(_run) == "." else f"`{_run}/`"
+        _stamp = _provenance(_src / _run / "summary.json")
+        _page += [f"### {_label}", ""] + ([f"*{_stamp}*", ""] if _stamp else [])
+        for _fig in _run_figs:
+            _rel = _fig.relative_to(_src).as_posix()
+            _cap = _caption(_paper, _fig)
+            _page += [f"![{_cap}]({_rel})", "", f"*{_rel}*: {_cap}.", ""]
+            _gallery += [f"![{_cap}]({_paper}/{_rel})", "", f"*{_paper}/{_rel}*: {_cap}.", ""]
+    (_dir / "_figures.md").write_text(
+        "\n".join(_page or ["No rendered figures of this paper are in the repository."]) + "\n",
+        encoding="utf-8")
+if not _gallery:
+    _gallery = ["No rendered figures are in `results/`."]
+# each paper page opens with its scorecard, generated from the runs' summary.json files
+# (rbmviz.reproduce.report): one row per claim of the paper, one column per run folder, each
+# cell the run's verdict; the runs' own claims tables (numbers judged, criteria) follow below.
+from rbmviz.reproduce import report as _report  # noqa: E402
+
+_SHORT = {"agrees": "agrees", "differs": "**differs**", "inconclusive": "inconclusive",
+          "not run": "not run", "not comparable": "not comparable"}
+
+
+def _scorecard(src: Path) -> str:
+    runs = {}
+    for summary in sorted(src.rglob("summary.json"), key=lambda p: _run_order(p.relative_to(src))):
+        try:
+            runs[summary.parent.relative_to(src).as_posix()] = _report.results_rows(summary.parent)
+        except ValueError:          # a summary without a claims list
+            continue
+    if not runs:
+        return "No run of this paper with judged claims is in the repository.\n"
+    claims: dict[str, str] = {}
+    for rows in runs.values():
+        for r in rows:
+            claims.setdefault(r["claim"], str(r["paper"]))
+    names = {run: ("quick form" if run == "." else f"`{run}/`") for run in runs}
+    lines = ["| claim | the paper | " + " | ".join(names.values()) + " |",
+             "|---|---|" + "---|" * len(runs)]
+    for claim, paper in claims.items():
+        cells = []
+        for rows in runs.values():
+            match = [r for r in rows if r["claim"] == claim]
+            cells.append(_SHORT.get(match[0]["status"], match[0]["status"]) if match else "—")
+        lines.append("| " + " | ".join(_report._cell(x) for x in (claim, paper, *cells)) + " |")
+    counts = {}
+    for rows in runs.values():
+        for r in rows:
+            counts[r["status"]] = counts.get(r["status"], 0) + 1
+    plural = {"agrees": "agree", "differs": "differ"}
+    total = ", ".join(f"{n} {plural.get(s, s) if n > 1 else s}" for s, n in counts.items())
+    return ("\n".join(lines) + "\n\n" + f"Over all runs: {total} (one verdict per claim and run). "
+            "Each column is a folder of `results/` described below, with its figures and its "
+            "claims table: the numbers judged and the criterion of every verdict.\n")
+
+
+for _paper in _PAPERS:
+    (_RES_OUT / _paper / "_scorecard.md").write_text(_scorecard(ROOT / "results" / _paper),
+                                                     encoding="utf-8")
 # each paper page includes results/<paper>/_page.md: the README of the full-scale results, or
 # a plain statement that they are not in the repository
 for _paper in _PAPERS:
-    _dir = _RES_OUT / _paper
-    _dir.mkdir(exist_ok=True)
     _readme = ROOT / "results" / _paper / "README.md"
-    (_dir / "_page.md").write_text(
+    (_RES_OUT / _paper / "_page.md").write_text(
         _readme.read_text(encoding="utf-8") if _readme.is_file() else
-        "The full-scale results of this paper are not in the repository yet; the quick forms of "
+        "The full-scale results of this paper are not in the repository; the quick forms of "
         "the commands above reproduce the paper's claims at a smaller scale.\n", encoding="utf-8")
-(_RES_OUT / "_gallery.md").write_text("\n".join(_lines) + "\n", encoding="utf-8")
+(_RES_OUT / "_gallery.md").write_text("\n".join(_gallery) + "\n", encoding="utf-8")
+# the gallery's table of notebooks: each page and its .ipynb for download
+(_RES_OUT / "_notebooks.md").write_text("\n".join(
+    ["| notebook | download |", "|---|---|"] +
+    [f"| {{doc}}`notebooks/{p.stem}` | {{download}}`{p.name} <notebooks/{p.name}>` |"
+     for p in sorted((ROOT / "notebooks").glob("*.ipynb"), key=lambda p: (p.stem != "quickstart", p.stem))]
+) + "\n", encoding="utf-8")
 
 import rbmviz  # noqa: E402
+
+sys.path.insert(0, str(DOCS / "_ext"))
 
 project = "rbmviz"
 author = "rbmviz developers"
@@ -75,6 +205,8 @@ extensions = [
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx_copybutton",
+    "cli_reference",            # .. rbmviz-cli:: — the CLI reference from the argparse parsers
+    "offline_assets",           # Panel's stylesheets served from the site, not its CDN
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
@@ -83,7 +215,9 @@ templates_path = ["_templates"]
 html_static_path = ["_static"]
 
 # --- myst / myst-nb --------------------------------------------------------------------------
-myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist", "substitution"]
+# {{ version }} and {{ commit }} on the pages (the "how to cite" page stamps the build)
+myst_substitutions = {"version": version, "commit": COMMIT or "(not a git checkout)"}
 myst_heading_anchors = 3
 nb_execution_mode = os.environ.get("RBMVIZ_DOCS_EXECUTE", "force")
 nb_execution_timeout = 900
@@ -112,11 +246,19 @@ numpydoc_xref_param_type = False
 
 # --- HTML --------------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
-html_title = "rbmviz"
+html_title = f"rbmviz {version}"
 html_theme_options = {
     "navigation_depth": 2,
     "show_toc_level": 2,
-    "secondary_sidebar_items": ["page-toc"],
+    # the in-page table of contents beside the prose pages; the notebooks give that width to
+    # their plots (a pattern no page matches gets no secondary sidebar)
+    "secondary_sidebar_items": {"*": ["page-toc"], "papers/*": ["page-toc"],
+                                "theory/*": ["page-toc"], "howto/*": ["page-toc"],
+                                "api/**": ["page-toc"]},
     "footer_start": ["copyright"],
 }
 html_show_sourcelink = False
+# no primary sidebar where it would be empty (the top-level pages and the notebooks have no
+# sub-pages) or would repeat the page's own toctree (the paper pages)
+html_sidebars = {"*": [], "notebooks/*": [], "papers/*": []}
+html_css_files = ["rbmviz.css"]

@@ -50,7 +50,7 @@ def learning_curves(records, metric="train_ll", x="epoch", *, by="algorithm", bo
     if bound is not None:
         overlay = overlay * hv.HLine(bound).opts(line_dash="dashed", color="black", line_width=1)
     return overlay.opts(hv.opts.Curve(xlabel=X_LABELS.get(x, x), ylabel=METRIC_LABELS.get(metric, metric),
-                                      responsive=True, min_height=300, show_grid=True),
+                                      responsive=True, height=300, show_grid=True),
                         hv.opts.Overlay(title=title or METRIC_LABELS.get(metric, metric), legend_position="bottom_right"))
 
 
@@ -134,5 +134,5 @@ def distribution_bars(p_model, p_data, labels=None, top=None, patterns=None, oth
     df = pd.DataFrame({"pattern": names * 2, "source": ["model"] * len(names) + ["data"] * len(names),
                        "p": np.concatenate([pm, pd_])})
     return hv.Bars(df, ["pattern", "source"], "p").opts(
-        responsive=True, min_height=250, xrotation=90, tools=["hover"], title=title,
+        responsive=True, height=280, xrotation=90, tools=["hover"], title=title,
         multi_level=False, color="source", cmap=["#1f77b4", "#ff7f0e"], show_legend=True)
