@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -51,6 +52,9 @@ _FIGURE_CAPTIONS = {
                                     "(Figs. 3, 5, 6, 7, 8)",
     ("tap-machines", "fig4.png"): "receptive fields ranked by their ℓ0.1 spread and by mean "
                                   "activation (Fig. 4)",
+    ("tap-machines", "denoising-by-nh.png"): "denoising MCC against the flip probability for "
+                                             "every N_h side by side, with the OPE and 1-NN "
+                                             "(Fig. 8 across runs)",
 }
 
 
@@ -262,3 +266,28 @@ html_show_sourcelink = False
 # sub-pages) or would repeat the page's own toctree (the paper pages)
 html_sidebars = {"*": [], "notebooks/*": [], "papers/*": []}
 html_css_files = ["rbmviz.css"]
+
+
+# docstrings name the theory pages in words ("the TAP theory page of the documentation", so
+# that they read well in a terminal); in the API reference they become links to those pages
+_THEORY_PAGES = {"tap-beyond": "tap-beyond", "tap": "tap", "ais": "ais",
+                 "dc-programming": "dc-programming", "cd-bias": "cd-bias"}
+_THEORY_MENTION = re.compile(r"\b([Tt])he (TAP-beyond|TAP|AIS|DC-programming|CD-bias) theory page"
+                             r"( of the documentation)?")
+_THEORY_INDEX = re.compile(r"\b([Tt])he documentation's theory pages")
+
+
+def _link_theory_pages(app, what, name, obj, options, lines):
+    for i, line in enumerate(lines):
+        if "theory page" not in line or ":doc:" in line:
+            continue
+        line = _THEORY_MENTION.sub(
+            lambda m: f":doc:`{m.group(1)}he {m.group(2)} theory page "
+                      f"</theory/{_THEORY_PAGES[m.group(2).lower()]}>`", line)
+        lines[i] = _THEORY_INDEX.sub(lambda m: f":doc:`{m.group(1)}he theory pages </theory/index>`",
+                                     line)
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _link_theory_pages)
+

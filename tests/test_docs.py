@@ -349,3 +349,34 @@ def test_paper_page_opens_with_its_scorecard(site, paper):
             continue
         for r in rows:
             assert re.sub(r"\s+", " ", r["claim"]) in text, (summary, r["claim"])
+
+
+def test_api_reference_links_the_theory_pages(site):
+    """Docstrings that cite a theory page ('the TAP theory page of the documentation') link it."""
+    html = _built(site)
+    linked = set()
+    for page in (html / "api" / "generated").glob("*.html"):
+        linked.update(re.findall(r'href="\.\./\.\./theory/([a-z-]+)\.html', page.read_text(encoding="utf-8")))
+    assert {"tap", "ais", "cd-bias", "dc-programming", "tap-beyond"} <= linked, linked
+
+
+def test_results_are_stamped_with_their_commit(site):
+    """Each run's figures on a paper page carry the commit that produced the run's summary
+    (in a clone with its history; a shallow clone cannot tell)."""
+    import subprocess
+    shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=ROOT,
+                             capture_output=True, text=True).stdout.strip()
+    if shallow != "false":
+        pytest.skip("no git history to stamp the results with")
+    for paper in ("cd-bias", "dc-programming", "tap-machines"):
+        page = (_built(site) / "papers" / f"{paper}.html").read_text(encoding="utf-8")
+        figures = page[page.index('id="figures"'):page.index('id="results-at-the-paper-s-scale"')]
+        sections = {re.sub(r"<[^>]+>|#", "", s[:s.index("</h3>")]).split(">")[-1].strip(): s
+                    for s in re.split(r"<h3", figures)[1:]}
+        src = ROOT / "results" / paper
+        runs = {p.parent for p in src.rglob("*.png") if (p.parent / "summary.json").is_file()}
+        assert runs, paper
+        for run in runs:
+            label = "the quick form (top level)" if run == src else f"{run.relative_to(src).as_posix()}/"
+            assert label in sections, (paper, label, list(sections))
+            assert re.search(r"commit <code[^>]*><span[^>]*>[0-9a-f]{7,}", sections[label]), (paper, label)
