@@ -234,3 +234,17 @@ def test_a_lessons_scheduled_change_runs_in_the_served_race_and_divergence_is_ex
         assert "stopped:" not in s.state_text.object      # said once, not again in the status
     finally:
         s.race.stop()
+
+
+def test_the_bias_tab_marks_a_live_k_change_on_both_plots():
+    from rbmviz.app.bias_tab import BiasSession
+    s = BiasSession()
+    try:
+        s.race.step()
+        s.settings.k = 3
+        assert s.race.settings.k == 3
+        for curves in s.plots.values():
+            (at, span, label), = curves.markers
+            assert at == {"iteration": float(s.race.iteration)} and label.text.strip() == "k 1 → 3"
+    finally:
+        s.race.stop()

@@ -149,6 +149,17 @@ class BiasSession(SessionControls, DocumentFeed):
         race._pending.clear()
 
     # ------------------------------------------------------------------ thread → document
+    def _mark_change(self, changes: dict) -> None:
+        """A labelled line ("k 1 → 4") on both plots at the race's current iteration."""
+        race = self.race
+        if race is None or not changes:
+            return
+        text = ", ".join(f"{k} {o:g} → {n:g}" if isinstance(n, (int, float)) and
+                         isinstance(o, (int, float)) else f"{k} {o} → {n}"
+                         for k, (o, n) in changes.items())
+        for curves in self.plots.values():
+            curves.mark({"iteration": float(race.iteration)}, text)
+
     def _apply_batch(self, records, state):
         self._apply(records)
 

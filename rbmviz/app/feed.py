@@ -228,6 +228,10 @@ class SessionControls:
         else:
             self.race.step()
 
+    def _mark_change(self, changes: dict) -> None:
+        """Mark live knob changes ``{knob: (old, new)}`` on the tab's curves (a labelled
+        line); tabs with curves override it."""
+
     def _on_knob(self, *events):
         live = {e.name: e.new for e in events if e.name in self.live_knobs}
         if live and self.race is not None:
@@ -239,6 +243,8 @@ class SessionControls:
                 what = ", ".join(f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}"
                                  for k, v in live.items())
                 self.settings_text.object = f"✔ {what} — applies from {self.applies_from}."
+                olds = {e.name: e.old for e in events}
+                self._mark_change({k: (olds.get(k), v) for k, v in live.items()})
         needs_reset = sorted({e.name for e in events} & set(self.reset_knobs))
         if needs_reset:
             self.settings_text.object = (f"⟳ Changed {', '.join(needs_reset)}: press "

@@ -67,9 +67,14 @@ class _LazyTab:
     def built(self) -> bool:
         return self._session is not None
 
-    def show(self) -> bool:
+    def show(self, defer: bool = False) -> bool:
         """Build the session now if its kernels are ready (True), else show what is being
-        prepared and build it when they are (False)."""
+        prepared and build it when they are (False).  ``defer``: the page itself is still
+        being made (a link that opens this tab): build once it has loaded — a TAP session
+        made inside the page's creation kept the page from ever becoming idle."""
+        if defer and pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+            pn.state.onload(lambda: self.built or self.show())
+            return False
         message = None if self.stage is None else warmup.status().message(self.stage, OPENS)
         if message is None:
             self.session                         # noqa: B018 - made on first show
@@ -196,11 +201,13 @@ def build(*, threads: int = 1, sync_url: bool = True, extra_tabs=None, template:
         sidebars[title] = pn.Column(lz.side, sizing_mode="stretch_width", visible=False)
     titles = list(sidebars)
 
+    building = [True]
+
     def show_active(event):
         title = titles[event.new]
         if title in lazy and not lazy[title].built:
             try:
-                lazy[title].show()              # made on first show (once its kernels are ready)
+                lazy[title].show(defer=building[0])   # made on first show (kernels ready)
             except Exception as exc:            # e.g. a classroom cap the tab cannot meet
                 _LOG.error("tab %r could not start: %s", title, exc, exc_info=True)
                 lazy[title].tab.objects = [pn.pane.Markdown(
@@ -210,6 +217,7 @@ def build(*, threads: int = 1, sync_url: bool = True, extra_tabs=None, template:
     tabs.param.watch(show_active, "active")
     if link.tab != "race" and links.TABS[link.tab] in titles:
         tabs.active = titles.index(links.TABS[link.tab])
+    building[0] = False
     column = [lessons_menu(), *sidebars.values()]
     main = [*link.panes(), tabs]
     if template:
@@ -325,7 +333,14 @@ def read_link(query: dict | None = None) -> Link:
         # the URL shows what runs: the lesson's knobs spelled out, the bad values gone
         page = {**({"lesson": lesson.key} if lesson is not None else {}),
                 **({"tab": tab} if tab != "race" or lesson is not None else {}), **good}
-        loc.search = links.encode_query(page)
+        search = links.encode_query(page)
+        loc.search = search                  # what the tab's URL sync reads now ...
+
+        def show_in_browser():               # ... and, once the page has loaded (the browser
+            loc.search = search              # sends its own URL on load), in the address bar
+            loc.param.trigger("search")
+        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+            pn.state.onload(show_in_browser)
     return link
 
 

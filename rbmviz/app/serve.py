@@ -2,10 +2,11 @@
 
     rbmviz explore [--port N] [--address A] [--show] [extra panel serve options]
 
-It runs ``panel serve --warm`` on the script :mod:`rbmviz.app.explorer` inside the package, in
-this process (Ctrl-C stops it), with the page at ``http://A:N/explorer``; ``--warm`` runs the
-script once at start, which starts compiling the explorer's kernels in the background
-(:mod:`rbmviz.live.warmup`), so that a page opened a minute later never waits for Numba.  Options it does not know
+It runs ``panel serve`` on the script :mod:`rbmviz.app.explorer` inside the package, in this
+process (Ctrl-C stops it), with the page at ``http://A:N/explorer``, and ``--setup``
+:mod:`rbmviz.app.warm_start`, which starts compiling the explorer's kernels in the background
+when the server starts (:mod:`rbmviz.live.warmup`), so that a page opened a minute later never
+waits for Numba.  Options it does not know
 are handed to ``panel serve`` unchanged — e.g. ``--num-procs 2``,
 ``--allow-websocket-origin=lecture.example.org``, ``--oauth-provider ...`` (see
 ``panel serve --help``).  For ``--address`` other than ``0.0.0.0``/``::`` the websocket origin
@@ -23,7 +24,7 @@ from importlib import resources
 
 from . import limits
 
-__all__ = ["main", "panel_argv", "script_path"]
+__all__ = ["main", "panel_argv", "script_path", "warm_start_path"]
 
 DEFAULT_PORT = 5006
 DEFAULT_ADDRESS = "127.0.0.1"
@@ -33,6 +34,11 @@ _ALL_INTERFACES = ("0.0.0.0", "::", "")
 def script_path() -> str:
     """Path of the served script inside the installed package."""
     return str(resources.files("rbmviz.app").joinpath("explorer.py"))
+
+
+def warm_start_path() -> str:
+    """Path of the script that starts the kernel warm-up when the server starts."""
+    return str(resources.files("rbmviz.app").joinpath("warm_start.py"))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -75,8 +81,10 @@ def panel_argv(argv: list[str]) -> list[str]:
     args, extra = _parse(argv)
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be in [0, 65535], got {args.port}")
+    # --setup runs warm_start.py once when the server starts: the kernels compile in the
+    # background before a page opens (rbmviz.live.warmup)
     out = ["serve", script_path(), "--port", str(args.port), "--address", args.address,
-           "--warm"]     # run the script once at start: the kernels compile before a page opens
+           "--setup", warm_start_path()]
     if args.show:
         out.append("--show")
     has_origin = any(a == "--allow-websocket-origin" or a.startswith("--allow-websocket-origin=")

@@ -320,6 +320,18 @@ class TapSession(SessionControls, DocumentFeed):
                                     "snapshot (at the next point: press Start or Step).")
 
     # ------------------------------------------------------------------ thread → document
+    def _mark_change(self, changes: dict) -> None:
+        """A labelled line ("inference tap → adatap") on the curves at the current epoch."""
+        race = self.race
+        if race is None or not changes:
+            return
+        text = ", ".join(f"{k} {o:g} → {n:g}" if isinstance(n, (int, float)) and
+                         isinstance(o, (int, float)) and not isinstance(n, bool)
+                         else f"{k} {o} → {n}" for k, (o, n) in changes.items())
+        at = {"epoch": float(race.epoch), "updates": float(race.updates)}
+        for curves in self.curves.values():
+            curves.mark(at, text)
+
     def _apply_batch(self, records, snapshot):
         self._apply(records, snapshot)
 
@@ -431,7 +443,14 @@ class TapSession(SessionControls, DocumentFeed):
                 text += f"\n\n⚠ {race.failed}"
             self.state_text.object = text
             return
-        text = (f"**{state}** · epoch {race.epoch:.2f} · {race.updates:,} updates · γ = "
+        info = getattr(race, "start_info", None)
+        if info:                       # a run from a shipped checkpoint: its training counts
+            samples = info.get("settings", {}).get("samples")
+            on = f" on {samples:,} images" if isinstance(samples, int) else ""
+            where = f"epoch {info.get('epoch', '?')} of the checkpoint{on} + {race.epoch:.2f} here"
+        else:
+            where = f"epoch {race.epoch:.2f}"
+        text = (f"**{state}** · {where} · {race.updates:,} updates · γ = "
                 f"{s.learning_rate:g} · η = {s.momentum:g} ({s.momentum_form}) · ε = "
                 f"{s.weight_decay:g} · K = {s.n_solutions or s.batch_size} · {s.inference} order "
                 f"{s.order} · damping {s.damping:g}")

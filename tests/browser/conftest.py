@@ -61,7 +61,7 @@ def explorer_url():
     proc = subprocess.Popen(
         [sys.executable, "-m", "panel", "serve", str(ROOT / "apps" / "explorer.py"), "--port", str(port),
          "--address", "127.0.0.1", f"--allow-websocket-origin=127.0.0.1:{port}", "--liveness",
-         "--warm",
+         "--setup", str(ROOT / "apps" / "warmup.py"),
          # a closed page's session (and its training thread) goes within ~1.5 s, not ~30 s:
          # otherwise a test's race still trains while the next test measures its own rate
          "--unused-session-lifetime", "1000", "--check-unused-sessions", "500"],

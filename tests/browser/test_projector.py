@@ -19,12 +19,15 @@ SCREENS = Path(__file__).resolve().parents[2] / "docs" / "_static" / "explorer"
 SIZES = [(1024, 768), (1280, 800), (1920, 1080)]
 
 
-def open_at(browser, url, size, query=""):
+def open_at(browser, url, size, query="", idle=True):
+    """A new page at ``size`` on ``url + query``, once BokehJS has its document (and, with
+    ``idle``, has rendered it: a page that opens on the TAP tab streams its first landscape
+    at once and need not become idle before Start)."""
     page = browser.new_page(viewport={"width": size[0], "height": size[1]})
     page.set_default_timeout(90_000)
     page.goto(url + query)
-    page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0 && "
-                           "Bokeh.documents[0].is_idle", timeout=90_000)
+    page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0" +
+                           (" && Bokeh.documents[0].is_idle" if idle else ""), timeout=90_000)
     return page
 
 
