@@ -1,7 +1,7 @@
 """Run once when the explorer's server starts (``panel serve ... --setup`` of this file, which
 ``rbmviz explore`` passes): compile the explorer's kernels on a background thread
 (:mod:`rbmviz.live.warmup`), so that a page opened a minute later never waits for Numba.
-``apps/warmup.py`` in a source checkout is the same two lines."""
+A source checkout's warm-up script next to its served script is the same two lines."""
 from rbmviz.live import warmup
 
 warmup.start()

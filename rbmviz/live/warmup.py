@@ -2,9 +2,9 @@
 
 A freshly started server with an empty Numba cache compiles each kernel the first time a page
 uses it: 10–25 s of silence after the first Start of a large race, 20–30 s before the CD-bias
-tab opens.  :func:`start` (run when the server starts by
-``panel serve apps/explorer.py --setup apps/warmup.py`` and by ``rbmviz explore``; the
-served script calls it too, for a server started without it) runs tiny versions of every engine the tabs
+tab opens.  :func:`start` (run when the server starts: ``rbmviz explore`` passes
+:mod:`rbmviz.app.warm_start` to ``panel serve --setup``, as the README's command does with the
+checkout's copy; the served script calls it too, for a server started without it) runs tiny versions of every engine the tabs
 use, on one daemon thread, in the order a page needs them — the race tab's default, then the
 large data sets' float32 race, the other training rules, the CD-bias tab, the TAP tab.  The
 compiled kernels stay in the process (and in the on-disk cache, ``cache=True``), so the
