@@ -248,3 +248,30 @@ def test_the_bias_tab_marks_a_live_k_change_on_both_plots():
             assert at == {"iteration": float(s.race.iteration)} and label.text.strip() == "k 1 → 3"
     finally:
         s.race.stop()
+
+
+def test_classroom_mode_reaches_every_tab():
+    lay = layout.build(sync_url=False, template=False)
+    race = lay.session
+    try:
+        race.set_classroom(True)
+        assert race.view.classroom
+        assert not any(race.widgets[n].visible for n in race_tab.ADVANCED if n in race.widgets)
+        assert race.curves.figure.title.text_font_size == "20px"
+        solid = [r.glyph.line_width for r in race.curves.figure.renderers
+                 if type(r.glyph).__name__ == "Line" and r.glyph.line_dash in ("solid", [])]
+        assert solid and all(w == 4 for w in solid)
+        bias = lay.tab_sessions["CD bias"]                 # made after the toggle: follows it
+        assert bias.classroom and not bias.advanced.visible
+        assert bias.plots["bias"].figure.title.text_font_size == "20px"
+        race.set_classroom(False)                          # the page toggle, off again
+        assert not bias.classroom and bias.advanced.visible
+        assert race.curves.figure.title.text_font_size == "13px"
+        assert race.widgets["seed"].visible
+        race.reset()                                        # a new race keeps the mode's style
+        race.set_classroom(True)
+        race.reset()
+        assert race.curves.figure.title.text_font_size == "20px"
+    finally:
+        for tab in lay.tab_sessions.made():
+            tab.race.stop()

@@ -107,6 +107,7 @@ class BiasSession(SessionControls, DocumentFeed):
         self.settings_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
         self.alert_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width",
                                                     styles={"color": "#b00020"}))
+        self.text_panes = (self.state_text, self.settings_text, self.alert_text)
         self.bias_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=340)
         self.factors_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=260)
         self.plots: dict[str, LiveCurves] = {}
@@ -146,6 +147,7 @@ class BiasSession(SessionControls, DocumentFeed):
         self.settings_text.object = ""
         self.alert_text.object = ""
         self._apply(race.records[:])          # the point at iteration 0
+        self.set_classroom(self.classroom)    # the new figures' style
         race._pending.clear()
 
     # ------------------------------------------------------------------ thread → document
@@ -200,12 +202,21 @@ class BiasSession(SessionControls, DocumentFeed):
     def sidebar(self) -> list:
         """The controls of this tab (shown in the sidebar while the tab is active)."""
         w = self.widgets
-        return [
-            pn.pane.Markdown("### Data and model"), w["dataset"], w["n_hidden"],
-            pn.pane.Markdown("### Training (live)"), w["k"], w["learning_rate"], w["weight_decay"],
-            pn.pane.Markdown("### Pace"), w["iterations_per_point"], w["points_per_second"],
+        # the lesson knobs first; the rest in a box that classroom mode hides
+        self.advanced = pn.Column(
+            w["n_hidden"], pn.pane.Markdown("### Pace"), w["iterations_per_point"],
+            w["points_per_second"],
             pn.Card(w["init_scale"], w["seed"], title="Initialisation", collapsed=True),
+            sizing_mode="stretch_width", visible=not self.classroom)
+        return [
+            pn.pane.Markdown("### Data"), w["dataset"],
+            pn.pane.Markdown("### Training (live)"), w["k"], w["learning_rate"], w["weight_decay"],
+            self.advanced,
         ]
+
+    def figures(self) -> list:
+        """The bias and factor plots."""
+        return [c.figure for c in self.plots.values()]
 
     def panel(self):
         """The tab's main area: text, buttons, plots and the help page."""

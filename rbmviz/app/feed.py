@@ -228,6 +228,27 @@ class SessionControls:
         else:
             self.race.step()
 
+    #: projector fonts and trimmed controls (classroom mode) are on
+    classroom = False
+
+    def figures(self) -> list:
+        """The tab's live Bokeh figures (restyled by :meth:`set_classroom`)."""
+        return []
+
+    def set_classroom(self, on: bool) -> None:
+        """Classroom mode: projector fonts and thick curves on every figure of the tab, and
+        only the lesson knobs in its sidebar (``self.advanced``, a box of the other controls,
+        is hidden)."""
+        from .live_plots import projector_style
+        self.classroom = bool(on)
+        for fig in self.figures():
+            projector_style(fig, self.classroom)
+        box = getattr(self, "advanced", None)
+        if box is not None:
+            box.visible = not self.classroom
+        for pane in getattr(self, "text_panes", ()):
+            pane.styles = {**(pane.styles or {}), "font-size": "1.3em" if self.classroom else "1em"}
+
     def _mark_change(self, changes: dict) -> None:
         """Mark live knob changes ``{knob: (old, new)}`` on the tab's curves (a labelled
         line); tabs with curves override it."""

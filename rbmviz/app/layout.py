@@ -105,6 +105,8 @@ class _LazyTab:
             self._session = self._make(self._race)
             if self._lesson is not None and self._lesson.changes:
                 _run_lesson_changes(self._session, self._lesson)
+            if getattr(self._race, "view", None) is not None and self._race.view.classroom:
+                self._session.set_classroom(True)
             if self._link_settings:          # a lesson link's settings for this tab
                 self._session.settings.param.update(**self._link_settings)
                 self._session.reset()
@@ -218,7 +220,16 @@ def build(*, threads: int = 1, sync_url: bool = True, extra_tabs=None, template:
     if link.tab != "race" and links.TABS[link.tab] in titles:
         tabs.active = titles.index(links.TABS[link.tab])
     building[0] = False
-    column = [lessons_menu(), *sidebars.values()]
+    classroom = pn.widgets.Toggle.from_param(
+        session.view.param.classroom, name="Classroom mode: projector fonts, lesson knobs only",
+        button_type="default", sizing_mode="stretch_width")
+
+    def classroom_everywhere(event):        # every tab made so far follows the race's toggle
+        for tab in layout.tab_sessions.made():
+            if tab is not session:
+                tab.set_classroom(event.new)
+    session.view.param.watch(classroom_everywhere, "classroom")
+    column = [classroom, lessons_menu(), *sidebars.values()]
     main = [*link.panes(), tabs]
     if template:
         layout = pn.template.FastListTemplate(title=TITLE, sidebar=column, main=main,

@@ -36,7 +36,7 @@ from bokeh.plotting import figure
 from ..viz import X_LABELS, tile_images
 
 __all__ = ["DIVERGING", "GREYS", "VIRIDIS", "LiveBars", "LiveCurves", "LiveHistogram",
-           "LiveImage", "LiveScatter"]
+           "LiveImage", "LiveScatter", "projector_style"]
 
 #: negative weights blue, positive red (matplotlib's ``RdBu_r``)
 DIVERGING = tuple(interp_palette(RdBu[11], 256))
@@ -532,3 +532,36 @@ class LiveHistogram:
             raise ValueError(f"a histogram needs len(edges) == len(heights) + 1, got "
                              f"{len(edges)} edges and {len(heights)} heights")
         self.source.data = {"left": edges[:-1], "right": edges[1:], self.count_column: heights}
+
+
+#: (normal, projector) font sizes and curve widths of :func:`projector_style`
+_FONTS = {"title": ("13px", "20px"), "axis_label": ("13px", "18px"),
+          "major_label": ("11px", "16px"), "legend": ("13px", "17px")}
+_LINE = (2, 4)
+
+
+def projector_style(fig, on: bool) -> None:
+    """Projector fonts and thick curves for a Bokeh figure (classroom mode), or back to normal.
+
+    Titles, axis labels, tick labels and legends grow to sizes readable from the back of a
+    lecture hall; solid curves get twice the line width (dashed and dotted ones, e.g. bounds
+    and markers, keep theirs).
+
+    Parameters
+    ----------
+    fig : bokeh.plotting.figure
+    on : bool
+        Projector style (True) or the normal one.
+    """
+    i = int(bool(on))
+    if fig.title is not None:
+        fig.title.text_font_size = _FONTS["title"][i]
+    for axis in list(fig.xaxis) + list(fig.yaxis):
+        axis.axis_label_text_font_size = _FONTS["axis_label"][i]
+        axis.major_label_text_font_size = _FONTS["major_label"][i]
+    for legend in fig.legend:
+        legend.label_text_font_size = _FONTS["legend"][i]
+    for r in fig.renderers:
+        glyph = getattr(r, "glyph", None)
+        if type(glyph).__name__ == "Line" and glyph.line_dash in ("solid", []):
+            glyph.line_width = _LINE[i]

@@ -212,6 +212,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
         self.settings_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
         self.alert_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width",
                                                      styles={"color": "#b00020"}))
+        self.text_panes = (self.state_text, self.settings_text, self.alert_text, self.warm_text)
         self.equations = pn.Column(sizing_mode="stretch_width")
         self.download_csv = pn.widgets.FileDownload(callback=self._csv_bytes,
                                                     filename="rbmviz_records.csv",
@@ -359,6 +360,8 @@ class ExplorerSession(SessionControls, DocumentFeed):
                 self._quiet = False
         if names & {"classroom", "algorithms", "k", "k_inner", "n_hidden", "D", "N", "d"}:
             self._update_visibility()
+        if "classroom" in names:
+            SessionControls.set_classroom(self, self.view.classroom)
         if names & {"x_axis", "classroom", "points_per_second", "max_speed"}:
             if "x_axis" in names and self.curves is not None:
                 self.curves.set_x(self.view.x_axis)
@@ -462,6 +465,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
         self.samples_pane.object = self.samples.figure
         self.settings_text.object = ""
         self.alert_text.object = ""
+        SessionControls.set_classroom(self, self.view.classroom)   # the new figures' style
         self._refresh_state()
 
     # ------------------------------------------------------------------ thread → document
@@ -610,6 +614,23 @@ class ExplorerSession(SessionControls, DocumentFeed):
             self.train.param.update(**{k: v for k, v in changes.items() if k in self.train.param})
         self._schedule(apply)
 
+    def set_classroom(self, on: bool) -> None:
+        """Classroom mode (``view.classroom``, in the URL): projector fonts and thick curves,
+        the advanced knobs hidden (:data:`ADVANCED`)."""
+        if self.view.classroom != bool(on):
+            self.view.classroom = bool(on)          # _on_knob restyles and hides
+        else:
+            SessionControls.set_classroom(self, on)
+
+    def figures(self) -> list:
+        """The race's live figures: curves, p(v) bars, receptive fields, samples."""
+        out = [] if self.curves is None else [self.curves.figure]
+        if getattr(self, "bars", None) is not None:
+            out.append(self.bars.figure)
+        out += [img.figure for img in (getattr(self, "fields", None), getattr(self, "samples", None))
+                if img is not None]
+        return out
+
     @staticmethod
     def _rule_titles(race) -> dict:
         """The legend name of every racing rule, with its current k (``rule_title``)."""
@@ -702,7 +723,6 @@ class ExplorerSession(SessionControls, DocumentFeed):
             self.budget_text, w["learning_rate"], w["eval_every"], self.spacing_text, w["epochs"],
             w["batch_size"], w["momentum"], w["weight_decay"], w["seed"], self.details,
             pn.pane.Markdown("### View"), w["x_axis"], w["points_per_second"], w["max_speed"],
-            w["classroom"],
             pn.Card(w["init"], w["init_scale"], w["visible_bias"], w["dtype"], w["init_seed"],
                     w["max_weight"], title="Initialisation and limits", collapsed=True),
         ]

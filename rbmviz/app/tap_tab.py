@@ -174,6 +174,7 @@ class TapSession(SessionControls, DocumentFeed):
         self.settings_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
         self.alert_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width",
                                                     styles={"color": "#b00020"}))
+        self.text_panes = (self.state_text, self.settings_text, self.alert_text)
         self.landscape_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
         self.map_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
         self.denoise_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
@@ -310,6 +311,7 @@ class TapSession(SessionControls, DocumentFeed):
         self.denoise_text.object = ""
         self.settings_text.object = ""
         self.alert_text.object = ""
+        self.set_classroom(self.classroom)    # the new figures' style
         self._refresh_state()
         self._request_denoise()
 
@@ -467,19 +469,31 @@ class TapSession(SessionControls, DocumentFeed):
     def sidebar(self) -> list:
         """The controls of this tab (shown in the sidebar while the tab is active)."""
         w = self.widgets
-        return [
-            pn.pane.Markdown("### Data and model"), w["dataset"], w["model"], w["start_from"],
-            w["limit"], w["n_hidden"], w["n_hidden2"], w["pretrain_epochs"],
-            w["batch_size"],
-            pn.pane.Markdown("### Training (live)"), w["learning_rate"], w["momentum"],
-            w["momentum_form"], w["weight_decay"], w["n_solutions"],
-            pn.pane.Markdown("Inference (Alg. 1 TAP, or adaptive TAP, App. D)"), w["inference"],
-            w["order"], w["damping"], w["fixed_iter"], w["products"],
+        # the lesson knobs first; the rest in a box that classroom mode hides
+        self.advanced = pn.Column(
+            pn.pane.Markdown("### Model and data"), w["limit"], w["n_hidden"], w["n_hidden2"],
+            w["pretrain_epochs"], w["batch_size"],
+            pn.pane.Markdown("### Training"), w["momentum"], w["momentum_form"],
+            w["weight_decay"], w["n_solutions"], w["order"], w["damping"], w["fixed_iter"],
+            w["products"],
             pn.pane.Markdown("### Landscape"), w["landscape_every"], w["landscape_rows"],
             w["eval_rows"],
             pn.pane.Markdown("### Pace"), w["updates_per_point"], w["points_per_second"],
             pn.Card(w["seed"], title="Seed", collapsed=True),
+            sizing_mode="stretch_width", visible=not self.classroom)
+        return [
+            pn.pane.Markdown("### Start"), w["dataset"], w["model"], w["start_from"],
+            pn.pane.Markdown("### Training (live)"), w["learning_rate"],
+            pn.pane.Markdown("Inference (Alg. 1 TAP, or adaptive TAP, App. D)"), w["inference"],
+            self.advanced,
         ]
+
+    def figures(self) -> list:
+        """The curves, the landscape map and histogram, the denoising tiles, the fields."""
+        out = [c.figure for c in self.curves.values()]
+        out += [x.figure for x in (self.scatter, self.histogram) if x is not None]
+        out += [img.figure for img in list(self.denoise_images.values()) + list(self.fields.values())]
+        return out
 
     def panel(self):
         """The tab's main area: text, buttons, plots, denoising and the help page."""
