@@ -15,6 +15,11 @@ snapshots), beside its peer in the same process, the bare ``TAP.update`` loop on
 batches (the ratio is the share of time the live engine spends training).
 
     python -m bench.bench_explorer --tap 30
+
+``--tap-browser SECONDS`` drives the TAP tab in Chromium at its defaults (a page opened on
+``?tab=tap``, Start (TAP)) and reports the mini-batch updates per second that reach the page.
+
+    python -m bench.bench_explorer --tap-browser 60
 """
 from __future__ import annotations
 
@@ -53,9 +58,14 @@ def main(argv=None):
     ap.add_argument("--every", type=float, default=30.0, help="seconds between memory samples")
     ap.add_argument("--tap", type=float, default=None, metavar="SECONDS",
                     help="measure the TAP landscape engine for SECONDS instead (headless)")
+    ap.add_argument("--tap-browser", type=float, default=None, metavar="SECONDS",
+                    help="measure the TAP tab in Chromium at its defaults for SECONDS: "
+                         "mini-batch updates per second as the page shows them")
     args = ap.parse_args(argv)
     if args.tap is not None:
         return bench_tap(args.tap)
+    if args.tap_browser is not None:
+        return bench_tap_browser(args.tap_browser)
     from playwright.sync_api import sync_playwright
 
     with socket.socket() as s:
@@ -106,6 +116,62 @@ def main(argv=None):
     print(json.dumps(out["summary"], indent=1))
     (ROOT / "bench" / "results").mkdir(exist_ok=True)
     (ROOT / "bench" / "results" / "explorer.json").write_text(json.dumps(out, indent=1))
+
+
+#: the newest TAP race's (updates, epoch) of its last streamed point
+TAP_UPDATES_JS = """() => { let best = [-1, null];
+  for (const m of Bokeh.documents[0].all_models) {
+    if (typeof m.name !== 'string' || !m.name.startsWith('curve-tap:') || !m.data) continue;
+    const id = parseInt(m.name.split(':')[1]); const d = m.data;
+    const u = Array.from(((d instanceof Map) ? d.get('updates') : d['updates']) || []);
+    if (id >= best[0] && u.length) best = [id, u[u.length - 1]]; }
+  return best[1]; }"""
+
+
+def bench_tap_browser(seconds: float, query: str = "") -> dict:
+    """The TAP tab served and driven in Chromium at its defaults (a fresh server with the
+    warm-up script): after Start (TAP), the mini-batch updates per second that reach the page's
+    curves over ``seconds`` (after a 10 s lead-in), printed and saved."""
+    from playwright.sync_api import sync_playwright
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "panel", "serve", str(ROOT / "apps" / "explorer.py"),
+                             "--port", str(port), "--address", "127.0.0.1",
+                             f"--allow-websocket-origin=127.0.0.1:{port}", "--liveness",
+                             "--setup", str(ROOT / "apps" / "warmup.py")],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out = {}
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/liveness", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.3)
+        time.sleep(30)                                   # the server's warm-up
+        with sync_playwright() as p:
+            b = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                  args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            page = b.new_page(viewport={"width": 1280, "height": 800})
+            page.goto(f"http://127.0.0.1:{port}/explorer?tab=tap" + query)
+            start = page.get_by_role("button", name=re.compile(r"Start \(TAP\)"))
+            start.wait_for(timeout=120_000)
+            start.click()
+            time.sleep(10)
+            u0, t0 = page.evaluate(TAP_UPDATES_JS) or 0, time.time()
+            time.sleep(seconds)
+            u1, t1 = page.evaluate(TAP_UPDATES_JS) or 0, time.time()
+            b.close()
+        out = {"seconds": round(t1 - t0, 1), "updates": u1 - u0,
+               "updates_per_s": round((u1 - u0) / (t1 - t0), 2)}
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    print(json.dumps(out, indent=1))
+    (ROOT / "bench" / "results").mkdir(exist_ok=True)
+    (ROOT / "bench" / "results" / "explorer_tap_browser.json").write_text(json.dumps(out, indent=1))
+    return out
 
 
 def bench_tap(seconds: float) -> dict:

@@ -236,9 +236,12 @@ class _TapViewKnobs(param.Parameterized):
     eval_rows = param.Integer(100, bounds=(1, 10_000), softbounds=(10, 2000),
                               label="Evaluation rows",
                               doc="Fixed training rows on which the TAP log-likelihood is measured.")
-    landscape_every = param.Integer(1, bounds=(1, 1000), softbounds=(1, 20),
+    landscape_every = param.Integer(2, bounds=(1, 1000), softbounds=(1, 20),
                                     label="Landscape every (epochs)",
-                                    doc="Epochs between two landscape snapshots (live).")
+                                    doc="Epochs between two landscape snapshots (live).  A "
+                                        "snapshot solves from N images on the training "
+                                        "thread: every 2 epochs the tab trains ~5.4 updates/s "
+                                        "on 2 busy cores, every epoch ~4.6.")
     landscape_rows = param.Integer(500, bounds=(3, 10_000), softbounds=(50, 2000),
                                    label="Landscape initialisations N",
                                    doc="Data initialisations of a landscape snapshot (Fig. 5: 10,000).")
