@@ -221,7 +221,7 @@ def build(*, threads: int = 1, sync_url: bool = True, extra_tabs=None, template:
         tabs.active = titles.index(links.TABS[link.tab])
     building[0] = False
     classroom = pn.widgets.Toggle.from_param(
-        session.view.param.classroom, name="Classroom mode: projector fonts, lesson knobs only",
+        session.view.param.classroom, name="Classroom mode (projector)",
         button_type="default", sizing_mode="stretch_width")
 
     def classroom_everywhere(event):        # every tab made so far follows the race's toggle

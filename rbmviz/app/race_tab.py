@@ -434,7 +434,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
                                  max_points=MAX_CURVE_POINTS)
         self.curves_pane.object = self.curves.figure
         snap = race.snapshot()
-        focus = snap["focus"]
+        focus = rule_title(race.runs[snap["focus"]].algorithm)
         self.fields = LiveImage(title=f"receptive fields: columns of W ({focus})",
                                 palette=DIVERGING, symmetric=True, colorbar=True)
         self.samples = LiveImage(title=f"samples from the Gibbs chains ({focus})", palette=GREYS)
@@ -444,7 +444,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
             # a fixed axis (the data's patterns, at most 40, plus "other") so streaming only
             # changes bar heights
             p_data = snap["p_data"]
-            n_bits = race.runs[focus].rbm.n_visible
+            n_bits = race.runs[snap["focus"]].rbm.n_visible
             self._patterns = np.sort(np.argsort(-p_data, kind="stable")[:min(40, int((p_data > 0).sum()))])
             labels = [format(int(i), f"0{n_bits}b") for i in self._patterns]
             if len(self._patterns) < len(p_data):
