@@ -275,3 +275,29 @@ def test_classroom_mode_reaches_every_tab():
     finally:
         for tab in lay.tab_sessions.made():
             tab.race.stop()
+
+
+@pytest.mark.parametrize("dataset", ["bars_and_stripes", "shifting_bar"])
+def test_the_default_race_rises_for_at_least_30_s_at_the_default_pace(dataset):
+    """A data set's own race at its defaults keeps a class watching: the best curve is still
+    gaining (below 95 % of its final gain) 30 s into the race at the default pace
+    (points_per_second points a second, each eval_every epochs further)."""
+    s = race_tab.ExplorerSession(sync_url=False, settings={"dataset": dataset})
+    try:
+        race = s.race
+        race.max_speed = True
+        while not race.finished:
+            race.step()
+        df = race.frame()
+        epochs_per_second = s.train.eval_every * s.view.points_per_second
+        t95 = {}
+        for name, part in df.groupby("algorithm"):
+            ll = part.set_index("epoch")[race.metric]
+            gain = ll.iloc[-1] - ll.iloc[0]
+            if gain > 0.3:                                    # a rule that learns (on Shifting
+                reached = ll.index[ll >= ll.iloc[0] + 0.95 * gain][0]   # Bar PCD may not)
+                t95[name] = reached / epochs_per_second
+        assert t95 and max(t95.values()) >= 30, t95
+        assert race.epoch / epochs_per_second <= 15 * 60         # and ends within a lecture
+    finally:
+        s.race.stop()
