@@ -47,14 +47,41 @@ def _file_dataset():
     return "mnist" if datasets.available("mnist") else None
 
 
+def _binary_products():
+    """The 0/1 products as sums of rows (:mod:`rbmviz.kernels.binary`) in both float types: a
+    race switches to them when its chains turn sparse, mid-run (digits trains float64, and
+    a 3 s compile there once delayed its first training point)."""
+    import numpy as np
+    from .. import _blas
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float64):
+        A = (rng.random((8, 16)) < 0.1).astype(dtype)
+        idx, cnt = np.empty(A.shape, np.int32), np.empty(A.shape[0], np.int32)
+        density = _blas.binary_rows(A, idx, cnt)
+        _blas.binary_matmul(A, np.ones((16, 4), dtype), np.empty((8, 4), dtype), idx, cnt, density)
+        _blas.binary_matmul_T([(A, np.ones((8, 4), dtype), idx, cnt, density)],
+                              np.empty((16, 4), dtype))
+
+
+def _preset_race(dataset, *, limit, steps=4):
+    """A short race at the data set's own preset (model size, float type, batch, k), as the
+    explorer starts it: the kernels compiled are the ones its first Start needs."""
+    from ..presets import for_dataset
+    pre = for_dataset(dataset)
+    _race(dataset, ["cd", "pcd"], dtype=pre["dtype"], n_hidden=pre["n_hidden"], steps=steps,
+          k=pre["k"], batch_size=pre["batch_size"], learning_rate=pre["learning_rate"],
+          limit=limit)
+
+
 def _large_race():
     # the large data sets' models train a float32 working copy; digits trains float64
+    _binary_products()
     mnist = _file_dataset()
     if mnist is not None:
-        _race(mnist, ["cd", "pcd"], dtype="float32", n_hidden=50, steps=2, k=1,
-              batch_size=100, limit=300)
+        _preset_race(mnist, limit=300)
+    _preset_race("digits", limit=400)
     for dtype in ("float32", "float64"):
-        _race("digits", ["cd", "pcd"], dtype=dtype, n_hidden=30, steps=2, k=1, batch_size=20,
+        _race("digits", ["cd", "pcd"], dtype=dtype, n_hidden=30, steps=4, k=1, batch_size=20,
               limit=200)
 
 

@@ -46,7 +46,10 @@ def cold_server(browser, tmp_path_factory):      # `browser` skips (or fails und
     proc = subprocess.Popen(
         [sys.executable, "-m", "panel", "serve", str(ROOT / "apps" / "explorer.py"), "--port",
          str(port), "--address", "127.0.0.1", f"--allow-websocket-origin=127.0.0.1:{port}",
-         "--liveness", "--setup", str(ROOT / "apps" / "warmup.py")], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+         "--liveness", "--setup", str(ROOT / "apps" / "warmup.py"),
+         # a closed page's session (and its training thread) goes within ~1.5 s: the next
+         # measurement must not share the cores with the previous page's race
+         "--unused-session-lifetime", "1000", "--check-unused-sessions", "500"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
         while True:
             try:
@@ -92,8 +95,10 @@ def test_first_training_point_within_3_s_of_start(browser, cold_server, query):
     page.wait_for_function(f"() => ({CURVES_JS})().every(v => v.length >= 2)", timeout=60_000)
     dt = time.time() - t0
     print(f"{query}: first training point {dt:.2f} s after Start")
-    assert dt <= LIMIT
+    button(page, "Pause").click()
     page.close()
+    time.sleep(2)                          # the session (and its thread) is gone
+    assert dt <= LIMIT
 
 
 @pytest.mark.parametrize("tab, start, streamed", [
@@ -114,5 +119,6 @@ def test_each_tab_opens_and_trains_within_3_s(browser, cold_server, tab, start, 
     page.wait_for_function(streamed, timeout=60_000)
     first = time.time() - t1
     print(f"{tab}: opened in {opened:.2f} s, first training point {first:.2f} s after Start")
-    assert opened <= LIMIT and first <= LIMIT
     page.close()
+    time.sleep(2)
+    assert opened <= LIMIT and first <= LIMIT
