@@ -301,3 +301,19 @@ def test_the_default_race_rises_for_at_least_30_s_at_the_default_pace(dataset):
         assert race.epoch / epochs_per_second <= 15 * 60         # and ends within a lecture
     finally:
         s.race.stop()
+
+
+def test_the_docs_explorer_page_shows_every_lesson_and_tab():
+    """The documentation's explorer page carries every lesson (title, captions, its link and
+    the screenshot the browser test stores) and every tab's screenshot."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1] / "docs"
+    page = (root / "explorer.md").read_text()
+    for lesson in lessons.LESSONS:
+        assert f"### {lesson.title}" in page and f"`?lesson={lesson.key}`" in page
+        for caption in lesson.notice:
+            assert caption in page, caption
+        image = f"_static/explorer/lesson-{lesson.key}.png"
+        assert image in page and (root / image).is_file()
+    for tab in ("race", "cd-bias", "tap-landscape"):
+        assert f"_static/explorer/{tab}.png" in page and (root / f"_static/explorer/{tab}.png").is_file()
