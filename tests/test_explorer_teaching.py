@@ -310,9 +310,11 @@ def test_the_docs_explorer_page_shows_every_lesson_and_tab():
     root = Path(__file__).resolve().parents[1] / "docs"
     page = (root / "explorer.md").read_text()
     for lesson in lessons.LESSONS:
-        assert f"### {lesson.title}" in page and f"`?lesson={lesson.key}`" in page
-        for caption in lesson.notice:
-            assert caption in page, caption
+        assert f"`?lesson={lesson.key}`" in page
+        if "files not found" not in lesson.title:     # the page shows the lessons with the data
+            assert f"### {lesson.title}" in page
+            for caption in lesson.notice:
+                assert caption in page, caption
         image = f"_static/explorer/lesson-{lesson.key}.png"
         assert image in page and (root / image).is_file()
     for tab in ("race", "cd-bias", "tap-landscape"):
