@@ -319,3 +319,20 @@ def test_the_docs_explorer_page_shows_every_lesson_and_tab():
         assert image in page and (root / image).is_file()
     for tab in ("race", "cd-bias", "tap-landscape"):
         assert f"_static/explorer/{tab}.png" in page and (root / f"_static/explorer/{tab}.png").is_file()
+
+
+def test_k_snaps_to_a_valid_budget_while_a_dc_rule_races():
+    s = race_tab.ExplorerSession(sync_url=False, settings={
+        "dataset": "shifting_bar", "algorithms": ["cd", "sdcp"], "k_inner": 4})
+    try:
+        s.race.step()
+        for dragged, snapped in ((13, 12), (15, 16), (43, 44), (2, 4)):
+            s.train.k = dragged
+            assert s.train.k == snapped and s.budget.d == snapped // 4
+            assert {n: r.algorithm.k for n, r in s.race.runs.items()} == {"cd": snapped,
+                                                                            "sdcp": snapped}
+        assert s.alert_text.object == ""                  # nothing refused, nothing to warn
+        assert [r["new"] for r in s.knob_log] == [12, 16, 44, 4]
+        assert "S-DCP (k = d·K′ = 1·4)" in s.state_text.object
+    finally:
+        s.race.stop()

@@ -317,6 +317,17 @@ class ExplorerSession(SessionControls, DocumentFeed):
         except ValueError:
             return DEFAULT_K_INNER
 
+    def _snap_k(self) -> None:
+        """While S-DCP or CS-DCP is selected, k snaps to the nearest multiple of K′ (k = d·K′,
+        equal compute) instead of each value K′ does not divide being refused: a drag of the
+        k slider then moves through the valid budgets, and every racing rule runs the same k."""
+        if not any(a in DCP_ALGORITHMS for a in self.view.algorithms) or self.train.k is None:
+            return
+        inner = self._k_inner()
+        k = self.train.k
+        if k % inner:
+            self.train.k = max(inner, int(round(k / inner)) * inner)
+
     def _budget_d(self) -> int:
         k = self.train.k or 1
         return max(1, k // self._k_inner())
@@ -355,6 +366,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
         if "k" in names:
             self._quiet = True
             try:
+                self._snap_k()
                 self.budget.d = self._budget_d()
             finally:
                 self._quiet = False
@@ -390,6 +402,7 @@ class ExplorerSession(SessionControls, DocumentFeed):
                                              f"({who or 'no running algorithm'}).")
                 if live.keys() & {"k", "k_inner"}:
                     self._relabel()
+                self._refresh_state()            # the status line shows what runs now
         not_live = {n for n in names if n in self.train.param and n not in live_names
                     and n not in ("epochs",)}
         needs_reset = sorted(names & RESET_KNOBS | not_live)
