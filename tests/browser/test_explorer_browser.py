@@ -84,8 +84,9 @@ def button(page, name):
 
 def test_race_streams_pauses_and_picks_up_a_slider(browser, explorer_url):
     # 20 epochs a point: 50 points reach epoch 1,000, well up the curve (Bars & Stripes' own
-    # pace, 5 epochs a point, is still on its slow start there)
-    page = open_explorer(browser, explorer_url, "?max_speed=true&eval_every=20")
+    # pace, 5 epochs a point, is still on its slow start there); no epoch limit, so that the
+    # race at full speed is still running when the test checks its status
+    page = open_explorer(browser, explorer_url, "?max_speed=true&eval_every=20&epochs=0")
     # choose the two algorithms: start from one, add the second, and apply with Reset
     page.get_by_label("PCD-k", exact=True).uncheck()
     button(page, "Reset").click()
