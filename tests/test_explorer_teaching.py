@@ -336,3 +336,21 @@ def test_k_snaps_to_a_valid_budget_while_a_dc_rule_races():
         assert "S-DCP (k = d·K′ = 1·4)" in s.state_text.object
     finally:
         s.race.stop()
+
+
+def test_a_bias_lessons_k_changes_run_in_the_tab_and_its_widgets_follow():
+    from rbmviz.app.bias_tab import BiasSession
+    lesson = lessons.get("cd-bias-k")
+    s = BiasSession()
+    try:
+        s.lesson = lesson
+        s.settings.param.update(**lesson.params)
+        s.reset()
+        first_at = lesson.changes[0][0]
+        while s.race.iteration < first_at + 1:
+            s.race.step()
+        assert s.race.lesson_changes[0]["changes"] == lesson.changes[0][1]
+        assert s.race.settings.k == s.settings.k == lesson.changes[0][1]["k"]
+        assert s.plots["bias"].markers[-1][2].text.strip().startswith("k 1 →")
+    finally:
+        s.race.stop()

@@ -147,7 +147,7 @@ class BiasSession(SessionControls, DocumentFeed):
         self.settings_text.object = ""
         self.alert_text.object = ""
         self._apply(race.records[:])          # the point at iteration 0
-        self.set_classroom(self.classroom)    # the new figures' style
+        self._after_reset()                   # classroom style, a lesson's schedule
         race._pending.clear()
 
     # ------------------------------------------------------------------ thread → document

@@ -230,6 +230,23 @@ class SessionControls:
 
     #: projector fonts and trimmed controls (classroom mode) are on
     classroom = False
+    #: the lesson whose scheduled knob changes every new engine of this tab applies
+    lesson = None
+
+    def _after_reset(self) -> None:
+        """Called by a tab's ``reset`` once its new engine exists: the figures take the
+        classroom style, and a lesson's knob changes are scheduled on the engine
+        (:func:`rbmviz.live.lessons.schedule`), the tab's widgets following them."""
+        self.set_classroom(self.classroom)
+        if self.lesson is not None and self.lesson.changes and self.race is not None:
+            from ..live import lessons
+            lessons.schedule(self.race, self.lesson.changes, on_change=self._follow_lesson)
+
+    def _follow_lesson(self, at, changes) -> None:
+        """From the engine's thread: move the tab's knobs to a lesson change it applied."""
+        settings = self.settings
+        self._schedule(lambda: settings.param.update(
+            **{k: v for k, v in changes.items() if k in settings.param}))
 
     def figures(self) -> list:
         """The tab's live Bokeh figures (restyled by :meth:`set_classroom`)."""

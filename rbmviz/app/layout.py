@@ -103,8 +103,7 @@ class _LazyTab:
     def session(self):
         if self._session is None:
             self._session = self._make(self._race)
-            if self._lesson is not None and self._lesson.changes:
-                _run_lesson_changes(self._session, self._lesson)
+            self._session.lesson = self._lesson  # every Reset schedules its knob changes
             if getattr(self._race, "view", None) is not None and self._race.view.classroom:
                 self._session.set_classroom(True)
             if self._link_settings:          # a lesson link's settings for this tab
@@ -113,26 +112,6 @@ class _LazyTab:
             self.tab.objects = [self._session.panel()]
             self.side.objects = list(self._session.sidebar())
         return self._session
-
-
-def _run_lesson_changes(session, lesson) -> None:
-    """Every engine the tab session makes (each Reset) applies the lesson's scheduled knob
-    changes (:func:`rbmviz.live.lessons.engine`'s schedule), and the tab's widgets follow
-    them on the page."""
-    from ..live import lessons
-    reset = session.reset
-
-    def follow(at, changes):
-        def apply():
-            session.settings.param.update(**{k: v for k, v in changes.items()
-                                             if k in session.settings.param})
-        session._schedule(apply)
-
-    def reset_with_lesson():
-        reset()
-        if session.race is not None:
-            lessons.schedule(session.race, lesson.changes, on_change=follow)
-    session.reset = reset_with_lesson     # the Reset button calls session.reset()
 
 
 class _TabSessions(dict):

@@ -311,7 +311,7 @@ class TapSession(SessionControls, DocumentFeed):
         self.denoise_text.object = ""
         self.settings_text.object = ""
         self.alert_text.object = ""
-        self.set_classroom(self.classroom)    # the new figures' style
+        self._after_reset()                   # classroom style, a lesson's schedule
         self._refresh_state()
         self._request_denoise()
 
