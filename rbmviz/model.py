@@ -19,13 +19,12 @@ priors are handled by :mod:`rbmviz.tap`.
 from __future__ import annotations
 
 import os
-import tempfile
-import zipfile
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from . import _files
 from . import bounds as _bounds
 from . import units as _units
 from ._numerics import sigmoid as _sigmoid, softplus as _softplus
@@ -479,8 +478,9 @@ class RBM:
     def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
         """Save to ``path`` (``.npz`` appended if missing) with a format version.
 
-        Written atomically: to a temporary file in the same directory, then renamed, so a crash
-        never leaves a half-written model.
+        Written atomically (:mod:`rbmviz._files`): to a temporary file in the same directory,
+        unique to the process and call, then renamed, so a crash never leaves a half-written
+        model and a temporary file left by a killed process never blocks the next save.
 
         Parameters
         ----------
@@ -500,30 +500,18 @@ class RBM:
             If the file exists and ``overwrite`` is False.
         IsADirectoryError
             If ``path`` is a directory.
+        ValueError
+            If ``path`` exists and is a FIFO, socket or device.
         TypeError
             If ``path`` is not a path.
         """
         path = _check_path(path, "path")
         if path.suffix != ".npz":
             path = path.with_name(path.name + ".npz")
-        if path.is_dir():
-            raise IsADirectoryError(f"path {path} is a directory; expected a file name for the model")
-        if path.exists() and not overwrite:
-            raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, format=np.array(_FORMAT_TAG), format_version=np.array(FORMAT_VERSION),
-                         visible=np.array(self.visible), hidden=np.array(self.hidden),
-                         W=self.W, b=self.b, c=self.c, **self._prior_arrays())
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        _files.savez(path, dict(format=np.array(_FORMAT_TAG), format_version=np.array(FORMAT_VERSION),
+                                visible=np.array(self.visible), hidden=np.array(self.hidden),
+                                W=self.W, b=self.b, c=self.c, **self._prior_arrays()),
+                     overwrite=overwrite, name="path", what="a file name for the model")
         return path
 
     @classmethod
@@ -534,7 +522,10 @@ class RBM:
         message naming the file and the array, rather than later inside a Numba kernel.  Arrays
         stored big-endian (e.g. written on another machine) are converted to the native byte
         order, which keeps every value exactly (the kernels need native order).  Version-1 files
-        (before unit priors) load as Bernoulli/Bernoulli models.
+        (before unit priors) load as Bernoulli/Bernoulli models.  A path that is not a regular
+        file (a FIFO, a device) is refused without being opened, and the arrays' declared
+        shapes are checked (against each other and :func:`rbmviz.bounds.check_model_size`)
+        before any array is read.
 
         Parameters
         ----------
@@ -554,7 +545,8 @@ class RBM:
         TypeError
             If ``path`` is not a path.
         ValueError
-            For a corrupt file, a file that is not an rbmviz model, a missing, unreadable or newer
+            For a path that is not a regular file, a corrupt or truncated file, declared shapes
+            beyond the bounds, a file that is not an rbmviz model, a missing, unreadable or newer
             format version; unless ``W``, ``b``, ``c`` all have one float dtype (float64 or
             float32), consistent shapes (``W`` 2-D with at least one unit per layer, ``b`` of shape
             ``(n_visible,)``, ``c`` of shape ``(n_hidden,)``) and finite values; for unknown unit
@@ -567,18 +559,8 @@ class RBM:
             raise FileNotFoundError(f"no saved model at {path}")
         if path.is_dir():
             raise ValueError(f"{path} is a directory, not a saved model (.npz file)")
-        try:
-            loaded = np.load(path, allow_pickle=False)
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
-            raise ValueError(f"{path} is not a readable .npz file (corrupt or truncated?): {exc}") from exc
-        if not isinstance(loaded, np.lib.npyio.NpzFile):     # a plain .npy array
-            raise ValueError(f"{path} holds a single .npy array, not an .npz archive; expected a "
-                             f"model written by RBM.save")
-        try:
-            with loaded as z:
-                arrays = {key: z[key] for key in z.files}
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError, KeyError) as exc:
-            raise ValueError(f"{path} is not a readable .npz file (corrupt or truncated?): {exc}") from exc
+        arrays = _files.load_npz(path, "path", what="a model written by RBM.save (.npz)",
+                                 check=lambda headers: _check_headers(path, headers))
         if "format" not in arrays or _text(arrays["format"]) != _FORMAT_TAG:
             raise ValueError(f"{path} is not an rbmviz RBM file (no '{_FORMAT_TAG}' format tag); "
                              f"it holds arrays {sorted(arrays)}")
@@ -634,6 +616,31 @@ def _check_path(path, name) -> Path:
     if str(path) in ("", "."):
         raise ValueError(f"{name} is empty; expected a file path")
     return path
+
+
+def _check_headers(path, headers) -> None:
+    """The declared shapes of a model file, checked before any array is read: ``W`` 2-D with
+    at least one unit per layer and within :func:`rbmviz.bounds.check_model_size`, ``b`` and
+    ``c`` matching it, every other array at most :data:`rbmviz.bounds.WEIGHTS_MAX` values."""
+    if "W" in headers:
+        shape = headers["W"][0]
+        if len(shape) != 2 or 0 in shape:
+            raise ValueError(f"{path}: array 'W' must be 2-D (n_visible, n_hidden) with at least "
+                             f"one unit per layer, got shape {shape}")
+        try:
+            _bounds.check_model_size(*shape, visible_name="n_visible", hidden_name="n_hidden")
+        except ValueError as exc:
+            raise ValueError(f"{path}: array 'W' of shape {shape} is too large: {exc}") from None
+        for key, n, layer in (("b", shape[0], "n_visible"), ("c", shape[1], "n_hidden")):
+            if key in headers and headers[key][0] != (n,):
+                raise ValueError(f"{path}: inconsistent shapes: array {key!r} has shape "
+                                 f"{headers[key][0]} but W{shape} needs ({n},) ({layer})")
+    for key, (shape, _) in headers.items():
+        size = int(np.prod(shape, dtype=object))
+        if key != "W" and size > _bounds.WEIGHTS_MAX:
+            raise ValueError(f"{path}: array {key!r} declares shape {shape} ({size:,} values), "
+                             f"more than a model file holds (at most "
+                             f"{_bounds.WEIGHTS_MAX:,}, rbmviz.bounds.WEIGHTS_MAX)")
 
 
 def _text(arr) -> str:
