@@ -93,3 +93,88 @@ def check_choice(value, name: str, choices) -> str:
         extra = f"; did you mean {hint[0]!r}?" if hint else ""
         raise ValueError(f"unknown {name} {value!r}; expected one of {sorted(choices)}{extra}")
     return value
+
+
+def check_bool(value, name: str) -> bool:
+    """``value`` as a ``bool``; anything but ``True``/``False`` (or a numpy bool) is a ``TypeError``.
+
+    Parameters
+    ----------
+    value : object
+        The value to check.
+    name : str
+        The argument name used in error messages.
+
+    Returns
+    -------
+    bool
+        ``bool(value)``.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_array(value, name: str, *, shape: tuple | None = None, ndim: int | None = None,
+                low: float | None = None, high: float | None = None) -> np.ndarray:
+    """``value`` as a C-contiguous float64 array of exactly the expected shape, all finite.
+
+    Unlike :func:`check_data` nothing is reshaped: a 1-D array where a 2-D one is expected
+    (or the transpose of the expected shape) is refused.
+
+    Parameters
+    ----------
+    value : array_like
+        The array to check.
+    name : str
+        The argument name used in error messages.
+    shape : tuple of int, optional
+        The required shape.
+    ndim : int, optional
+        The required number of dimensions (when the shape is not fixed).
+    low, high : float, optional
+        Inclusive range of every entry (e.g. 0 and 1 for magnetisations).
+
+    Returns
+    -------
+    numpy.ndarray
+        A float64 copy (or view) of ``value``.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is None or not numeric (strings, objects, complex numbers).
+    ValueError
+        For a different shape, NaN or inf, or an entry outside ``[low, high]``.
+    """
+    if value is None:
+        raise TypeError(f"{name} is None; expected an array" + (f" of shape {shape}" if shape else ""))
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # ragged nested sequences
+        raise ValueError(f"{name} could not be converted to an array (ragged rows?): {exc}") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real, got complex dtype {arr.dtype}")
+    if shape is not None and arr.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {arr.shape}")
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    finite = np.isfinite(arr)
+    if not finite.all():
+        bad = tuple(int(i) for i in np.argwhere(~finite)[0])
+        raise ValueError(f"{name} contains NaN or inf (first at index {bad})")
+    if low is not None or high is not None:
+        out = np.zeros(arr.shape, dtype=bool)
+        if low is not None:
+            out |= arr < low
+        if high is not None:
+            out |= arr > high
+        if out.any():
+            at = tuple(int(i) for i in np.argwhere(out)[0])
+            raise ValueError(f"{name} has {float(arr[at])!r} at index {at}; expected values in "
+                             f"[{'-inf' if low is None else f'{low:g}'}, "
+                             f"{'inf' if high is None else f'{high:g}'}]")
+    return arr
