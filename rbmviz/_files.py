@@ -325,7 +325,7 @@ def _pid_running(pid: int) -> bool:
     return True
 
 
-def remove_stale_temps(path: str | os.PathLike) -> list[Path]:
+def remove_stale_temps(path: str | os.PathLike, *, finished: bool = False) -> list[Path]:
     """Remove the temporary files of ``path`` that a killed writer left behind.
 
     A temporary file ``.<name>.<pid>.<random>.tmp`` beside ``path`` is removed only if no
@@ -337,6 +337,9 @@ def remove_stale_temps(path: str | os.PathLike) -> list[Path]:
     ----------
     path : str or os.PathLike
         The target file.
+    finished : bool
+        The caller knows that nobody writes ``path`` any more (e.g. a sweep's run that is
+        stored): every temporary file of ``path`` is removed except this process's own.
 
     Returns
     -------
@@ -356,8 +359,10 @@ def remove_stale_temps(path: str | os.PathLike) -> list[Path]:
             continue
         try:
             st = entry.stat(follow_symlinks=False)
-            if (stat.S_ISREG(st.st_mode) and st.st_mtime < _PROCESS_START
-                    and not _pid_running(int(m.group(1)))):
+            pid = int(m.group(1))
+            gone = (pid != os.getpid() if finished
+                    else st.st_mtime < _PROCESS_START and not _pid_running(pid))
+            if stat.S_ISREG(st.st_mode) and gone:
                 os.unlink(entry.path)
                 removed.append(Path(entry.path))
         except OSError:

@@ -475,6 +475,13 @@ class RBM:
                     out[f"{layer}_prior_{k}"] = np.asarray(v, dtype=np.float64)
         return out
 
+    def _write_npz(self, fh) -> None:
+        """The model's ``.npz`` archive (format :data:`FORMAT_VERSION`) into the open binary
+        file ``fh``; :meth:`save` gives it a temporary file that is renamed when complete."""
+        np.savez(fh, format=np.array(_FORMAT_TAG), format_version=np.array(FORMAT_VERSION),
+                 visible=np.array(self.visible), hidden=np.array(self.hidden),
+                 W=self.W, b=self.b, c=self.c, **self._prior_arrays())
+
     def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
         """Save to ``path`` (``.npz`` appended if missing) with a format version.
 
@@ -508,10 +515,9 @@ class RBM:
         path = _check_path(path, "path")
         if path.suffix != ".npz":
             path = path.with_name(path.name + ".npz")
-        _files.savez(path, dict(format=np.array(_FORMAT_TAG), format_version=np.array(FORMAT_VERSION),
-                                visible=np.array(self.visible), hidden=np.array(self.hidden),
-                                W=self.W, b=self.b, c=self.c, **self._prior_arrays()),
-                     overwrite=overwrite, name="path", what="a file name for the model")
+        with _files.atomic_write(path, overwrite=overwrite, name="path",
+                                 what="a file name for the model") as fh:
+            self._write_npz(fh)
         return path
 
     @classmethod

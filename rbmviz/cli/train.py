@@ -11,20 +11,21 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from .. import algorithms
+from .. import _files, algorithms
 from .. import presets as _presets
 from .. import settings as _settings
 from ..datasets import DatasetCorruptError, DatasetNotFoundError
 from ..errors import RunDiverged
 from ._core import (EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, _assign, _name_option,
                     _reject_unused_algorithm_knobs, _reject_unused_data_knobs,
-                    add_knob_options, command, writable_dir_problem)
+                    add_knob_options, command)
 
 #: the files a run writes into ``--out``
 FILES = ("records.csv", "model.npz", "settings.json")
-#: where a run that replaces an earlier one (``--overwrite``) writes until it has succeeded
-STAGED = {"records.csv": "records.new.csv", "model.npz": "model.new.npz",
-          "settings.json": "settings.new.json"}
+#: where a run that replaces an earlier one (``--overwrite``) writes its records and settings
+#: until it has succeeded (its model goes to a temporary file unique to the process,
+#: ``.model.npz.<pid>.<random>.tmp``, renamed to model.npz at the end: see rbmviz._files)
+STAGED = {"records.csv": "records.new.csv", "settings.json": "settings.new.json"}
 #: preset keys that are settings knobs (``rbmviz.presets.for_dataset``)
 PRESET_KNOBS = ("algorithm", "n_hidden", "batch_size", "learning_rate", "k", "epochs", "dtype",
                 "limit", "init", "init_scale", "visible_bias", "eval_every")
@@ -55,9 +56,13 @@ def _setup_train(parser):
     of sites and rows (spl), the reconstruction error and the weight norm.  Records stream to OUT/records.csv as they are made (a crash or Ctrl-C
     keeps the rows so far); OUT/settings.json holds every setting (reload it with
     --settings) and OUT/model.npz the trained model (rbmviz.RBM.load).  A progress bar shows
-    the latest log-likelihood.  --out is checked before any work starts.  With --overwrite
-    the new run writes records.new.csv, settings.new.json and model.new.npz and replaces the
-    old files only once it has finished: an interrupted or diverged run keeps the old model.
+    the latest log-likelihood.  --out is checked before any work starts (it must be a
+    directory that can be created and written).  With --overwrite the new run writes
+    records.new.csv and settings.new.json, and replaces the old files only once it has
+    finished: an interrupted, diverged or killed run keeps the old model.  settings.json and
+    model.npz are written whole or not at all (through a temporary file renamed into place),
+    so a run killed while writing never leaves a half model, and what it leaves behind never
+    stops the next run with --overwrite.
 
     Test set: on the toy sets it is the training set (the complete pattern set); mnist,
     binarized_mnist and omniglot use their test split; digits and cbcl hold out their last
@@ -202,20 +207,17 @@ def settings_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser
 
 
 def _check_out_dir(parser, out: Path, overwrite: bool):
-    problem = writable_dir_problem(out)
+    problem = _files.writable_dir_problem(out)
     if problem:
         parser.error(f"argument --out: {problem}")
-    if out.is_dir() and any(out.iterdir()) and not overwrite:
+    if out.is_dir() and not overwrite and any(not _files.is_temp_file(p) for p in out.iterdir()):
         parser.error(f"argument --out: {out} exists and is not empty; choose another directory "
                      f"or pass --overwrite to replace its {', '.join(FILES)}")
-
-
-def _write_json_atomic(path: Path, obj) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(obj, fh, indent=2)
-        fh.write("\n")
-    os.replace(tmp, path)
+    for name in (*FILES, *STAGED.values()):      # written later: refused now, not after training
+        try:
+            _files.check_not_special(out / name, "", what="a regular file it can replace")
+        except (OSError, ValueError) as exc:
+            parser.error(f"argument --out: {str(exc).strip()}")
 
 
 def _postfix(rec: dict) -> dict:
@@ -258,8 +260,9 @@ def _run_train(args, parser, options) -> int:
 
     out.mkdir(parents=True, exist_ok=True)
     replacing = any((out / name).exists() for name in FILES)
-    paths = {name: out / (STAGED[name] if replacing else name) for name in FILES}
-    _write_json_atomic(paths["settings.json"], _settings.to_dict(data, model, train))
+    paths = {name: out / (STAGED[name] if replacing else name) for name in STAGED}
+    _files.write_json(paths["settings.json"], _settings.to_dict(data, model, train),
+                      overwrite=True)
     csv_path = paths["records.csv"]
     kept = (f"; the previous {', '.join(FILES)} in {out} are kept" if replacing else "")
 
@@ -287,10 +290,15 @@ def _run_train(args, parser, options) -> int:
                   f"in {csv_path}, model not saved{kept}", file=sys.stderr)
             return EXIT_INTERRUPTED
     bar.close()
-    run.rbm.save(paths["model.npz"])
-    if replacing:   # the new run finished: now the new files replace the old ones
-        for name in ("settings.json", "records.csv", "model.npz"):
-            os.replace(paths[name], out / name)
+    # the model goes to a temporary file first; the finished run's files then replace the old
+    # ones in three renames (each file is whole at any moment, old or new)
+    with _files.atomic_write(out / "model.npz", overwrite=True) as fh:
+        run.rbm._write_npz(fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+        if replacing:
+            for name in ("settings.json", "records.csv"):
+                os.replace(paths[name], out / name)
     if not args.quiet:
         metrics = ", ".join(f"{k} {v}" for k, v in _postfix(rec or {}).items())
         print(f"trained {run.epoch} epochs ({metrics}); wrote {out / 'records.csv'}, "

@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from .. import _files
 from ._plan import RECORD_COLUMNS, RunSpec
 
 __all__ = ["store_path", "load_store", "checkpoints"]
@@ -92,17 +93,11 @@ def _spec_key(spec: RunSpec) -> str:
 
 
 def _atomic_write(path: Path, data: str | bytes):
-    """Write ``data`` (text as UTF-8) to ``path`` through a temporary file and a rename: a
-    kill while writing leaves the previous file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    """Write ``data`` (text as UTF-8) to ``path`` through a temporary file unique to the
+    process and call, renamed when complete (:mod:`rbmviz._files`): a kill while writing
+    leaves the previous file, and its temporary file never blocks a later write."""
+    _files.write_bytes(path, data.encode("utf-8") if isinstance(data, str) else data,
+                       overwrite=True)
 
 
 def partial_file(store: Path, run_id: str) -> Path:
@@ -130,6 +125,7 @@ def read_partial(path: Path, spec: RunSpec) -> dict | None:
     itself into its own run store; keep run stores where only you can write."""
     path = Path(path)
     try:
+        _files.check_regular_file(path, "partial")       # a FIFO would block the open
         with open(path, "rb") as fh:
             got = pickle.load(fh)
     except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError,
@@ -150,12 +146,14 @@ class _RunStore:
         return self.path / f"{_safe(run_id)}.json"
 
     def load(self) -> dict:
-        """``{run_id: content}`` of every readable run file (a torn file is ignored)."""
+        """``{run_id: content}`` of every readable run file (a torn file, or anything that is
+        not a regular file, is ignored)."""
         got = {}
         if not self.path.is_dir():
             return got
         for f in sorted(self.path.glob("*.json")):
             try:
+                _files.check_regular_file(f, "run file")     # a FIFO would block the read
                 content = json.loads(f.read_text(encoding="utf-8"))
                 got[content["run_id"]] = content
             except (OSError, ValueError, KeyError, TypeError):
@@ -178,8 +176,8 @@ class _RunStore:
         partial_file(self.path, spec.run_id).unlink(missing_ok=True)
         # temporary files of this run left by a process killed while writing (SIGKILL skips
         # the clean-up of _atomic_write): the run is stored, nothing writes them any more
-        for stale in self.path.glob(f".{_safe(spec.run_id)}.*.tmp"):
-            stale.unlink(missing_ok=True)
+        for name in (f"{_safe(spec.run_id)}.json", partial_file(self.path, spec.run_id).name):
+            _files.remove_stale_temps(self.path / name, finished=True)
 
 
 def load_store(out: str | os.PathLike) -> dict:
@@ -238,6 +236,11 @@ class _Output:
                               f"installed (pip install pyarrow), or use a .csv file")
         if path.is_dir():
             raise FileExistsError(f"out={str(path)!r} is a directory; choose another file")
+        # before any run: a file (or run store) that could not be written is refused now
+        _files.check_not_special(path, f"out={str(path)!r}:", what="a results file (.csv or .parquet)")
+        problem = _files.writable_dir_problem(path.parent)
+        if problem:
+            raise ValueError(f"out={str(path)!r}: {problem}")
         store = store_path(path)
         if not (resume or overwrite) and (path.exists() or store.exists()):
             what = path if path.exists() else store
@@ -254,16 +257,11 @@ class _Output:
             return
         began = time.monotonic()
         frame = frame_fn()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        try:
+        with _files.atomic_path(self.path, overwrite=True) as tmp:
             if self.suffix == ".csv":
                 frame.to_csv(tmp, index=False)
             else:
                 frame.to_parquet(tmp, index=False)
-            os.replace(tmp, self.path)
-        finally:
-            tmp.unlink(missing_ok=True)
         self._last = time.monotonic()
         self._gap = max(_WRITE_EVERY, (self._last - began) / _WRITE_SHARE)
 
