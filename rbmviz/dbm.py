@@ -38,6 +38,7 @@ greedy layer-wise pretraining with TAP RBMs (:func:`pretrain`), then joint TAP t
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -45,8 +46,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+from . import _files
+from . import bounds as _bounds
 from ._numerics import sigmoid as _sigmoid
-from ._validation import check_data, check_float, check_int, check_seed
+from ._validation import (check_array, check_bool, check_data, check_float, check_int,
+                          check_seed)
+from .algorithms.knobs import check_knob
 from .algorithms.tap import TAP
 from .errors import RunDiverged
 from .evaluate import all_states
@@ -58,11 +63,116 @@ __all__ = ["DBM", "DBMSolution", "tap_solve", "tap_log_z", "log_likelihood", "gr
 #: exact enumeration (log Z, marginals) is offered up to this many units in total
 EXACT_MAX_UNITS = 22
 _EPS = 1e-12
+#: the format tag of the files :meth:`DBM.save` writes
+_FORMAT_TAG = "rbmviz.DBM"
+_FORMAT_VERSION = 1
+
+
+def _knob(name: str, value, knobs=TAP.Knobs):
+    """``value`` checked as the TAP rule's knob ``name`` (same bounds, same message as every
+    training rule: e.g. ``momentum`` in [0, 1), ``max_iter`` in [1, 100000])."""
+    return check_knob(knobs.param[name], value, name)
+
+
+def _check_layers(layers) -> list[int]:
+    """Layer sizes: a sequence of at least 2 integers ≥ 1, each layer within
+    :data:`rbmviz.bounds.UNITS_MAX` and the weights within :data:`rbmviz.bounds.WEIGHTS_MAX`."""
+    if isinstance(layers, (str, bytes)) or not hasattr(layers, "__len__"):
+        raise TypeError(f"layers must be a sequence of layer sizes (N_0, N_1, …), got "
+                        f"{type(layers).__name__} {layers!r}")
+    if np.ndim(layers) != 1:
+        raise ValueError(f"layers must be a flat sequence of layer sizes, got shape {np.shape(layers)}")
+    sizes = [check_int(n, f"layers[{i}]", low=1) for i, n in enumerate(layers)]
+    if len(sizes) < 2:
+        raise ValueError(f"layers needs the visible size and at least one hidden layer, got {sizes}")
+    for i, n in enumerate(sizes):
+        if n > _bounds.UNITS_MAX:
+            raise ValueError(f"layers[{i}]={n} is too large: at most {_bounds.UNITS_MAX:,} units "
+                             f"per layer (rbmviz.bounds.UNITS_MAX)")
+    total = sum(a * b for a, b in zip(sizes[:-1], sizes[1:]))
+    if total > _bounds.WEIGHTS_MAX:
+        raise ValueError(f"layers={sizes} has {total:,} weights: too large, at most "
+                         f"{_bounds.WEIGHTS_MAX:,} (rbmviz.bounds.WEIGHTS_MAX)")
+    return sizes
+
+
+def _check_sequence(value, name: str, n: int | None, what: str):
+    """A list of ``n`` items (one per layer / coupling matrix), else a clear error (any
+    length if ``n`` is None)."""
+    if isinstance(value, (str, bytes, dict)) or not isinstance(value, (list, tuple)) and not (
+            isinstance(value, np.ndarray) and value.ndim >= 1):
+        count = "" if n is None else f"{n} "
+        raise TypeError(f"{name} must be a list of {count}arrays ({what}), got {type(value).__name__}")
+    value = list(value)
+    if n is not None and len(value) != n:
+        raise ValueError(f"{name} must have {n} arrays ({what}), got {len(value)}")
+    return value
 
 
 def _entropy(m):
     mc = np.clip(m, _EPS, 1.0 - _EPS)
     return -(m * np.log(mc) + (1.0 - m) * np.log1p(-mc))
+
+
+def _check_dbm_headers(path, headers) -> None:
+    """The declared arrays of a DBM file, checked before any array is read: the format tag
+    (an RBM file is named as such), ``layers`` (1-D integers), ``W1 … WL`` (float, 2-D,
+    chained, within the bounds) and ``theta0 … thetaL`` (float, matching the weights)."""
+    if "layers" not in headers:
+        if "W" in headers and "b" in headers and "c" in headers:
+            raise ValueError(f"{path} is an rbmviz RBM file, not a DBM (no 'layers' array); load "
+                             f"it with rbmviz.RBM.load, or save a DBM with DBM.save")
+        raise ValueError(f"{path} is not a DBM written by DBM.save: it has no 'layers' array "
+                         f"(it holds arrays {sorted(headers)})")
+    shape, dtype = headers["layers"]
+    if len(shape) != 1 or dtype.kind not in "iu":
+        raise ValueError(f"{path}: array 'layers' must be a 1-D integer array of layer sizes, got "
+                         f"{dtype} of shape {shape}")
+    n_layers = shape[0]
+    if n_layers < 2:
+        raise ValueError(f"{path}: array 'layers' has {n_layers} entries; a DBM has the visible "
+                         f"layer and at least one hidden layer")
+    if 2 * n_layers - 1 > len(headers):
+        raise ValueError(f"{path} declares {n_layers} layers but holds only {len(headers)} arrays; "
+                         f"a DBM of L + 1 layers stores W1 … WL and theta0 … thetaL")
+    want = [f"W{l + 1}" for l in range(n_layers - 1)] + [f"theta{l}" for l in range(n_layers)]
+    missing = [k for k in want if k not in headers]
+    if missing:
+        raise ValueError(f"{path} declares {n_layers} layers but is missing arrays {missing}")
+    sizes = []
+    for l in range(n_layers - 1):
+        key = f"W{l + 1}"
+        shape, dtype = headers[key]
+        if dtype.kind != "f":
+            raise ValueError(f"{path}: array {key!r} has dtype {dtype}; DBM parameters must be "
+                             f"float64 or float32")
+        if len(shape) != 2 or 0 in shape:
+            raise ValueError(f"{path}: array {key!r} must be 2-D (N_{l}, N_{l + 1}) with at least "
+                             f"one unit per layer, got shape {shape}")
+        if sizes and shape[0] != sizes[-1]:
+            raise ValueError(f"{path}: array {key!r} has shape {shape} but 'W{l}' ends with "
+                             f"{sizes[-1]} units")
+        if not sizes:
+            sizes.append(shape[0])
+        sizes.append(shape[1])
+    try:
+        _check_layers(sizes)
+    except ValueError as exc:
+        raise ValueError(f"{path}: the declared weight shapes are too large: {exc}") from None
+    for l, n in enumerate(sizes):
+        key = f"theta{l}"
+        shape, dtype = headers[key]
+        if dtype.kind != "f":
+            raise ValueError(f"{path}: array {key!r} has dtype {dtype}; DBM parameters must be "
+                             f"float64 or float32")
+        if shape != (n,):
+            raise ValueError(f"{path}: array {key!r} has shape {shape} but the weights need ({n},)")
+    for key, (shape, _) in headers.items():
+        size = int(np.prod(shape, dtype=object))
+        if key not in want and size > _bounds.WEIGHTS_MAX:
+            raise ValueError(f"{path}: array {key!r} declares shape {shape} ({size:,} values), "
+                             f"more than a DBM file holds (at most {_bounds.WEIGHTS_MAX:,}, "
+                             f"rbmviz.bounds.WEIGHTS_MAX)")
 
 
 class DBM:
@@ -87,18 +197,15 @@ class DBM:
     Raises
     ------
     TypeError
-        If ``layers`` is not a sequence of sizes.
+        If ``layers`` is not a sequence of integer sizes.
     ValueError
-        If it has fewer than 2 entries or a size below 1.
+        If it has fewer than 2 entries, a size below 1, a layer above
+        :data:`rbmviz.bounds.UNITS_MAX` units or more than :data:`rbmviz.bounds.WEIGHTS_MAX`
+        weights in all.
     """
 
     def __init__(self, layers: Sequence[int], *, seed: int = 0, scale: float = 0.01) -> None:
-        try:
-            layers = [check_int(n, "layers", low=1) for n in layers]
-        except TypeError as exc:
-            raise TypeError(f"layers must be a sequence of layer sizes: {exc}") from None
-        if len(layers) < 2:
-            raise ValueError(f"layers needs the visible size and at least one hidden layer, got {layers}")
+        layers = _check_layers(layers)
         scale = check_float(scale, "scale", low=0.0)
         rng = np.random.default_rng(check_seed(seed))
         self.layers = tuple(layers)
@@ -159,70 +266,161 @@ class DBM:
 
         Raises
         ------
+        TypeError
+            If ``W`` or ``biases`` is not a list of numeric arrays.
         ValueError
-            If a shape does not match the layers.
+            If a shape does not match the layers (nothing is reshaped) or an entry is NaN or
+            inf; the model is unchanged then.
         """
+        want = [(a, b) for a, b in zip(self.layers[:-1], self.layers[1:])]
         if W is not None:
-            W = [np.array(w, dtype=np.float64) for w in W]
-            want = [(a, b) for a, b in zip(self.layers[:-1], self.layers[1:])]
-            if [w.shape for w in W] != want:
-                raise ValueError(f"W must have shapes {want}, got {[w.shape for w in W]}")
+            W = _check_sequence(W, "W", None, "one per coupling matrix")
+            shapes = [np.shape(w) for w in W]
+            if shapes != want:
+                raise ValueError(f"W must have shapes {want}, got {shapes}")
+            W = [check_array(w, f"W[{l}]", shape=want[l]).copy() for l, w in enumerate(W)]
+        if biases is not None:
+            biases = _check_sequence(biases, "biases", None, "one per layer")
+            shapes = [np.shape(t) for t in biases]
+            if shapes != [(n,) for n in self.layers]:
+                raise ValueError(f"biases must have shapes {[(n,) for n in self.layers]}, got {shapes}")
+            biases = [check_array(t, f"biases[{l}]", shape=(n,)).copy()
+                      for l, (t, n) in enumerate(zip(biases, self.layers))]
+        if W is not None:
             self.W = W
         if biases is not None:
-            biases = [np.array(t, dtype=np.float64).reshape(-1) for t in biases]
-            if [t.size for t in biases] != list(self.layers):
-                raise ValueError(f"biases must have sizes {list(self.layers)}, got {[t.size for t in biases]}")
             self.biases = biases
         return self
+
+    def _check_params(self) -> None:
+        """Refuse a model whose parameters were made unusable in place (NaN or inf, or an
+        array of the wrong shape assigned to ``W`` or ``biases``).
+
+        Raises
+        ------
+        ValueError
+            Naming the array.
+        """
+        want = [(a, b) for a, b in zip(self.layers[:-1], self.layers[1:])]
+        if len(self.W) != len(want) or len(self.biases) != len(self.layers):
+            raise ValueError(f"the DBM has {len(self.W)} weight matrices and {len(self.biases)} "
+                             f"bias vectors for layers {list(self.layers)}")
+        for name, arrays, shapes in (("W", self.W, want),
+                                     ("biases", self.biases, [(n,) for n in self.layers])):
+            for l, (a, shape) in enumerate(zip(arrays, shapes)):
+                if np.shape(a) != shape:
+                    raise ValueError(f"the DBM's {name}[{l}] has shape {np.shape(a)}; expected {shape}")
+                if not np.all(np.isfinite(a)):
+                    raise ValueError(f"the DBM's {name}[{l}] contains NaN or inf; the model "
+                                     f"cannot be used")
 
     def __repr__(self):
         return f"DBM(layers={list(self.layers)})"
 
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the parameters to ``path`` (``.npz``), atomically.
+    def save(self, path: str | os.PathLike, *, overwrite: bool = True) -> Path:
+        """Write the parameters to ``path`` (``.npz`` appended if missing), as :meth:`RBM.save
+        <rbmviz.model.RBM.save>` does.
+
+        Written atomically (:mod:`rbmviz._files`): to a temporary file in the same directory,
+        unique to the process and call, then renamed, so a crash never leaves a half-written
+        model and a temporary file left by a killed process never blocks the next save.
 
         Parameters
         ----------
         path : str or os.PathLike
             The file.
+        overwrite : bool
+            Replace an existing file.
 
         Returns
         -------
         pathlib.Path
-            The path written.
+            The path written (with ``.npz``).
+
+        Raises
+        ------
+        FileExistsError
+            If the file exists and ``overwrite`` is False.
+        IsADirectoryError
+            If ``path`` is a directory.
+        ValueError
+            If ``path`` exists and is a FIFO, socket or device.
+        TypeError
+            If ``path`` is not a path or ``overwrite`` not a bool.
         """
-        path = Path(path)
-        arrays = {"layers": np.array(self.layers)}
-        arrays.update({f"W{l + 1}": w for l, w in enumerate(self.W)})
-        arrays.update({f"theta{l}": t for l, t in enumerate(self.biases)})
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, **arrays)
-        tmp.replace(path)
+        path = _files.check_not_special(path, "path", what="a file name for the DBM")
+        overwrite = check_bool(overwrite, "overwrite")
+        if path.suffix != ".npz":
+            path = path.with_name(path.name + ".npz")
+        arrays = {"format": np.array(_FORMAT_TAG), "format_version": np.array(_FORMAT_VERSION),
+                  "layers": np.array(self.layers, dtype=np.int64)}
+        arrays.update({f"W{l + 1}": np.asarray(w, dtype=np.float64) for l, w in enumerate(self.W)})
+        arrays.update({f"theta{l}": np.asarray(t, dtype=np.float64) for l, t in enumerate(self.biases)})
+        _files.savez(path, arrays, overwrite=overwrite, name="path", what="a file name for the DBM")
         return path
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "DBM":
-        """Load a model written by :meth:`save`.
+        """Load a model written by :meth:`save` (``allow_pickle=False``).
+
+        The path must be a regular file (a FIFO or device is refused without being opened);
+        the arrays' declared shapes and dtypes are checked against each other and the bounds
+        (:data:`rbmviz.bounds.UNITS_MAX`, :data:`rbmviz.bounds.WEIGHTS_MAX`) before any array
+        is read, and the parameters are checked to be finite.
 
         Parameters
         ----------
         path : str or os.PathLike
-            The ``.npz`` file.
+            The ``.npz`` file; ``path`` without ``.npz`` also finds ``path.npz``, as
+            :meth:`save` names it.
 
         Returns
         -------
         DBM
             The model.
+
+        Raises
+        ------
+        FileNotFoundError
+            For a missing file.
+        TypeError
+            If ``path`` is not a path.
+        ValueError
+            Naming the file: not a regular file, not a readable ``.npz`` archive (corrupt or
+            truncated), not a DBM file (e.g. an RBM's), a missing array, a shape that does not
+            match ``layers`` or is beyond the bounds, a non-float parameter, NaN or inf.
         """
-        with np.load(path) as f:
-            layers = [int(n) for n in f["layers"]]
-            dbm = cls(layers, scale=0.0)
-            dbm.set_params([f[f"W{l + 1}"] for l in range(len(layers) - 1)],
-                           [f[f"theta{l}"] for l in range(len(layers))])
+        path = _files._as_path(path, "path")
+        if not os.path.lexists(path) and path.suffix != ".npz" and \
+                os.path.lexists(path.with_name(path.name + ".npz")):
+            path = path.with_name(path.name + ".npz")
+        what = "a DBM written by DBM.save (.npz)"
+        arrays = _files.load_npz(path, "path", what=what,
+                                 check=lambda headers: _check_dbm_headers(path, headers))
+        layers = [int(n) for n in arrays["layers"]]
+        if any(n < 1 for n in layers):
+            raise ValueError(f"{path}: array 'layers' holds {layers}; layer sizes must be >= 1")
+        for l in range(len(layers) - 1):
+            if arrays[f"W{l + 1}"].shape != (layers[l], layers[l + 1]):
+                raise ValueError(f"{path}: array 'W{l + 1}' has shape {arrays[f'W{l + 1}'].shape} "
+                                 f"but layers={layers} needs {(layers[l], layers[l + 1])}")
+        params = {}
+        for key in [f"W{l + 1}" for l in range(len(layers) - 1)] + \
+                   [f"theta{l}" for l in range(len(layers))]:
+            arr = arrays[key]
+            if not np.all(np.isfinite(arr)):
+                bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
+                raise ValueError(f"{path}: array {key!r} contains NaN or inf (first at index {bad}); "
+                                 f"the model cannot be used")
+            params[key] = np.ascontiguousarray(arr, dtype=np.float64)
+        dbm = cls(layers, scale=0.0)
+        dbm.W = [params[f"W{l + 1}"] for l in range(len(layers) - 1)]
+        dbm.biases = [params[f"theta{l}"] for l in range(len(layers))]
         return dbm
 
     # ------------------------------------------------------------------ exact (tiny models)
     def _check_exact(self, units):
+        self._check_params()
         if units > EXACT_MAX_UNITS:
             raise ValueError(f"exact enumeration needs at most {EXACT_MAX_UNITS} units, this "
                              f"model has {units}")
@@ -357,8 +555,35 @@ class DBMSolution:
 
 
 def _check_dbm(dbm):
+    """``dbm`` is a :class:`DBM` with usable (finite, right-shaped) parameters."""
     if not isinstance(dbm, DBM):
         raise TypeError(f"dbm must be an rbmviz.dbm.DBM, got {type(dbm).__name__}")
+    dbm._check_params()
+
+
+def _check_solution(sol, name: str, dbm: DBM, clamped: bool) -> None:
+    """``sol`` is a :class:`DBMSolution` of ``dbm``'s layer sizes, free or clamped as asked."""
+    if not isinstance(sol, DBMSolution):
+        raise TypeError(f"{name} must be a DBMSolution (from rbmviz.dbm.tap_solve), got "
+                        f"{type(sol).__name__}")
+    if sol.clamped != clamped:
+        raise ValueError(f"{name} must hold {'clamped' if clamped else 'free'} solutions "
+                         f"(tap_solve(..., clamped={clamped})), got "
+                         f"{'clamped' if sol.clamped else 'free'} ones")
+    sizes = [np.shape(m)[1] if np.ndim(m) == 2 else None for m in sol.m]
+    if sizes != list(dbm.layers) or len({np.shape(m)[0] for m in sol.m}) != 1:
+        raise ValueError(f"{name} does not match the model: its magnetisations have shapes "
+                         f"{[np.shape(m) for m in sol.m]}, the DBM has layers {list(dbm.layers)}")
+
+
+def _check_magnetisations(m, name: str, dbm: DBM) -> list[np.ndarray]:
+    """Per-layer magnetisations: one (R, N_l) array per layer, finite, in [0, 1]."""
+    m = _check_sequence(m, name, len(dbm.layers), "one (R, N_l) array per layer")
+    R = np.shape(m[0])[0] if np.ndim(m[0]) == 2 else None
+    if R is None:
+        raise ValueError(f"{name}[0] must be 2-D (R, {dbm.layers[0]}), got shape {np.shape(m[0])}")
+    return [check_array(x, f"{name}[{l}]", shape=(R, n), low=0.0, high=1.0)
+            for l, (x, n) in enumerate(zip(m, dbm.layers))]
 
 
 def tap_log_z(dbm: DBM, m: Sequence[np.ndarray], *, clamped: bool = False) -> np.ndarray:
@@ -380,8 +605,21 @@ def tap_log_z(dbm: DBM, m: Sequence[np.ndarray], *, clamped: bool = False) -> np
     -------
     numpy.ndarray, shape (R,)
         ``Φ(m)``.
+
+    Raises
+    ------
+    TypeError
+        If ``dbm`` is not a :class:`DBM`, ``m`` not a list of arrays or ``clamped`` not a bool.
+    ValueError
+        If ``m`` does not have one (R, N_l) array per layer with values in [0, 1].
     """
     _check_dbm(dbm)
+    m = _check_magnetisations(m, "m", dbm)
+    clamped = check_bool(clamped, "clamped")
+    return _tap_log_z(dbm, m, clamped)
+
+
+def _tap_log_z(dbm, m, clamped):
     s = [x - x * x for x in m]
     if clamped:
         s[0] = np.zeros_like(m[0])
@@ -430,31 +668,32 @@ def tap_solve(dbm: DBM, init: ArrayLike, *, clamped: bool = False, damping: floa
     Raises
     ------
     TypeError
-        If ``clamped`` is not a bool.
+        If ``dbm`` is not a :class:`DBM`, ``clamped`` is not a bool or an argument is not
+        numeric.
     ValueError
-        If ``init_hidden`` does not have one array of shape (R, N_l) per hidden layer.
+        If the model's parameters are not finite, ``init`` is not binary data of ``N_0``
+        columns, ``init_hidden`` does not have one array of shape (R, N_l) with values in
+        [0, 1] per hidden layer, or a setting is out of range.
     """
     _check_dbm(dbm)
     X = check_data(init, "init", n_visible=dbm.layers[0])
-    if not isinstance(clamped, (bool, np.bool_)):
-        raise TypeError(f"clamped must be True or False, got {clamped!r}")
+    clamped = check_bool(clamped, "clamped")
     damping = check_float(damping, "damping", low=0.0, high=1.0, low_open=True)
     tol = check_float(tol, "tol", low=0.0, low_open=True)
     max_iter = check_int(max_iter, "max_iter", low=1)
     L = dbm.n_hidden_layers
     W = dbm.W
-    W2 = [w * w for w in W]
     if init_hidden is not None:
-        if len(init_hidden) != L:
-            raise ValueError(f"init_hidden needs {L} arrays (one per hidden layer), got {len(init_hidden)}")
-        m = [X.copy()] + [np.array(h, dtype=np.float64) for h in init_hidden]
-        for l in range(1, L + 1):
-            if m[l].shape != (X.shape[0], dbm.layers[l]):
-                raise ValueError(f"init_hidden[{l - 1}] must have shape {(X.shape[0], dbm.layers[l])}")
+        init_hidden = _check_sequence(init_hidden, "init_hidden", L, "one (R, N_l) array per "
+                                      "hidden layer")
+        m = [X.copy()] + [check_array(h, f"init_hidden[{l}]", shape=(X.shape[0], dbm.layers[l + 1]),
+                                      low=0.0, high=1.0).copy()
+                          for l, h in enumerate(init_hidden)]
     else:
         m = [X.copy()]
         for l in range(1, L + 1):
             m.append(_sigmoid(dbm.biases[l] + m[l - 1] @ W[l - 1]))
+    W2 = [w * w for w in W]
     R = X.shape[0]
     n_free = dbm.n_units - (dbm.layers[0] if clamped else 0)
     free_layers = list(range(0 if not clamped else 1, L + 1))
@@ -491,7 +730,7 @@ def tap_solve(dbm: DBM, init: ArrayLike, *, clamped: bool = False, damping: floa
             if live.size == 0:
                 break
             m = [x[~stop] for x in m]
-    phi = tap_log_z(dbm, out, clamped=bool(clamped))
+    phi = _tap_log_z(dbm, out, clamped)
     return DBMSolution(m=out, converged=converged, n_iter=n_iter, phi=phi, clamped=bool(clamped),
                        damping=damping, tol=tol)
 
@@ -530,14 +769,28 @@ def log_likelihood(dbm: DBM, X: ArrayLike, *, init: ArrayLike | None = None,
     float or dict
         The value; with ``details=True`` a dict with ``value``, ``clamped`` (per-row Φ),
         ``log_z`` (mean free Φ), ``n_free``, ``n_not_converged``.
+
+    Raises
+    ------
+    TypeError
+        If ``dbm`` is not a :class:`DBM`, ``per_unit``/``details`` not bools or a setting not
+        numeric.
+    ValueError
+        For data that is not binary with ``N_0`` columns or a setting out of range.
     """
     _check_dbm(dbm)
     X = check_data(X, "X", n_visible=dbm.layers[0])
     I = X if init is None else check_data(init, "init", n_visible=dbm.layers[0])
+    seed = check_seed(seed)
+    per_unit = check_bool(per_unit, "per_unit")
+    details = check_bool(details, "details")
+    damping = check_float(damping, "damping", low=0.0, high=1.0, low_open=True)
+    tol = check_float(tol, "tol", low=0.0, low_open=True)
+    max_iter = check_int(max_iter, "max_iter", low=1)
     if n_init is not None:
         n_init = check_int(n_init, "n_init", low=1)
         if n_init < I.shape[0]:
-            I = I[np.sort(np.random.default_rng(check_seed(seed)).choice(I.shape[0], n_init, replace=False))]
+            I = I[np.sort(np.random.default_rng(seed).choice(I.shape[0], n_init, replace=False))]
     free = tap_solve(dbm, I, damping=damping, tol=tol, max_iter=max_iter)
     cl = tap_solve(dbm, X, clamped=True, damping=damping, tol=tol, max_iter=max_iter)
     log_z = float(np.mean(free.phi[free.converged])) if free.converged.any() else np.nan
@@ -574,17 +827,21 @@ def gradient(dbm: DBM, X: ArrayLike, free: DBMSolution, clamped: DBMSolution,
 
     Raises
     ------
+    TypeError
+        If ``free``/``clamped`` are not :class:`DBMSolution` s or ``rows`` does not hold
+        integers.
     ValueError
-        If ``free``/``clamped`` are not free/clamped solutions, ``clamped`` does not have one
-        row per row of ``X``, or there is no free solution to average over.
+        If ``free``/``clamped`` are not free/clamped solutions of this model's layer sizes,
+        ``clamped`` does not have one row per row of ``X``, a row index is out of range, or
+        there is no free solution to average over.
     """
     _check_dbm(dbm)
     X = check_data(X, "X", n_visible=dbm.layers[0])
-    if free.clamped or not clamped.clamped:
-        raise ValueError("free must hold free solutions and clamped clamped ones (DBMSolution.clamped)")
+    _check_solution(free, "free", dbm, clamped=False)
+    _check_solution(clamped, "clamped", dbm, clamped=True)
     if len(clamped) != X.shape[0]:
         raise ValueError(f"clamped has {len(clamped)} rows for {X.shape[0]} rows of X")
-    sel = slice(None) if rows is None else np.asarray(rows, dtype=np.int64)
+    sel = slice(None) if rows is None else _check_rows(rows, "rows", len(free))
     mf = [x[sel] for x in free.m]
     sf = [x[sel] for x in free.s]
     K, M = mf[0].shape[0], X.shape[0]
@@ -602,6 +859,22 @@ def gradient(dbm: DBM, X: ArrayLike, free: DBMSolution, clamped: DBMSolution,
     return {"W": gW, "biases": gb}
 
 
+def _check_rows(rows, name: str, n: int) -> np.ndarray:
+    """Row indices into ``n`` rows: a 1-D integer array with entries in [−n, n)."""
+    if isinstance(rows, numbers.Integral) and not isinstance(rows, bool):
+        rows = [rows]
+    arr = np.asarray(rows)
+    if arr.size == 0 and arr.dtype.kind not in "iub":
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iu" or arr.ndim != 1:
+        raise TypeError(f"{name} must be a 1-D array of integer row indices, got dtype {arr.dtype} "
+                        f"of shape {arr.shape}")
+    if arr.size and (arr.min() < -n or arr.max() >= n):
+        bad = int(arr[(arr < -n) | (arr >= n)][0])
+        raise ValueError(f"{name} holds index {bad}, out of range for {n} solutions (0 to {n - 1})")
+    return arr.astype(np.int64)
+
+
 # ---------------------------------------------------------------------------- training
 class DBMTrainer:
     """Joint TAP training of a DBM (Alg. 4, joint phase): per mini-batch of ``M`` rows, the
@@ -612,34 +885,48 @@ class DBMTrainer:
     Parameters
     ----------
     learning_rate, momentum, weight_decay : float
-        γ, η and ε.
+        γ, η and ε; checked as every training rule checks them (the declarations of
+        :class:`rbmviz.algorithms.tap.TAP`'s knobs: γ > 0, η in [0, 1), ε ≥ 0).
     batch_size : int
         Rows per update ``M``.
     n_solutions : int or None
         K (default: the batch size).
     damping, tol, max_iter
-        TAP iteration settings (:func:`tap_solve`).
+        TAP iteration settings (:func:`tap_solve`; bounds of the TAP rule's knobs).
     seed : int
         Shuffles of the training rows.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the setting, for a value of the wrong type or out of range.
     """
 
     def __init__(self, *, learning_rate: float = 0.001, momentum: float = 0.5,
                  weight_decay: float = 0.001, batch_size: int = 100, n_solutions: int | None = None,
                  damping: float = 0.5, tol: float = 1e-8, max_iter: int = 1000,
                  seed: int = 0) -> None:
-        self.learning_rate = check_float(learning_rate, "learning_rate", low=0.0, low_open=True)
-        self.momentum = check_float(momentum, "momentum", low=0.0, high=1.0)
-        self.weight_decay = check_float(weight_decay, "weight_decay", low=0.0)
+        self.learning_rate = _knob("learning_rate", learning_rate)
+        self.momentum = _knob("momentum", momentum)
+        self.weight_decay = _knob("weight_decay", weight_decay)
         self.batch_size = check_int(batch_size, "batch_size", low=1)
-        self.n_solutions = None if n_solutions is None else check_int(n_solutions, "n_solutions", low=1)
-        self.damping = check_float(damping, "damping", low=0.0, high=1.0, low_open=True)
-        self.tol = check_float(tol, "tol", low=0.0, low_open=True)
-        self.max_iter = check_int(max_iter, "max_iter", low=1)
-        self.rng = np.random.default_rng(check_seed(seed))
+        self.n_solutions = _knob("n_solutions", n_solutions)
+        self.damping = _knob("damping", damping)
+        self.tol = _knob("tol", tol)
+        self.max_iter = _knob("max_iter", max_iter)
+        self.rng = np.random.default_rng(_knob("seed", seed))
         self.velocity = None
         self.epochs = 0
         self.updates = 0
         self.not_converged = 0
+
+    def _check_velocity(self, dbm):
+        """The momentum state belongs to a model of ``dbm``'s layer sizes."""
+        if self.velocity is not None and [np.shape(v) for v in self.velocity] != \
+                [np.shape(w) for w in dbm.W]:
+            raise ValueError(f"this DBMTrainer's momentum state has shapes "
+                             f"{[np.shape(v) for v in self.velocity]} but dbm has layers "
+                             f"{list(dbm.layers)}; use a new DBMTrainer for another model")
 
     def update(self, dbm: DBM, batch: ArrayLike) -> None:
         """One joint TAP update of ``dbm`` (in place) from the rows of ``batch``.
@@ -650,7 +937,16 @@ class DBMTrainer:
             The model trained.
         batch : array_like, shape (M, N_0)
             The mini-batch, 0/1.
+
+        Raises
+        ------
+        TypeError
+            If ``dbm`` is not a :class:`DBM`.
+        ValueError
+            If its parameters are not finite or ``batch`` is not binary with ``N_0`` columns.
         """
+        _check_dbm(dbm)
+        self._check_velocity(dbm)
         batch = check_data(batch, "batch", n_visible=dbm.layers[0])
         K = min(self.n_solutions or batch.shape[0], batch.shape[0])
         kw = dict(damping=self.damping, tol=self.tol, max_iter=self.max_iter)
@@ -682,9 +978,15 @@ class DBMTrainer:
 
         Raises
         ------
+        TypeError
+            If ``dbm`` is not a :class:`DBM`.
+        ValueError
+            If its parameters are not finite or ``X`` is not binary with ``N_0`` columns.
         rbmviz.errors.RunDiverged
             If the weights become non-finite.
         """
+        _check_dbm(dbm)
+        self._check_velocity(dbm)
         X = check_data(X, "X", n_visible=dbm.layers[0])
         perm = self.rng.permutation(X.shape[0])
         M = min(self.batch_size, X.shape[0])
@@ -728,10 +1030,28 @@ def pretrain(dbm: DBM, X: ArrayLike, *, epochs: int = 50, learning_rate: float =
     -------
     DBM
         ``dbm``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the argument, before any work: ``dbm`` not a :class:`DBM` with finite
+        parameters, ``X`` not binary with ``N_0`` columns, a setting of the TAP RBMs out of
+        the TAP rule's bounds (e.g. ``momentum`` in [0, 1)), ``epochs`` beyond
+        :data:`rbmviz.bounds.EPOCHS_MAX`, ``callback`` not callable.
     """
     _check_dbm(dbm)
     X = check_data(X, "X", n_visible=dbm.layers[0])
-    epochs = check_int(epochs, "epochs", low=0)
+    epochs = check_int(epochs, "epochs", low=0, high=_bounds.EPOCHS_MAX)
+    batch_size = check_int(batch_size, "batch_size", low=1)
+    learning_rate = _knob("learning_rate", learning_rate)
+    momentum = _knob("momentum", momentum)
+    weight_decay = _knob("weight_decay", weight_decay)
+    damping = _knob("damping", damping)
+    tol = _knob("tol", tol)
+    max_iter = _knob("max_iter", max_iter)
+    seed = _knob("seed", seed)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable (layer, epoch) or None, got {type(callback).__name__}")
     rng = np.random.default_rng(check_seed(seed))
     data = X
     for l in range(dbm.n_hidden_layers):
