@@ -195,6 +195,11 @@ import rbmviz  # noqa: E402
 
 sys.path.insert(0, str(DOCS / "_ext"))
 
+import lesson_pages  # noqa: E402
+
+# the lesson pages of the teaching path, from the explorer's own lessons (never hand-copied)
+lesson_pages.write()
+
 project = "rbmviz"
 author = "rbmviz developers"
 copyright = "2026, rbmviz developers"

@@ -303,22 +303,33 @@ def test_the_default_race_rises_for_at_least_30_s_at_the_default_pace(dataset):
         s.race.stop()
 
 
-def test_the_docs_explorer_page_shows_every_lesson_and_tab():
-    """The documentation's explorer page carries every lesson (title, captions, its link and
-    the screenshot the browser test stores) and every tab's screenshot."""
+def test_the_docs_lesson_page_shows_every_lesson_and_the_explorer_page_every_tab():
+    """The teaching path's lesson page (generated from the lessons on every docs build) carries
+    every lesson: title, question, captions, its link, the screenshot the browser test stores
+    and its notebook section; the explorer page links it and shows every tab's screenshot."""
+    import importlib.util
     from pathlib import Path
     root = Path(__file__).resolve().parents[1] / "docs"
-    page = (root / "explorer.md").read_text()
+    spec = importlib.util.spec_from_file_location("lesson_pages", root / "_ext" / "lesson_pages.py")
+    pages = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pages)
+    page = pages.render()
     for lesson in lessons.LESSONS:
-        assert f"`?lesson={lesson.key}`" in page
-        if "files not found" not in lesson.title:     # the page shows the lessons with the data
-            assert f"### {lesson.title}" in page
-            for caption in lesson.notice:
-                assert caption in page, caption
+        if "files not found" in lesson.title:      # the page shows the lessons with the data
+            continue
+        section = page[page.index(f"## {lesson.title}"):]
+        section = section[:section.find("\n## ", 3) if "\n## " in section[3:] else None]
+        assert f"?lesson={lesson.key}" in section
+        assert f"**Predict first.** {lesson.predict}" in section
+        for caption in lesson.notice:
+            assert caption in section, caption
         image = f"_static/explorer/lesson-{lesson.key}.png"
-        assert image in page and (root / image).is_file()
+        assert image in section and (root / image).is_file()
+        assert f"notebooks/{lesson.notebook[0]}`, section “{lesson.notebook[1]}”" in section
+    explorer = (root / "explorer.md").read_text()
+    assert "{doc}`teaching/lessons`" in explorer
     for tab in ("race", "cd-bias", "tap-landscape"):
-        assert f"_static/explorer/{tab}.png" in page and (root / f"_static/explorer/{tab}.png").is_file()
+        assert f"_static/explorer/{tab}.png" in explorer and (root / f"_static/explorer/{tab}.png").is_file()
 
 
 def test_k_snaps_to_a_valid_budget_while_a_dc_rule_races():

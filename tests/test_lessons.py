@@ -371,3 +371,26 @@ def test_module_examples_run():
     import doctest
 
     assert doctest.testmod(L).failed == 0
+
+
+@pytest.mark.parametrize("lesson", L.LESSONS, ids=lambda l: l.key)
+def test_each_lesson_asks_a_question_and_names_a_notebook_section_that_exists(lesson):
+    """The teaching path's "predict, then watch": a question to ask before Start, and the
+    notebook section that works through the same phenomenon (its heading is in the notebook)."""
+    import json
+    from pathlib import Path
+    assert lesson.predict.endswith("?") and len(lesson.predict) > 30
+    name, heading = lesson.notebook
+    nb = Path(__file__).resolve().parents[1] / "notebooks" / f"{name}.ipynb"
+    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+    headings = {line.lstrip("#").strip() for c in cells if c["cell_type"] == "markdown"
+                for line in "".join(c["source"]).splitlines() if line.startswith("#")}
+    assert heading in headings, sorted(headings)
+
+
+def test_a_lesson_refuses_a_statement_for_a_question_and_a_bad_notebook():
+    base = dict(key="x", title="x", tab="race", params={}, seconds=60, notice=("a", "b"), figure="f")
+    with pytest.raises(ValueError, match="predict must be a question"):
+        L.Lesson(**base, predict="CD ends higher.")
+    with pytest.raises(ValueError, match="notebook must be"):
+        L.Lesson(**base, notebook=("00_tour",))

@@ -245,9 +245,10 @@ class Link:
         if self.lesson is not None:
             lesson = self.lesson
             notice = "\n".join(f"* {line}" for line in lesson.notice)
+            predict = f"*Predict first:* {lesson.predict} " if lesson.predict else ""
             out.append(pn.pane.Alert(
                 f"**Lesson: {lesson.title}** (about {lesson.seconds} s; {lesson.figure}). "
-                f"Press Start, then notice:\n\n{notice}",
+                f"{predict}Press Start, then notice:\n\n{notice}",
                 alert_type="info", sizing_mode="stretch_width", name="lesson"))
         return out
 

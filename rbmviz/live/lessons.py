@@ -102,12 +102,19 @@ class Lesson:
         the bias tab), in order.  Only live knobs (the engine's ``update_settings``).
     summary : str
         One sentence for the menu's tooltip or the lesson's heading.
+    predict : str
+        The "predict, then watch" question a lecturer asks before pressing Start (the
+        documentation's lesson pages show it above the captions).
+    notebook : tuple of str
+        ``(notebook, heading)``: the notebook in ``notebooks/`` (file name without
+        ``.ipynb``) and the heading of its section that works through the same phenomenon.
 
     Raises
     ------
     ValueError
-        For a key that is not URL-safe, an unknown tab, a length outside 30–180 s, or other
-        than two or three captions.
+        For a key that is not URL-safe, an unknown tab, a length outside 30–180 s, other
+        than two or three captions, a ``predict`` that is not a question, or a ``notebook``
+        that is not ``(name, heading)``.
     """
 
     key: str
@@ -119,6 +126,8 @@ class Lesson:
     figure: str
     changes: tuple = ()
     summary: str = ""
+    predict: str = ""
+    notebook: tuple = ()
 
     def __hash__(self) -> int:
         return hash(self.key)
@@ -132,6 +141,11 @@ class Lesson:
             raise ValueError(f"lesson {self.key!r}: seconds must be in [30, 180], got {self.seconds}")
         if not 2 <= len(self.notice) <= 3:
             raise ValueError(f"lesson {self.key!r}: 2 or 3 captions, got {len(self.notice)}")
+        if self.predict and not self.predict.rstrip().endswith("?"):
+            raise ValueError(f"lesson {self.key!r}: predict must be a question (ending in '?')")
+        if self.notebook and (len(self.notebook) != 2 or not all(isinstance(s, str) for s in self.notebook)):
+            raise ValueError(f"lesson {self.key!r}: notebook must be (notebook name, section heading), "
+                             f"got {self.notebook!r}")
 
     @property
     def points(self) -> int | None:
@@ -209,7 +223,11 @@ def _fields_lesson() -> Lesson:
     return Lesson(
         key="mnist-fields", title=title, tab="race", params=params, seconds=90, notice=notice,
         figure="Tramel et al. 2018, Fig. 4 (receptive fields of a trained RBM)",
-        summary="PCD-1 on 784×500: the hidden units' receptive fields go from noise to strokes.")
+        summary="PCD-1 on 784×500: the hidden units' receptive fields go from noise to strokes.",
+            predict=(
+                "Each hidden unit's receptive field starts as grey noise. What will it look like "
+                "after a few hundred updates on handwritten digits?"),
+            notebook=("03_tap_machines", "Receptive fields (Fig. 4)"))
 
 
 def _lessons() -> tuple[Lesson, ...]:
@@ -234,7 +252,12 @@ def _lessons() -> tuple[Lesson, ...]:
                 "At epoch 1,500 the lesson sets k = 12: CD climbs by about half a nat (to near "
                 "−3.8). The bias, not the number of epochs, held it back."),
             figure="Upadhya & Sastry 2017, Fig. 2 (Bars & Stripes); Fischer & Igel 2011, Fig. 1",
-            summary="The bias of CD-1, PCD's oscillation, and what k = 12 changes."),
+            summary="The bias of CD-1, PCD's oscillation, and what k = 12 changes.",
+            predict=(
+                "Both rules start from the same weights and take one Gibbs step per update. Which "
+                "curve ends higher by epoch 1,500 — and when the lesson gives CD twelve steps per "
+                "update instead of more epochs, does it climb?"),
+            notebook=("quickstart", "CD-k and PCD-k from the same initial parameters")),
         Lesson(
             key="dc-escape", title="CD vs S-DCP vs CS-DCP at equal compute (Shifting Bar)",
             tab="race",
@@ -249,7 +272,11 @@ def _lessons() -> tuple[Lesson, ...]:
                 "1,800); both end above −2.8.",
                 "CD-12 spends the same 12 Gibbs steps per update and never leaves it."),
             figure="Upadhya & Sastry 2017, Fig. 1",
-            summary="Difference-of-convex steps escape the plateau that traps CD."),
+            summary="Difference-of-convex steps escape the plateau that traps CD.",
+            predict=(
+                "All three rules spend the same 12 Gibbs steps per update and start on the same "
+                "plateau. Which leaves the plateau first — and does CD ever leave it?"),
+            notebook=("02_dc_programming", "Small data sets (Figs. 1–2)")),
         Lesson(
             key="centered-vs-csdcp", title="Centered gradient vs CS-DCP (Bars & Stripes)",
             tab="race",
@@ -265,7 +292,11 @@ def _lessons() -> tuple[Lesson, ...]:
                 "By epoch 2,000 the centered gradient has caught up: both end near −3.55 "
                 "(best possible −2.64 for 14 patterns)."),
             figure="Upadhya & Sastry 2017, Fig. 2",
-            summary="Both rules centre the units; the DC steps get there first."),
+            summary="Both rules centre the units; the DC steps get there first.",
+            predict=(
+                "Both rules centre the units. Which gets near its best first, and does the slower "
+                "one catch up by epoch 2,000?"),
+            notebook=("02_dc_programming", "How this compares with the paper")),
         Lesson(
             key="cd-bias-k", title="The CD-k bias and its bound as k grows", tab="bias",
             params=dict(dataset="bars_and_stripes_3", n_hidden=6, k=1, learning_rate=0.1,
@@ -280,7 +311,12 @@ def _lessons() -> tuple[Lesson, ...]:
                 "bias and the bound step down: the bias ends near 0.06.",
                 "Less bias, better model: the log-likelihood rises at each step of k."),
             figure="Fischer & Igel 2011, Fig. 1",
-            summary="Exact expected CD-k: its bias, Theorem 4's bound, and k = 1, 2, 4, 8."),
+            summary="Exact expected CD-k: its bias, Theorem 4's bound, and k = 1, 2, 4, 8.",
+            predict=(
+                "The bias is the gap between CD-1's expected update and the true gradient. As "
+                "training makes the weights larger, does it grow or shrink — and what happens "
+                "each time k doubles?"),
+            notebook=("01_cd_bias", "Change k and watch the bound move")),
         Lesson(
             key="weight-decay-bias", title="Weight decay and the CD bias", tab="bias",
             params=dict(dataset="bars_and_stripes_3", n_hidden=6, k=1, learning_rate=0.1,
@@ -295,7 +331,12 @@ def _lessons() -> tuple[Lesson, ...]:
                 "shrink to about half and the bias falls about sevenfold.",
                 "The price: the model fits worse — the log-likelihood drops by about 0.4 nats."),
             figure="Fischer & Igel 2011, Sec. 4 (the bias bound grows with the weights)",
-            summary="Small weights mix fast: weight decay cuts the bias, and the fit."),
+            summary="Small weights mix fast: weight decay cuts the bias, and the fit.",
+            predict=(
+                "Weight decay keeps the weights small, and small weights let the Gibbs chain mix "
+                "faster. When it is switched on, what happens to the bias — and to the "
+                "log-likelihood?"),
+            notebook=("01_cd_bias", "Weight decay")),
         Lesson(
             key="lr-too-large", title="Learning rate too large: divergence stopped and explained",
             tab="race",
@@ -312,7 +353,11 @@ def _lessons() -> tuple[Lesson, ...]:
                 "CD keeps running but gets worse: its chains restart at the data, so it "
                 "degrades instead of blowing up."),
             figure="no paper figure: rbmviz's divergence check (rbmviz.runs.RunDiverged)",
-            summary="Too large a step: PCD blows up and is stopped with a reason."),
+            summary="Too large a step: PCD blows up and is stopped with a reason.",
+            predict=(
+                "At η = 10, which rule do you expect to blow up: CD, whose chains restart at the "
+                "data at every update, or PCD, whose chains persist?"),
+            notebook=("00_tour", "Changing a knob mid-race")),
         _fields_lesson(),
         Lesson(
             key="tap-landscape-1", title="TAP landscape 1/3: after 1 epoch", tab="tap",
@@ -324,7 +369,11 @@ def _lessons() -> tuple[Lesson, ...]:
                 "From 500 different digits, the TAP iteration always lands on the same single "
                 "solution: the landscape has one valley."),
             figure="Tramel et al. 2018, Fig. 5 (and Fig. 6)",
-            summary="One epoch in: a single TAP solution."),
+            summary="One epoch in: a single TAP solution.",
+            predict=(
+                "After one epoch of training, started from 500 different digits, how many "
+                "different TAP solutions will the iteration reach?"),
+            notebook=("03_tap_machines", "Counting TAP solutions")),
         Lesson(
             key="tap-landscape-10", title="TAP landscape 2/3: after 10 epochs", tab="tap",
             params=dict(start_from=f"{tap_ck}10", dataset="mnist", limit=2000,
@@ -335,7 +384,10 @@ def _lessons() -> tuple[Lesson, ...]:
                 "The 500 digits now reach about 90 different TAP solutions: the model has "
                 "carved valleys for different kinds of digits."),
             figure="Tramel et al. 2018, Fig. 5 (and Fig. 6)",
-            summary="Ten epochs in: the solutions multiply."),
+            summary="Ten epochs in: the solutions multiply.",
+            predict=(
+                "Ten epochs in: still one solution, a handful, or one per digit?"),
+            notebook=("03_tap_machines", "Longer-trained models: the shipped checkpoints")),
         Lesson(
             key="tap-landscape-100", title="TAP landscape 3/3: after 100 epochs", tab="tap",
             params=dict(start_from=f"{tap_ck}100", dataset="mnist", limit=2000,
@@ -346,7 +398,11 @@ def _lessons() -> tuple[Lesson, ...]:
                 "Epoch 1 → 10 → 100: one solution, then about 90, then over 200 — training "
                 "turns one valley into a rugged landscape of many (Fig. 5)."),
             figure="Tramel et al. 2018, Fig. 5 (and Fig. 6)",
-            summary="A hundred epochs in: a rugged landscape."),
+            summary="A hundred epochs in: a rugged landscape.",
+            predict=(
+                "After 100 epochs, do the solutions keep multiplying, or merge back into a few "
+                "valleys?"),
+            notebook=("03_tap_machines", "Longer-trained models: the shipped checkpoints")),
         Lesson(
             key="tap-denoising", title="Denoising: TAP vs OPE vs 1-NN as the noise grows",
             tab="tap",
@@ -362,7 +418,11 @@ def _lessons() -> tuple[Lesson, ...]:
                 "As p grows to 0.3 the nearest training image catches up with TAP; OPE stays "
                 "last."),
             figure="Tramel et al. 2018, Fig. 8",
-            summary="A trained TAP machine as a denoiser, against two baselines."),
+            summary="A trained TAP machine as a denoiser, against two baselines.",
+            predict=(
+                "At low noise, which denoiser wins: the TAP machine, the per-pixel guess (OPE) or "
+                "the nearest training image (1-NN)? And as the noise grows?"),
+            notebook=("03_tap_machines", "Denoising")),
         Lesson(
             key="adatap-vs-tap", title="adaTAP vs TAP: the same training, a different cost",
             tab="tap",
@@ -380,7 +440,12 @@ def _lessons() -> tuple[Lesson, ...]:
                 "The likelihood gains nothing from the extra work: it wobbles a little below "
                 "its level (it is measured with TAP's fixed points, not adaTAP's)."),
             figure="Tramel et al. 2018, Fig. 10",
-            summary="Adaptive TAP's extra accuracy costs time and buys no better model here."),
+            summary="Adaptive TAP's extra accuracy costs time and buys no better model here.",
+            predict=(
+                "Adaptive TAP solves a more accurate mean-field problem at every update. Will it "
+                "learn a better model than plain TAP in the same epochs, and at what cost in "
+                "time?"),
+            notebook=("04_tap_beyond_rbm", "2. Fig. 10: training with TAP vs adaTAP")),
         Lesson(
             key="deep-tap", title="A deep TAP machine's two layers", tab="tap",
             params=dict(model="dbm-2", dataset="digits", limit=1500, n_hidden=100, n_hidden2=50,
@@ -396,7 +461,11 @@ def _lessons() -> tuple[Lesson, ...]:
                 "During joint training the TAP log-likelihood per unit climbs: from about "
                 "−0.118 when it starts to about −0.105 by epoch 12."),
             figure="Tramel et al. 2018, Fig. 11",
-            summary="Layer-wise pretraining, then joint TAP training of a 2-layer DBM."),
+            summary="Layer-wise pretraining, then joint TAP training of a 2-layer DBM.",
+            predict=(
+                "Each layer is first trained alone. Does training the two layers jointly then "
+                "raise the TAP log-likelihood further?"),
+            notebook=("04_tap_beyond_rbm", "3. Deep TAP machines (Appendix E)")),
     )
 
 
