@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -380,3 +381,19 @@ def test_results_are_stamped_with_their_commit(site):
             label = "the quick form (top level)" if run == src else f"{run.relative_to(src).as_posix()}/"
             assert label in sections, (paper, label, list(sections))
             assert re.search(r"commit <code[^>]*><span[^>]*>[0-9a-f]{7,}", sections[label]), (paper, label)
+
+
+def test_the_quickstart_and_tour_show_models_that_learned(site):
+    """The teaching notebooks' printed numbers (from their executed cells) show what their text
+    says: the quickstart's best model within 0.25 nats of −ln 14 with at least 90 % of its
+    probability on the 14 patterns, the tour's model with at least 75 %."""
+    html = _built(site)
+    quick = re.sub(r"<[^>]+>", "", (html / "notebooks" / "quickstart.html").read_text(encoding="utf-8"))
+    ll = re.search(r"exact log-likelihood after [\d,]+ epochs: CD (-?[\d.]+), PCD (-?[\d.]+)", quick)
+    mass = re.search(r"the model puts ([\d.]+)% of its probability on the 14 patterns", quick)
+    assert ll and mass, "the quickstart's printed numbers are missing"
+    assert max(float(ll.group(1)), float(ll.group(2))) > -np.log(14) - 0.25
+    assert float(mass.group(1)) >= 90
+    tour = re.sub(r"<[^>]+>", "", (html / "notebooks" / "00_tour.html").read_text(encoding="utf-8"))
+    mass = re.search(r"model puts ([\d.]+)% of its probability on the 14 patterns", tour)
+    assert mass and float(mass.group(1)) >= 75
