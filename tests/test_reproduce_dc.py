@@ -594,3 +594,20 @@ def test_dc_mnist_batch_and_init_claims_can_differ():
         assert c["verdict"] == "differs" and c["judged"] == 5.0 and "2 nats" in c["criterion"]
         rows[1]["final"] = -101.0
         assert dc_mnist.claims(rows, study=study)[0]["verdict"] == "agrees"
+
+
+def test_dc_mnist_claims_on_data_the_paper_did_not_use_are_not_comparable():
+    """A statement the paper makes about MNIST and Omniglot is neither confirmed nor refuted by
+    scikit-learn's 8×8 digits: the same rows that agree on MNIST are "not comparable" there."""
+    from rbmviz.reproduce import dc_mnist
+    from rbmviz.reproduce.report import status
+    rows = [dict(dataset=d, learning_rate=0.01, algorithm=a, label=a, final=-200.0, t90=t,
+                 best_at=120.0, epochs=200.0, increasing=0.9)
+            for d in ("digits", "mnist") for a, t in (("cd", 50.0), ("cg", 60.0), ("csdcp", 4.0))]
+    got = {c["claim"]: c["verdict"] for c in dc_mnist.claims(rows)}
+    assert sorted(status(v) for v in got.values()) == ["agrees", "agrees", "not comparable",
+                                                        "not comparable"]
+    assert all("this run: digits" in v for k, v in got.items() if k.startswith("digits"))
+    eta = [dict(r, learning_rate=e) for r in rows for e in (0.001, 0.01)]
+    assert {status(c["verdict"]) for c in dc_mnist.claims(eta, study="eta")
+            if c["claim"].startswith("digits")} == {"not comparable"}
