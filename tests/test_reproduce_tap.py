@@ -551,10 +551,15 @@ def test_tap_claims_each_can_differ():
                  dict(n_unique_first=3))["verdict"] == "differs"
     assert judge("the number of unique solutions grows with training",
                  dict(n_unique_last=1))["verdict"] == "differs"
+    small = judge("the number of unique solutions grows with training", dict(n_unique_last=2))
+    assert small["verdict"].startswith("inconclusive (fewer than 10") and small["judged"] == 2
     c = judge("no explosion of solutions", dict(max_unique_fraction=0.268))
     assert c["verdict"] == "differs" and c["judged"] == 0.268
     assert judge("TAP free energy first increases, then slowly decreases",
                  dict(free_energy_rises_again=True))["verdict"] == "differs"
+    tiny_fall = judge("TAP free energy first increases, then slowly decreases",   # 20 -> 19.5
+                      dict(free_energy_last=19.5, free_energy_trough=19.5))
+    assert tiny_fall["verdict"].startswith("inconclusive (it falls by 0.50 from its peak")
     bands = "two distinct free-energy bands at all epochs (binary-MNIST)"
     one_band = (lambda t: t.assign(free_energy=np.random.default_rng(1).normal(size=len(t))))
     c = judge(bands, sol=one_band)

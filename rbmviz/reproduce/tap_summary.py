@@ -225,6 +225,12 @@ BANDS_MIN_SOLUTIONS = 10
 TAPER_FRACTION = 0.5
 #: the tapering is judged on runs reaching at least this epoch (twice the paper's 20)
 TAPER_MIN_EPOCH = 40
+#: "the solutions multiply" (Fig. 5: from one to hundreds) is judged "agrees" once the count at
+#: the last record is at least this many; a rise to fewer is too small to call growth
+GROW_MIN_SOLUTIONS = 10
+#: "the free energy first increases, then slowly decreases": the fall from the first peak to the
+#: last record must be at least this fraction of the rise to that peak to count as a decrease
+FALL_MIN_FRACTION = 0.1
 #: "approaches the 1-NN curve as p → 0.5": MCC within this of 1-NN at the largest p < 0.5
 NN_CLOSE = 0.05
 #: near-exact recovery at small noise: MCC at least this at the smallest p > 0 (p ≤ 0.05)
@@ -328,10 +334,13 @@ def claims(summary: dict, tables: dict) -> list[dict]:
     out.append(_c("the number of unique solutions grows with training", "starts at 1 and increases",
                   f"N_h={c['n_hidden']}: {c['n_unique_first']} -> {c['n_unique_last']} "
                   f"(max {c['n_unique_max']}) from {c['n_init']} initialisations",
-                  _v((c["n_unique_last"] > c["n_unique_first"]) if c["last_epoch"] > 0 else None,
-                     "no training"),
-                  "more unique solutions at the last record than at the first (judged: the "
-                  "count at the last record)", c["n_unique_last"]))
+                  ("inconclusive (no training)" if c["last_epoch"] <= 0
+                   else "differs" if c["n_unique_last"] <= c["n_unique_first"]
+                   else "agrees" if c["n_unique_last"] >= GROW_MIN_SOLUTIONS
+                   else f"inconclusive (fewer than {GROW_MIN_SOLUTIONS} solutions at the last record)"),
+                  f"more unique solutions at the last record than at the first, and at least "
+                  f"{GROW_MIN_SOLUTIONS} of them (a rise to fewer is inconclusive; judged: the count "
+                  f"at the last record)", c["n_unique_last"]))
     mnist = s.get("dataset", "binary-mnist") != "cbcl"
     frac = c["max_unique_fraction"]
     out.append(_c("no explosion of solutions",
@@ -355,15 +364,22 @@ def claims(summary: dict, tables: dict) -> list[dict]:
             fe_note = (f" (after falling to {c['free_energy_trough']:.2f} at epoch "
                        f"{c['free_energy_trough_epoch']} it rises again)")
         else:
-            fe_up_down = True
+            rise = c["free_energy_turn"] - c["free_energy_first"]
+            fall = c["free_energy_turn"] - c["free_energy_last"]
+            if rise > 0 and fall < FALL_MIN_FRACTION * rise:
+                why = (f"it falls by {fall:.2f} from its peak, less than {FALL_MIN_FRACTION:.0%} of "
+                       f"its rise of {rise:.2f}: too little to call a decrease")
+            else:
+                fe_up_down = True
     peak_text = (f"first peak {c['free_energy_turn']:.2f} at epoch {turn}" if turn is not None
                  else f"peak {c['free_energy_peak']:.2f} at epoch {c['free_energy_peak_epoch']}")
     out.append(_c("TAP free energy first increases, then slowly decreases", "Fig. 5 (red line)",
                   f"N_h={c['n_hidden']}: {c['free_energy_first']:.2f} -> {peak_text} "
                   f"-> {c['free_energy_last']:.2f}{fe_note}", _v(fe_up_down, why),
                   "the mean free energy of the unique solutions rises above its first value, "
-                  "turns down, and does not rise again by more than a quarter of that fall "
-                  "(judged: the epoch it first turns down)", turn))
+                  "turns down, falls by at least "
+                  f"{FALL_MIN_FRACTION:.0%} of that rise and does not rise again by more than a "
+                  "quarter of that fall (judged: the epoch it first turns down)", turn))
     if s.get("dataset", "binary-mnist") == "binary-mnist":
         bands = [b for b in free_energy_bands(tables.get("solutions"), c["n_hidden"])
                  if b["n"] >= BANDS_MIN_SOLUTIONS and b["bc"] is not None]
