@@ -99,9 +99,14 @@ class _Layer:
 
 
 def _layers(rbm):
+    """The model's two layers in kernel form, after checking that ``rbm`` is an RBM whose
+    parameters are finite (an array changed in place after :meth:`RBM.set_params` included)."""
     from ..model import RBM
     if not isinstance(rbm, RBM):
         raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
+    for key in ("W", "b", "c"):
+        if not np.all(np.isfinite(getattr(rbm, key))):
+            raise ValueError(f"rbm.{key} contains NaN or inf; TAP inference needs finite parameters")
     return (_Layer(getattr(rbm, "visible_prior", None), rbm.b, "visible"),
             _Layer(getattr(rbm, "hidden_prior", None), rbm.c, "hidden"))
 

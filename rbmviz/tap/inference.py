@@ -30,7 +30,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._numerics import softplus as _softplus
-from .._validation import check_choice, check_data, check_float, check_int, check_seed
+from .._validation import (check_array, check_bool, check_choice, check_data, check_float,
+                           check_int, check_seed)
 from ..kernels import tap as _k
 from . import _iteration as _it
 from ._iteration import (_fields, _free_energy_eq36, _g, _layers, _nu, _solve_binary,
@@ -131,18 +132,27 @@ class TAPSolution:
         Raises
         ------
         ValueError
-            If a boolean mask has the wrong length.
+            If a boolean mask has the wrong length, ``idx`` is not 1-D (nothing is reshaped)
+            or an index is out of range.
         TypeError
             If ``idx`` holds neither integers nor booleans.
         """
+        n = len(self)
+        if isinstance(idx, (int, np.integer)) and not isinstance(idx, (bool, np.bool_)):
+            idx = [idx]
         idx = np.asarray(idx)
         if idx.dtype == bool:
-            if idx.shape != (len(self),):
-                raise ValueError(f"a boolean idx must have shape ({len(self)},), got {idx.shape}")
+            if idx.shape != (n,):
+                raise ValueError(f"a boolean idx must have shape ({n},), got {idx.shape}")
             idx = np.flatnonzero(idx)
         elif idx.size and not np.issubdtype(idx.dtype, np.integer):
             raise TypeError(f"idx must hold integers or booleans, got dtype {idx.dtype}")
-        idx = idx.astype(np.int64).reshape(-1)
+        if idx.ndim != 1:
+            raise ValueError(f"idx must be 1-D (row indices or a mask), got shape {idx.shape}")
+        idx = idx.astype(np.int64)
+        if idx.size and (idx.min() < -n or idx.max() >= n):
+            bad = int(idx[(idx < -n) | (idx >= n)][0])
+            raise ValueError(f"idx holds row {bad}, out of range for {n} solutions (0 to {n - 1})")
         return dataclasses.replace(self, **{f: np.ascontiguousarray(getattr(self, f)[idx])
                                             for f in self._ROW_FIELDS})
 
@@ -260,18 +270,33 @@ def free_energy_binary(rbm: RBM, av: ArrayLike, ah: ArrayLike, *, order: int = 2
     Raises
     ------
     ValueError
-        If the model is not binary or ``av`` and ``ah`` have different numbers of rows.
+        If the model is not binary or has NaN or inf parameters, ``av`` or ``ah`` is not 2-D
+        with the layer's number of columns and values in [0, 1], they have different numbers
+        of rows, or ``visible_field`` is not finite of shape (R, n_visible) or (n_visible,).
     """
     order = check_choice(order, "order", (1, 2, 3))
     vis, hid = _layers(rbm)
     if not (vis.binary and hid.binary):
         raise ValueError("free_energy_binary needs Bernoulli visible and hidden units; use "
                          "rbmviz.tap.solve(...).free_energy (eq. 36) for other priors")
-    W, b, c = (np.asarray(x, dtype=np.float64) for x in rbm.params)
-    av = check_data(av, "av", n_visible=rbm.n_visible, binary=False)
-    ah = check_data(ah, "ah", n_visible=rbm.n_hidden, binary=False)
+    av = check_array(av, "av", ndim=2, low=0.0, high=1.0)
+    ah = check_array(ah, "ah", ndim=2, low=0.0, high=1.0)
+    for name, arr, n, layer in (("av", av, rbm.n_visible, "n_visible"), ("ah", ah, rbm.n_hidden, "n_hidden")):
+        if arr.shape[1] != n:
+            raise ValueError(f"{name} has {arr.shape[1]} columns but the model has {layer}={n}")
     if av.shape[0] != ah.shape[0]:
         raise ValueError(f"av and ah must have the same number of rows, got {av.shape[0]} and {ah.shape[0]}")
+    if visible_field is not None:
+        visible_field = check_array(visible_field, "visible_field")
+        if visible_field.shape not in ((rbm.n_visible,), av.shape):
+            raise ValueError(f"visible_field must have shape {av.shape} or ({rbm.n_visible},), got "
+                             f"{visible_field.shape}")
+    return _free_energy_binary(rbm, av, ah, order, visible_field)
+
+
+def _free_energy_binary(rbm, av, ah, order, visible_field):
+    """:func:`free_energy_binary` on checked arguments."""
+    W, b, c = (np.asarray(x, dtype=np.float64) for x in rbm.params)
     Sv, Sh = np.empty(av.shape[0]), np.empty(ah.shape[0])
     _k.entropy_rows(av, Sv)
     _k.entropy_rows(ah, Sh)
@@ -399,7 +424,7 @@ def solve(rbm: RBM, init_visible: ArrayLike, *, order: int = 2, damping: float |
         av, cv, ah, ch, converged, n_iter = _solve_binary(
             W, vis.U, hid.U, order, damping, tol, max_iter, av0, ah0, field, products)
         Bv, Av, Bh, Ah = _fields(W, av, cv, ah, ch, order, field)
-        log_z = free_energy_binary(rbm, av, ah, order=order, visible_field=field)
+        log_z = _free_energy_binary(rbm, av, ah, order, field)
         free = -log_z + vis.logz0.sum() + hid.logz0.sum()
     else:
         av, cv, ah, ch, converged, n_iter = _solve_general(
@@ -498,9 +523,25 @@ def solve_counted(rbm: RBM, init_visible: ArrayLike, *, order: int = 2,
     TAPSolution or (TAPSolution, numpy.ndarray)
         The solution of every row (``n_iter`` of the attempt that produced it), and with
         ``return_fallback`` the indices of the rows solved again.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the argument, before any solve: ``rbm`` not an RBM with finite parameters,
+        ``init_visible`` not data of the visible prior, a damping outside (0, 1], a tolerance
+        ≤ 0, an iteration count below 1, flags that are not bools.
     """
+    vis, _ = _layers(rbm)
+    order = check_choice(order, "order", (1, 2, 3))
+    init_visible = vis.check(init_visible, "init_visible", True)
     first_max_iter = check_int(first_max_iter, "first_max_iter", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
+    first_damping = check_float(first_damping, "first_damping", low=0.0, high=1.0, low_open=True)
+    tol = check_float(tol, "tol", low=0.0, low_open=True)
+    if fallback_tol is not None:
+        fallback_tol = check_float(fallback_tol, "fallback_tol", low=0.0, low_open=True)
+    scale_iter = check_bool(scale_iter, "scale_iter")
+    return_fallback = check_bool(return_fallback, "return_fallback")
     ladder = fallback_dampings(damping)
     first = max_iter if not ladder else min(first_max_iter, max_iter)
     sol = solve(rbm, init_visible, order=order, damping=first_damping, tol=tol, max_iter=first)
@@ -510,7 +551,7 @@ def solve_counted(rbm: RBM, init_visible: ArrayLike, *, order: int = 2,
         if not todo.size:
             break
         n_iter = int(round(max_iter * ladder[0] / d)) if scale_iter else max_iter
-        again = solve(rbm, np.asarray(init_visible)[todo], order=order, damping=d,
+        again = solve(rbm, init_visible[todo], order=order, damping=d,
                       tol=tol if fallback_tol is None else fallback_tol, max_iter=n_iter)
         fields = {}
         for f in sol._ROW_FIELDS:
@@ -752,13 +793,28 @@ def log_likelihood(rbm: RBM, V: ArrayLike, *, init: ArrayLike | None = None,
     -------
     float or TAPLogLikelihood
         The estimate, or the details if ``details=True``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the argument, before any solve: ``rbm`` not an RBM with finite parameters,
+        ``V`` or ``init`` not data of the visible prior, a setting out of range or of the
+        wrong type, flags that are not bools.
     """
     vis, hid = _layers(rbm)
     X = vis.check(V, "V", True)
     I = X if init is None else vis.check(init, "init", True)
+    seed = check_seed(seed)
+    unique = check_bool(unique, "unique")
+    details = check_bool(details, "details")
+    undamped_first = check_bool(undamped_first, "undamped_first")
+    order = check_choice(order, "order", (1, 2, 3))
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    unique_tol = check_float(unique_tol, "unique_tol", low=0.0, low_open=True)
+    if tol is not None:
+        tol = check_float(tol, "tol", low=0.0, low_open=True)
     if n_init is not None:
         n_init = check_int(n_init, "n_init", low=1)
-        seed = check_seed(seed)
         if n_init < I.shape[0]:
             pick = np.sort(np.random.default_rng(seed).choice(I.shape[0], n_init, replace=False))
             I = I[pick]
