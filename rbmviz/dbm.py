@@ -317,7 +317,7 @@ class DBM:
     def __repr__(self):
         return f"DBM(layers={list(self.layers)})"
 
-    def save(self, path: str | os.PathLike, *, overwrite: bool = True) -> Path:
+    def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
         """Write the parameters to ``path`` (``.npz`` appended if missing), as :meth:`RBM.save
         <rbmviz.model.RBM.save>` does.
 
