@@ -20,6 +20,7 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
+sys.path.insert(0, str(DOCS / "_ext"))          # the project's own Sphinx extensions and page makers
 sys.path.insert(0, str(ROOT))
 
 # notebooks -> docs/notebooks (generated, git-ignored)
@@ -133,48 +134,11 @@ if not _gallery:
 # each paper page opens with its scorecard, generated from the runs' summary.json files
 # (rbmviz.reproduce.report): one row per claim of the paper, one column per run folder, each
 # cell the run's verdict; the runs' own claims tables (numbers judged, criteria) follow below.
-from rbmviz.reproduce import report as _report  # noqa: E402
-
-_SHORT = {"agrees": "agrees", "differs": "**differs**", "inconclusive": "inconclusive",
-          "not run": "not run", "not comparable": "not comparable"}
-
-
-def _scorecard(src: Path) -> str:
-    runs = {}
-    for summary in sorted(src.rglob("summary.json"), key=lambda p: _run_order(p.relative_to(src))):
-        try:
-            runs[summary.parent.relative_to(src).as_posix()] = _report.results_rows(summary.parent)
-        except ValueError:          # a summary without a claims list
-            continue
-    if not runs:
-        return "No run of this paper with judged claims is in the repository.\n"
-    claims: dict[str, str] = {}
-    for rows in runs.values():
-        for r in rows:
-            claims.setdefault(r["claim"], str(r["paper"]))
-    names = {run: ("quick form" if run == "." else f"`{run}/`") for run in runs}
-    lines = ["| claim | the paper | " + " | ".join(names.values()) + " |",
-             "|---|---|" + "---|" * len(runs)]
-    for claim, paper in claims.items():
-        cells = []
-        for rows in runs.values():
-            match = [r for r in rows if r["claim"] == claim]
-            cells.append(_SHORT.get(match[0]["status"], match[0]["status"]) if match else "—")
-        lines.append("| " + " | ".join(_report._cell(x) for x in (claim, paper, *cells)) + " |")
-    counts = {}
-    for rows in runs.values():
-        for r in rows:
-            counts[r["status"]] = counts.get(r["status"], 0) + 1
-    plural = {"agrees": "agree", "differs": "differ"}
-    total = ", ".join(f"{n} {plural.get(s, s) if n > 1 else s}" for s, n in counts.items())
-    return ("\n".join(lines) + "\n\n" + f"Over all runs: {total} (one verdict per claim and run). "
-            "Each column is a folder of `results/` described below, with its figures and its "
-            "claims table: the numbers judged and the criterion of every verdict.\n")
-
+import scorecards  # noqa: E402
 
 for _paper in _PAPERS:
-    (_RES_OUT / _paper / "_scorecard.md").write_text(_scorecard(ROOT / "results" / _paper),
-                                                     encoding="utf-8")
+    (_RES_OUT / _paper / "_scorecard.md").write_text(
+        scorecards.scorecard(_paper, ROOT / "results" / _paper, order=_run_order), encoding="utf-8")
 # each paper page includes results/<paper>/_page.md: the README of the full-scale results, or
 # a plain statement that they are not in the repository
 for _paper in _PAPERS:
@@ -192,8 +156,6 @@ for _paper in _PAPERS:
 ) + "\n", encoding="utf-8")
 
 import rbmviz  # noqa: E402
-
-sys.path.insert(0, str(DOCS / "_ext"))
 
 import lesson_pages  # noqa: E402
 

@@ -397,3 +397,24 @@ def test_the_quickstart_and_tour_show_models_that_learned(site):
     tour = re.sub(r"<[^>]+>", "", (html / "notebooks" / "00_tour.html").read_text(encoding="utf-8"))
     mass = re.search(r"model puts ([\d.]+)% of its probability on the 14 patterns", tour)
     assert mass and float(mass.group(1)) >= 75
+
+
+def test_scorecards_state_each_runs_extent_against_the_papers_protocol():
+    """A verdict on a quick form is never read as one on the paper's experiment: the scorecard
+    states each run's extent ("complete", or what falls short), and every cell its verdict."""
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    import scorecards
+    proto = {"trials": 10, "epochs": 200, "n_hidden": 500, "limit": None}
+    assert scorecards.extent({"trials": 10, "epochs": 200, "n_hidden": 500, "limit": None},
+                             proto) == "complete"
+    assert scorecards.extent({"trials": 1, "epochs": 60, "n_hidden": 500, "limit": None}, proto) \
+        == "partial: 1 of 10 trials, 60 of 200 epochs"
+    assert scorecards.extent({"trials": 10, "epochs": 200, "n_hidden": 100, "limit": 1000}, proto) \
+        == "partial: 100 hidden units, not 500, the first 1,000 rows"
+    for paper in ("cd-bias", "dc-programming", "tap-machines"):
+        card = scorecards.scorecard(paper, ROOT / "results" / paper)
+        head = card.splitlines()
+        assert head[2].startswith("| *extent of the run against the paper's protocol*")
+        runs = head[0].count("|") - 3
+        assert head[2].count("*complete*") + head[2].count("*partial:") == runs
+    assert "*complete*" in scorecards.scorecard("dc-programming", ROOT / "results" / "dc-programming")
