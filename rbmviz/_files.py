@@ -80,6 +80,11 @@ def _as_path(path, name: str) -> Path:
     return path
 
 
+def _named(name: str, path) -> str:
+    """``"<name> <path>"`` for the messages (just the path when ``name`` is empty)."""
+    return f"{name} {path}" if name else str(path)
+
+
 def _kind(mode: int) -> str:
     for test, what in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
                        (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
@@ -122,9 +127,9 @@ def check_not_special(path: str | os.PathLike, name: str = "path", *,
     except OSError:            # missing (or unreachable: the write itself says why)
         return path
     if stat.S_ISDIR(mode):
-        raise IsADirectoryError(f"{name} {path} is a directory; expected {what}")
+        raise IsADirectoryError(f"{_named(name, path)} is a directory; expected {what}")
     if not stat.S_ISREG(mode):
-        raise ValueError(f"{name} {path} exists and is {_kind(mode)}, not a regular file; "
+        raise ValueError(f"{_named(name, path)} exists and is {_kind(mode)}, not a regular file; "
                          f"expected {what}")
     return path
 
@@ -198,12 +203,12 @@ def check_regular_file(path: str | os.PathLike, name: str = "path", *,
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        raise FileNotFoundError(f"{name} {path} does not exist; expected {what}") from None
+        raise FileNotFoundError(f"{_named(name, path)} does not exist; expected {what}") from None
     except OSError as exc:
-        raise ValueError(f"{name} {path} cannot be examined ({exc.strerror or exc}); "
+        raise ValueError(f"{_named(name, path)} cannot be examined ({exc.strerror or exc}); "
                          f"expected {what}") from None
     if not stat.S_ISREG(mode):
-        raise ValueError(f"{name} {path} is {_kind(mode)}, not a regular file; expected {what}")
+        raise ValueError(f"{_named(name, path)} is {_kind(mode)}, not a regular file; expected {what}")
     return path
 
 
@@ -286,7 +291,7 @@ def check_writable_dir(path: str | os.PathLike, name: str = "out") -> Path:
 # ---------------------------------------------------------------------------- temporary files
 
 def _temp_pattern(target: str) -> re.Pattern:
-    return re.compile(r"\." + re.escape(target) + r"\.(\d+)(?:\.[A-Za-z0-9_]+)?\.tmp")
+    return re.compile(r"\." + re.escape(target) + r"\.(\d+)(?:\.[A-Za-z0-9_]+)?\.tmp(?:\.\w+)?")
 
 
 def is_temp_file(path: str | os.PathLike, target: str | None = None) -> bool:
@@ -302,12 +307,12 @@ def is_temp_file(path: str | os.PathLike, target: str | None = None) -> bool:
     Returns
     -------
     bool
-        True for ``.<target>.<pid>[.<random>].tmp``.
+        True for ``.<target>.<pid>[.<random>].tmp[.<suffix>]``.
     """
     name = Path(path).name
     if target is not None:
         return _temp_pattern(target).fullmatch(name) is not None
-    return re.fullmatch(r"\..+\.\d+(?:\.[A-Za-z0-9_]+)?\.tmp", name) is not None
+    return re.fullmatch(r"\..+\.\d+(?:\.[A-Za-z0-9_]+)?\.tmp(?:\.\w+)?", name) is not None
 
 
 def _pid_running(pid: int) -> bool:
@@ -386,8 +391,8 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _new_temp(path: Path) -> tuple[int, Path]:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp",
+def _new_temp(path: Path, suffix: str = "") -> tuple[int, Path]:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp" + suffix,
                                dir=path.parent)
     try:
         os.chmod(tmp, _FILE_MODE)
@@ -477,7 +482,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", *, overwrite: bool =
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, *, overwrite: bool = False,
                 hint: str = OVERWRITE_HINT, name: str = "path", what: str = "a file name",
-                mkdir: bool = True) -> Iterator[Path]:
+                mkdir: bool = True, suffix: str = "") -> Iterator[Path]:
     """Like :func:`atomic_write`, for writers that take a file name (e.g. ``DataFrame.to_csv``).
 
     Yields the temporary file's path (the file exists, empty); write it completely inside the
@@ -489,6 +494,9 @@ def atomic_path(path: str | os.PathLike, *, overwrite: bool = False,
         The file to write.
     overwrite, hint, name, what, mkdir
         As for :func:`atomic_write`.
+    suffix : str
+        Appended to the temporary file's name (``.tmp.html``), for writers that add an
+        extension to a name without it.
 
     Yields
     ------
@@ -502,8 +510,10 @@ def atomic_path(path: str | os.PathLike, *, overwrite: bool = False,
     IsADirectoryError, ValueError
         If ``path`` exists and is not a regular file.
     """
+    if suffix and not re.fullmatch(r"\.\w+", suffix):
+        raise ValueError(f"suffix must be '.' and letters or digits, got {suffix!r}")
     path = _prepare(path, overwrite, hint, name, what, mkdir)
-    fd, tmp = _new_temp(path)
+    fd, tmp = _new_temp(path, suffix)
     os.close(fd)
     try:
         yield tmp
@@ -679,7 +689,7 @@ def npz_headers(path: str | os.PathLike, name: str = "path", *,
                                      f"{max(info.file_size - offset, 0):,} bytes for it")
                 out[key] = (tuple(shape), dtype)
     except _READ_ERRORS as exc:
-        raise ValueError(f"{name} {path} is not a readable .npz archive (corrupt, truncated or "
+        raise ValueError(f"{_named(name, path)} is not a readable .npz archive (corrupt, truncated or "
                          f"another format?); expected {what}: {type(exc).__name__}: {exc}") from None
     return out
 
@@ -727,5 +737,5 @@ def load_npz(path: str | os.PathLike, name: str = "path", *, what: str = "an .np
                 raise ValueError("not an .npz archive")
             return {key: z[key] for key in z.files}
     except _READ_ERRORS as exc:
-        raise ValueError(f"{name} {path} is not a readable .npz archive (corrupt or "
+        raise ValueError(f"{_named(name, path)} is not a readable .npz archive (corrupt or "
                          f"truncated?); expected {what}: {type(exc).__name__}: {exc}") from None

@@ -17,7 +17,6 @@ algorithms start with the same initial setting").
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import numpy as np
@@ -196,17 +195,11 @@ def save(records, summary, out, *, figure=None, title="", overwrite=False):
     paths = []
     rec = out / "records.csv"
     if not rec.exists() or overwrite:
-        tmp = out / "records.csv.tmp"
-        records.to_csv(tmp, index=False)
-        os.replace(tmp, rec)
+        _io.write_csv(rec, records)
     paths.append(rec)
     write_json(out / "summary.json", summary)
     paths.append(out / "summary.json")
     if figure is not None:
-        import holoviews as hv
-        hv.extension("bokeh", logo=False)
-        tmp = out / "figure.tmp.html"
-        hv.save(figure, tmp, backend="bokeh", resources="inline", title=title)
-        os.replace(tmp, out / "figure.html")
-        paths.append(out / "figure.html")
+        paths.append(_io.save_figure(out / "figure.html", figure, resources="inline",
+                                     title=title))
     return paths

@@ -1,15 +1,17 @@
-"""Small helpers every reproduction shares: option lists, JSON-ready numbers, atomic JSON,
-and the "never overwrite what the user saved" rule for output directories."""
+"""Small helpers every reproduction shares: option lists, JSON-ready numbers, atomic result
+files (JSON, CSV, HTML figures: whole or not at all, through :mod:`rbmviz._files`), and the
+"never overwrite what the user saved" rule for output directories."""
 from __future__ import annotations
 
-import json
 import math
-import os
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["parse_list", "finite_or_none", "json_default", "write_json", "check_out_dir"]
+from .. import _files
+
+__all__ = ["parse_list", "finite_or_none", "json_default", "write_json", "write_csv",
+           "save_figure", "remove_unwritten", "check_out_dir"]
 
 
 def parse_list(text, kind, name, *, allow_empty=False):
@@ -51,19 +53,43 @@ def json_default(o):
 
 
 def write_json(path, obj):
-    """Write ``obj`` as indented JSON atomically (temporary file + rename)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(obj, fh, indent=2, default=json_default)
-        fh.write("\n")
-    os.replace(tmp, path)
+    """Write ``obj`` as indented JSON atomically (a temporary file renamed when complete;
+    an existing file is replaced)."""
+    _files.write_json(path, obj, default=json_default, overwrite=True)
+
+
+def write_csv(path, frame):
+    """Write the DataFrame ``frame`` (no index) to ``path`` atomically (replacing it)."""
+    with _files.atomic_path(path, overwrite=True) as tmp:
+        frame.to_csv(tmp, index=False)
+    return Path(path)
+
+
+def save_figure(path, figure, **options):
+    """Save the HoloViews ``figure`` as HTML (Bokeh, ``options`` of ``holoviews.save``) to
+    ``path`` atomically (replacing it)."""
+    import holoviews as hv
+    hv.extension("bokeh", logo=False)
+    with _files.atomic_path(path, overwrite=True, suffix=".html") as tmp:
+        hv.save(figure, tmp, backend="bokeh", **options)
+    return Path(path)
+
+
+def remove_unwritten(out, files, written):
+    """Remove the result ``files`` in ``out`` that this save did not write (e.g. an earlier
+    figure.html when the figure is skipped now), once every new file is in place."""
+    written = {Path(p).name for p in written}
+    for name in files:
+        if name not in written:
+            (Path(out) / name).unlink(missing_ok=True)
 
 
 def check_out_dir(out, overwrite=False, files=(), *, require_empty=False):
     """Refuse to write into ``out`` where that would replace what is there.
 
     * a path that exists and is not a directory: ``NotADirectoryError``;
+    * a directory that cannot be created or written: ``PermissionError``; one of ``files``
+      that is a FIFO or device: ``ValueError``;
     * ``require_empty``: an existing non-empty directory is a ``FileExistsError`` unless
       ``overwrite`` (which then replaces only ``files``);
     * otherwise: a directory already holding one of ``files`` is a ``FileExistsError`` unless
@@ -72,10 +98,17 @@ def check_out_dir(out, overwrite=False, files=(), *, require_empty=False):
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"{out} exists and is not a directory")
+    problem = _files.writable_dir_problem(out)
+    if problem:
+        raise PermissionError(problem)
+    for name in files:      # a FIFO or device would block or swallow the result
+        if (out / name).is_dir():          # e.g. a sweep's run store, ``records.runs``
+            continue
+        _files.check_not_special(out / name, "", what="a result file it can replace")
     if overwrite or not out.is_dir():
         return
     if require_empty:
-        if any(out.iterdir()):
+        if any(not _files.is_temp_file(p) for p in out.iterdir()):
             raise FileExistsError(f"{out} exists and is not empty; choose another directory or "
                                   f"pass --overwrite to replace its {', '.join(files)}")
         return

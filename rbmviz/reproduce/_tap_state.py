@@ -17,11 +17,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from .. import _files
 from ._io import json_default
 
 __all__ = ["RunState", "SETTINGS_FREE"]
@@ -36,18 +36,26 @@ _COUNTERS = ("updates", "gibbs_steps", "tap_iterations", "not_converged_total",
 
 
 def _atomic_savez(path, **arrays):
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """``arrays`` to ``path``, whole or not at all (:func:`rbmviz._files.savez`)."""
+    _files.savez(path, arrays, overwrite=True)
+
+
+#: the arrays of a training state (``state.npz``) besides the priors'
+_STATE_ARRAYS = ("W", "b", "c", "vW", "vb", "vc", "prev_gW", "counters", "shuffle", "epoch",
+                 "wall_time")
+#: the arrays every evaluation file (``eval_<E>.npz``) holds
+_EVAL_ARRAYS = ("row", "scalars", "free_energy", "counts")
+
+
+def _load(f, what, required, check=None):
+    """The arrays of the state file ``f`` (``ValueError`` naming it when it is not a regular
+    file, unreadable, or misses one of ``required``)."""
+    arrays = _files.load_npz(f, "state file", what=what, check=check)
+    missing = [k for k in required if k not in arrays]
+    if missing:
+        raise ValueError(f"state file {f} is missing arrays {missing}; expected {what} "
+                         f"(delete it, or choose a new state_dir)")
+    return arrays
 
 
 _PRIOR_PREFIXES = ("visible_", "hidden_")
@@ -86,11 +94,20 @@ class RunState:
         self.path = Path(path)
         if self.path.exists() and not self.path.is_dir():
             raise NotADirectoryError(f"state_dir {self.path} exists and is not a directory")
+        _files.check_writable_dir(self.path, "state_dir")
         self.path.mkdir(parents=True, exist_ok=True)
         want = _canonical(settings)
         f = self.path / "settings.json"
-        if f.exists():
-            have = json.loads(f.read_text(encoding="utf-8"))
+        if os.path.lexists(f):
+            _files.check_regular_file(f, "state_dir's settings file",
+                                      what="the JSON settings of a TAP reproduction")
+            try:
+                have = json.loads(f.read_text(encoding="utf-8"))
+                if not isinstance(have, dict):
+                    raise ValueError(f"a JSON {type(have).__name__}, not an object")
+            except (OSError, ValueError) as exc:
+                raise ValueError(f"state_dir {self.path}: its settings.json is not readable "
+                                 f"({exc}); choose a new state_dir") from None
             diff = sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k))
             if diff:
                 raise ValueError(
@@ -98,9 +115,7 @@ class RunState:
                     + ", ".join(f"{k}: {have.get(k)!r} there, {want.get(k)!r} now" for k in diff)
                     + "); continue it with those settings or choose a new state_dir")
         else:
-            tmp = f.with_name(f.name + ".tmp")
-            tmp.write_text(json.dumps(want, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-            os.replace(tmp, f)
+            _files.write_json(f, want, sort_keys=True, overwrite=True)
 
     def _dir(self, nh):
         d = self.path / f"nh{int(nh)}"
@@ -122,16 +137,19 @@ class RunState:
         """Load the training state of model ``nh`` into ``rbm``, ``alg`` and ``run_`` (set
         up, untrained); returns the epoch reached (0 when nothing was saved)."""
         f = self.path / f"nh{int(nh)}" / "state.npz"
-        if not f.exists():
+        if not os.path.lexists(f):
             return 0
-        with np.load(f, allow_pickle=False) as z:
-            if z["W"].shape != rbm.W.shape:
-                raise ValueError(f"{f} holds a {z['W'].shape} model, expected {rbm.W.shape}")
+
+        def check(headers):
+            if "W" in headers and headers["W"][0] != rbm.W.shape:
+                raise ValueError(f"{f} holds a {headers['W'][0]} model, expected {rbm.W.shape}")
+        z = _load(f, "the training state of a TAP reproduction", _STATE_ARRAYS, check)
+        want = set(_prior_arrays(rbm))
+        if want != {k for k in z if k.startswith(_PRIOR_PREFIXES)}:
+            raise ValueError(f"{f} holds the state of a model with other unit priors")
+        try:
             for name in ("W", "b", "c"):
                 getattr(rbm, name)[...] = z[name]
-            want = set(_prior_arrays(rbm))
-            if want != {k for k in z.files if k.startswith(_PRIOR_PREFIXES)}:
-                raise ValueError(f"{f} holds the state of a model with other unit priors")
             for key in want:
                 layer, name = key.split("_", 1)
                 setattr(getattr(rbm, f"{layer}_prior"), name, z[key])
@@ -142,6 +160,10 @@ class RunState:
             run_._shuffle.bit_generator.state = json.loads(str(z["shuffle"]))
             run_.epoch = int(z["epoch"])
             run_.wall_time = float(z["wall_time"])
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ValueError(f"state file {f} holds arrays of the wrong shape or type for this "
+                             f"run ({type(exc).__name__}: {exc}); delete it, or choose a new "
+                             f"state_dir") from None
         return run_.epoch
 
     def save_model(self, nh, epoch, rbm):
@@ -167,17 +189,21 @@ class RunState:
     def load_eval(self, nh, epoch):
         """The saved evaluation of ``epoch``, or None."""
         f = self.path / f"nh{int(nh)}" / f"eval_{int(epoch):04d}.npz"
-        if not f.exists():
+        if not os.path.lexists(f):
             return None
-        with np.load(f, allow_pickle=False) as z:
+        z = _load(f, "an evaluation of a TAP reproduction", _EVAL_ARRAYS)
+        try:
             stats = json.loads(str(z["scalars"]))
             stats["free_energy"] = z["free_energy"]
             stats["counts"] = z["counts"]
             out = {"row": json.loads(str(z["row"])), "stats": stats}
-            if "iso_features" in z.files:
+            if "iso_features" in z:
                 out["iso"] = (z["iso_features"], z["iso_fe"], z["iso_counts"])
-            if "map_av" in z.files:
+            if "map_av" in z:
                 out["map"] = (z["map_av"], z["map_fe"], z["map_converged"])
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ValueError(f"state file {f} is not a readable evaluation ({type(exc).__name__}: "
+                             f"{exc}); delete it, or choose a new state_dir") from None
         return out
 
     # ---------------------------------------------------------------- denoising
@@ -189,10 +215,11 @@ class RunState:
         """The denoising table saved under ``key`` (any JSON-able value), or None."""
         import pandas as pd
         f = self._den_path(nh, key)
-        return pd.read_csv(f) if f.exists() else None
+        if not os.path.lexists(f):
+            return None
+        _files.check_regular_file(f, "state file", what="a denoising table (CSV)")
+        return pd.read_csv(f)
 
     def save_denoising(self, nh, key, table):
-        f = self._den_path(nh, key)
-        tmp = f.with_name(f.name + ".tmp")
-        table.to_csv(tmp, index=False)
-        os.replace(tmp, f)
+        with _files.atomic_path(self._den_path(nh, key), overwrite=True) as tmp:
+            table.to_csv(tmp, index=False)

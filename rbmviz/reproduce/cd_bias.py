@@ -473,23 +473,13 @@ def save(records: "pandas.DataFrame", summary: dict, out: str | os.PathLike, *,
     out = Path(out)
     check_out_dir(out, overwrite)
     out.mkdir(parents=True, exist_ok=True)
-    for name in FILES:            # only reached with overwrite when `out` is not empty
-        (out / name).unlink(missing_ok=True)
-    paths = []
-    tmp = out / "curves.csv.tmp"
-    records.to_csv(tmp, index=False)
-    os.replace(tmp, out / "curves.csv")
-    paths.append(out / "curves.csv")
+    paths = [_io.write_csv(out / "curves.csv", records)]
     _io.write_json(out / "summary.json", summary)
     paths.append(out / "summary.json")
     if html:
-        import holoviews as hv
-        hv.extension("bokeh", logo=False)
-        tmp = out / "figure.tmp.html"
-        hv.save(figure(records), tmp, backend="bokeh", resources="inline",
-                title="Fischer & Igel 2011: bias of CD-k and its bound")
-        os.replace(tmp, out / "figure.html")
-        paths.append(out / "figure.html")
+        paths.append(_io.save_figure(out / "figure.html", figure(records), resources="inline",
+                                     title="Fischer & Igel 2011: bias of CD-k and its bound"))
+    _io.remove_unwritten(out, FILES, paths)   # with overwrite: an old figure.html not redrawn
     return paths
 
 
@@ -573,7 +563,7 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.out:
         try:
             check_out_dir(args.out, args.overwrite)
-        except (FileExistsError, NotADirectoryError) as exc:
+        except (OSError, ValueError) as exc:     # exists, not a directory, unwritable
             parser.error(f"argument --out: {exc}")
     try:
         records, summary = run(reps=settings["reps"], iterations=settings["iterations"],

@@ -724,7 +724,7 @@ def execute(module, args, parser, kw, check):
     if args.out:
         try:
             _dc.check_out_dir(args.out, args.overwrite or args.resume)
-        except (FileExistsError, NotADirectoryError) as exc:
+        except (OSError, ValueError) as exc:     # exists, not a directory, unwritable
             parser.error(f"argument --out: {exc}" + ("" if args.resume else
                                                      " (or --resume to continue it)"))
     try:

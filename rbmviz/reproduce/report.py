@@ -51,6 +51,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
+from .. import _files
+
 __all__ = ["VERDICTS", "make_claim", "status", "claim_rows", "results_rows", "claims_markdown",
            "lookup", "check", "render", "judged_text"]
 
@@ -402,9 +404,7 @@ def _process(path, write):
     if path.suffix != ".ipynb":
         new, problems = _expand(text, path.parent, cache)
         if write and new != text:
-            tmp = path.with_name(path.name + ".tmp")
-            tmp.write_text(new, encoding="utf-8")
-            os.replace(tmp, path)
+            _files.write_text(path, new, overwrite=True)
         return problems
     nb = json.loads(text)
     problems, changed = [], False
@@ -416,9 +416,8 @@ def _process(path, write):
             cell["source"] = new.splitlines(keepends=True)
             changed = True
     if write and changed:
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        _files.write_text(path, json.dumps(nb, indent=1, ensure_ascii=False) + "\n",
+                          overwrite=True)
     return problems
 
 

@@ -144,25 +144,15 @@ def save(tables: dict, summary: dict, out: str | os.PathLike, *, overwrite: bool
     out = Path(out)
     check_out_dir(out, overwrite)
     out.mkdir(parents=True, exist_ok=True)
-    for name in FILES:            # only reached with overwrite when `out` is not empty
-        (out / name).unlink(missing_ok=True)
-    paths = []
-    for name in TABLES:
-        tmp = out / f"{name}.csv.tmp"
-        tables[name].to_csv(tmp, index=False)
-        os.replace(tmp, out / f"{name}.csv")
-        paths.append(out / f"{name}.csv")
+    paths = [_io.write_csv(out / f"{name}.csv", tables[name]) for name in TABLES]
     _io.write_json(out / "summary.json", summary)
     paths.append(out / "summary.json")
     if html:
-        import holoviews as hv
-        hv.extension("bokeh", logo=False)
-        tmp = out / "figure.tmp.html"
-        hv.save(figure(tables), tmp, backend="bokeh", resources="inline",
-                title="Tramel et al. 2018: TAP machines on "
-                      + str((summary.get("settings") or {}).get("data", "binary-MNIST")))
-        os.replace(tmp, out / "figure.html")
-        paths.append(out / "figure.html")
+        paths.append(_io.save_figure(
+            out / "figure.html", figure(tables), resources="inline",
+            title="Tramel et al. 2018: TAP machines on "
+                  + str((summary.get("settings") or {}).get("data", "binary-MNIST"))))
+    _io.remove_unwritten(out, FILES, paths)   # with overwrite: an old figure.html not redrawn
     return paths
 
 
@@ -388,7 +378,7 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.out:
         try:
             check_out_dir(args.out, args.overwrite)
-        except (FileExistsError, NotADirectoryError) as exc:
+        except (OSError, ValueError) as exc:     # exists, not a directory, unwritable
             parser.error(f"argument --out: {exc}")
     try:
         tables, summary = run(**kw, progress=not args.quiet, state_dir=args.state,

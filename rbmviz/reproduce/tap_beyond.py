@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from .. import _files
 from . import _io
 from .report import make_claim
 from .. import datasets
@@ -536,7 +537,8 @@ def study_dbm(*, models: Sequence[Sequence[int]], samples: int, test_samples: in
                 if sdir:
                     sdir.mkdir(parents=True, exist_ok=True)
                     dbm.save(sdir / "dbm.npz")
-                    np.savez(sdir / "velocity.npz", **{f"v{l}": v for l, v in enumerate(tr.velocity)})
+                    _files.savez(sdir / "velocity.npz",
+                                 {f"v{l}": v for l, v in enumerate(tr.velocity)}, overwrite=True)
                     _io.write_json(sdir / "state.json", {"epochs": tr.epochs, "updates": tr.updates,
                                                          "rng": tr.rng.bit_generator.state,
                                                          "rows": mrows})
@@ -655,7 +657,7 @@ def study_fig12(*, hidden: int, samples: int, epochs: int, learning_rate: float,
         if sdir:
             sdir.mkdir(parents=True, exist_ok=True)
             rbm.save(sdir / "rbm.npz", overwrite=True)
-            np.savez(sdir / "alg.npz", vW=alg.vW)
+            _files.savez(sdir / "alg.npz", {"vW": alg.vW}, overwrite=True)
             _io.write_json(sdir / "state.json", {"epoch": epoch, "updates": alg.updates,
                                                  "rng": rng.bit_generator.state, "rows": rows})
     curves = pd.DataFrame(rows)
@@ -816,20 +818,12 @@ def save(name: str, tables: dict, summary: dict, out: str | os.PathLike, *, over
     out = Path(out)
     _io.check_out_dir(out, overwrite, files)
     out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for t, df in tables.items():
-        df.to_csv(out / f"{t}.csv", index=False)
-        paths.append(out / f"{t}.csv")
+    paths = [_io.write_csv(out / f"{t}.csv", df) for t, df in tables.items()]
     _io.write_json(out / "summary.json", summary)
     paths.append(out / "summary.json")
     if html:
-        import holoviews as hv
-
-        tmp = out / "figure.tmp.html"
-        hv.save(study_figure(name, tables), tmp, backend="bokeh", resources="inline",
-                title=f"Tramel et al. 2018: {name}")
-        os.replace(tmp, out / "figure.html")
-        paths.append(out / "figure.html")
+        paths.append(_io.save_figure(out / "figure.html", study_figure(name, tables),
+                                     resources="inline", title=f"Tramel et al. 2018: {name}"))
     return paths
 
 
