@@ -29,6 +29,9 @@ def check_data(X, name: str = "data", *, n_visible: int | None = None, binary: b
         raise TypeError(f"{name} could not be converted to an array: {exc}") from exc
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must hold real numbers, got complex dtype {arr.dtype} (pass "
+                        f"the real part explicitly, e.g. {name}.real, if that is what you mean)")
     if arr.ndim == 1 and n_visible is not None and arr.shape[0] == n_visible:
         arr = arr[None, :]
     if arr.ndim != 2:
@@ -178,3 +181,114 @@ def check_array(value, name: str, *, shape: tuple | None = None, ndim: int | Non
                              f"[{'-inf' if low is None else f'{low:g}'}, "
                              f"{'inf' if high is None else f'{high:g}'}]")
     return arr
+
+
+def check_unit_interval_data(X, name: str = "data", *, n_visible: int | None = None,
+                             dtype=np.float64) -> np.ndarray:
+    """:func:`check_data` for rows of probabilities or states: every entry in [0, 1].
+
+    Parameters
+    ----------
+    X : array-like, shape (n_samples, n_features)
+    name : str
+        The argument name used in error messages.
+    n_visible : int, optional
+        Required number of columns.
+    dtype : numpy dtype
+        dtype of the returned array.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``X`` as a C-contiguous 2-D array.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`check_data`, and a ``ValueError`` naming ``name``, the first entry outside
+        [0, 1] and its position.
+    """
+    arr = check_data(X, name, n_visible=n_visible, binary=False, dtype=dtype)
+    outside = (arr < 0) | (arr > 1)
+    if outside.any():
+        r, col = np.argwhere(outside)[0]
+        raise ValueError(f"{name} must hold probabilities or states in [0, 1]; found "
+                         f"{float(arr[r, col])!r} at row {r}, column {col}")
+    return arr
+
+
+def check_real(value, name: str) -> float:
+    """A finite real scalar (Python or numpy number, or a 0-d/size-1 array of one).
+
+    Parameters
+    ----------
+    value : object
+        The value.
+    name : str
+        The argument name used in error messages.
+
+    Returns
+    -------
+    float
+        ``value`` as a float.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number (a string, a complex number, an array of several).
+    ValueError
+        If it is NaN or infinite.
+    """
+    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "iuf":
+        value = value.reshape(()).item()
+    if isinstance(value, np.generic) and value.dtype.kind in "iuf":
+        value = value.item()
+    return check_float(value, name)
+
+
+def check_indices(index, name: str, size: int, *, what: str = "rows") -> np.ndarray:
+    """A non-empty 1-D array of integer indices into ``size`` items.
+
+    Parameters
+    ----------
+    index : array-like of int
+        The indices.
+    name : str
+        The argument name used in error messages.
+    size : int
+        Number of items indexed: every index must be in ``[0, size)``.
+    what : str
+        What the indices select, for the message (``"rows of V"``).
+
+    Returns
+    -------
+    numpy.ndarray
+        The indices as int64.
+
+    Raises
+    ------
+    TypeError
+        If the indices are not integers.
+    ValueError
+        If they are not 1-D, empty, or out of range (naming the first bad one).
+    """
+    try:
+        arr = np.asarray(index)
+    except Exception as exc:  # pragma: no cover - exotic inputs
+        raise TypeError(f"{name} must be an array of integer indices: {exc}") from None
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of indices of {what}, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty; expected at least one index of {what}")
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        if np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) \
+                and np.all(arr == np.round(arr)):
+            arr = arr.astype(np.int64)
+        else:
+            raise TypeError(f"{name} must hold integer indices of {what}, got dtype {arr.dtype}")
+    bad = (arr < 0) | (arr >= size)
+    if bad.any():
+        first = int(arr[np.argmax(bad)])
+        raise ValueError(f"{name} holds index {first}, outside the {size} {what} "
+                         f"(expected 0 … {size - 1})")
+    return arr.astype(np.int64)

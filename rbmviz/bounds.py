@@ -26,7 +26,7 @@ How the numbers were chosen (2 cores, OpenBLAS; see ``../shared/STACK.md``):
 from __future__ import annotations
 
 __all__ = ["K_MAX", "EPOCHS_MAX", "UNITS_MAX", "WEIGHTS_MAX", "EXACT_BITS_MAX", "SEED_MAX",
-           "check_model_size"]
+           "MEMORY_MAX", "check_model_size", "check_memory"]
 
 #: most Gibbs steps per parameter update (k, and d·K′ for S-DCP / CS-DCP)
 K_MAX = 1000
@@ -40,6 +40,9 @@ WEIGHTS_MAX = 2**26
 EXACT_BITS_MAX = 24
 #: seeds are integers in [0, SEED_MAX]
 SEED_MAX = 2**63 - 1
+#: most bytes one evaluation may allocate for its own work arrays (AIS chains and
+#: temperatures, ...): 2 GiB, a quarter of the smallest machines rbmviz targets
+MEMORY_MAX = 2**31
 
 
 def check_model_size(n_visible: int, n_hidden: int, *, visible_name: str = "n_visible",
@@ -67,3 +70,35 @@ def check_model_size(n_visible: int, n_hidden: int, *, visible_name: str = "n_vi
         raise ValueError(f"{visible_name} · {hidden_name} = {n_visible} · {n_hidden} = "
                          f"{n_visible * n_hidden:,} weights is too large: at most {WEIGHTS_MAX:,} "
                          f"(rbmviz.bounds.WEIGHTS_MAX)")
+
+
+def _human(nbytes: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if nbytes < 1024 or unit == "PiB":
+            return f"{nbytes:,.0f} {unit}" if unit == "bytes" else f"{nbytes:,.1f} {unit}"
+        nbytes /= 1024
+    return f"{nbytes:.1f} PiB"  # pragma: no cover
+
+
+def check_memory(nbytes: float, what: str, *, limit: int | None = None) -> None:
+    """Refuse work whose arrays would take more than :data:`MEMORY_MAX` bytes.
+
+    Parameters
+    ----------
+    nbytes : float
+        The estimate of the bytes the work allocates.
+    what : str
+        What allocates them, naming the arguments that drive the size (e.g.
+        ``"ais_log_partition with n_chains=10**9"``).
+    limit : int, optional
+        Another bound than :data:`MEMORY_MAX`.
+
+    Raises
+    ------
+    ValueError
+        Stating ``what``, the estimate and the bound.
+    """
+    bound = MEMORY_MAX if limit is None else limit
+    if nbytes > bound:
+        raise ValueError(f"{what} would allocate about {_human(nbytes)}, more than the bound of "
+                         f"{_human(bound)} (rbmviz.bounds.MEMORY_MAX)")

@@ -85,7 +85,7 @@ def test_exact_log_partition_of_a_large_enumeration_stops():
         from rbmviz.evaluate import exact
         exact._ONE_CALL_STATES = 1            # warm the chunked path on a small model
         exact.log_partition_exact(rbmviz.RBM(12, 12, seed=0))
-        interruptible(lambda: exact.log_partition_exact(rbmviz.RBM(30, 30, seed=0)))
+        interruptible(lambda: exact.log_partition_exact(rbmviz.RBM(30, 30, seed=0), max_bits=30))
     """)
     assert latency < LATENCY
 
@@ -96,7 +96,7 @@ def test_exact_model_statistics_of_a_large_enumeration_stops():
         exact._ONE_CALL_STATES = 1
         exact.model_statistics(rbmviz.RBM(12, 12, seed=0))
         rbm = rbmviz.RBM(30, 30, seed=0)
-        interruptible(lambda: exact.model_statistics(rbm, log_z=0.0))
+        interruptible(lambda: exact.model_statistics(rbm, log_z=0.0, max_bits=30))
     """)
     assert latency < LATENCY
 

@@ -225,10 +225,14 @@ def _run_sweep(args, parser, options) -> int:
     base = _sweep_base(args, parser, options, algorithms)
     grid = _parse_grid(parser, args.grid, algorithms)
     try:
-        specs = _sweep.plan(base, algorithms=algorithms, trials=args.trials, grid=grid or None,
-                            seed=args.seed)
+        with warnings.catch_warnings(record=True) as notes:
+            warnings.simplefilter("always", _sweep.SweepNote)
+            specs = _sweep.plan(base, algorithms=algorithms, trials=args.trials,
+                                grid=grid or None, seed=args.seed)
     except (ValueError, TypeError) as exc:
         parser.error(_name_option(str(exc), options))
+    for note in notes:
+        print(f"{parser.prog}: note: {note.message}", file=sys.stderr)
     if args.metric is not None:
         if args.metric not in METRICS:
             parser.error(f"argument --metric: expected one of {', '.join(METRICS)}, got {args.metric!r}")
@@ -248,6 +252,10 @@ def _run_sweep(args, parser, options) -> int:
             parser.error(f"argument --resume: {msg}".replace("overwrite=True", "--overwrite"))
         if msg.startswith("out="):
             parser.error(f"argument --out: {msg}")
+        if msg.startswith("checkpoints"):
+            parser.error(f"argument --checkpoints: {msg}")
+        if msg.startswith("RBMVIZ_"):      # an environment variable, refused before any run
+            parser.error(msg)
         print(f"{parser.prog}: error: {type(exc).__name__}: {msg}", file=sys.stderr)
         return 1
     except ConnectionError as exc:

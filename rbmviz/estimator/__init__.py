@@ -250,9 +250,13 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         persistent chains, momentum velocities and the position in the Gibbs stream carry
         over, so a sequence of calls is one run over a stream of data.  Each call appends
         one record to ``records_``.  The algorithm's live knobs (``LIVE_KNOBS``, e.g.
-        ``learning_rate``, ``k``, ``momentum``, ``weight_decay``) changed with
-        ``set_params`` between calls take effect at the next call; the other parameters are
-        fixed by the first call or by :meth:`fit`.
+        ``learning_rate``, ``k``, ``momentum``, ``weight_decay``) and ``batch_size``
+        changed with ``set_params`` between calls take effect at the next call (``n_iter``
+        and ``verbose`` are :meth:`fit`'s); the other parameters (``n_components``,
+        ``algorithm``, the rule's other knobs, the initialisation, ``dtype``,
+        ``random_state``) are fixed by the first call or by :meth:`fit`: changing one of them
+        and calling ``partial_fit`` is a ``ValueError`` naming it (call :meth:`fit` to start
+        a new model with it), never silently ignored.
 
         Parameters
         ----------
@@ -269,7 +273,9 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         Raises
         ------
         ValueError
-            If ``X`` has entries outside [0, 1] or another number of features than before.
+            If ``X`` has entries outside [0, 1] or another number of features than before,
+            or a parameter that fixes the model or the rule was changed with ``set_params``
+            since the model was made (the message names it and says to call :meth:`fit`).
         rbmviz.RunDiverged
             If training diverges; the estimator is then left as it was before the call
             (unfitted on a first call).
@@ -289,8 +295,9 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
                 raise
             self._add_record(records[0], epoch_offset=0, time_offset=0.0)
         else:
-            X = self._check_values(self._validate(X, reset=False))
             algo = self.run_.algorithm
+            self._check_fixed_params(algo)
+            X = self._check_values(self._validate(X, reset=False))
             saved = _algorithm_state(algo)
             self._sync_settings(algo)
             params = tuple(p.copy() for p in self.rbm_.params)
@@ -309,6 +316,7 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
                 _restore_algorithm_state(algo, saved)
                 raise
         self.run_ = run
+        self._model_params = self.get_params(deep=False)
         self._add_record(records[-1], epoch_offset=self._epochs_done, time_offset=self._wall_time)
         self._epochs_done += 1
         self._wall_time += run.wall_time
@@ -430,6 +438,8 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     def _validate(self, X, *, reset=True, name="X"):
         """scikit-learn's ``validate_data`` (features, NaN/inf, float64), with a message that
         names ``name`` when the values are not numbers."""
+        if np.iscomplexobj(X):
+            raise TypeError(f"{name} must hold real numbers in [0, 1], got complex values")
         try:
             return validate_data(self, X, dtype=np.float64, reset=reset)
         except (ValueError, TypeError) as exc:
@@ -450,11 +460,35 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         self._run_seed = int(rng.randint(2**31 - 1))
         self._sample_seed = stream_seed(self._run_seed, "sample")
         self._sample_counter = 0
+        self._model_params = self.get_params(deep=False)   # what the model is made with
         self.rbm_ = RBM(X.shape[1], self.n_components, seed=init_seed, init="normal",
                         scale=self.init_scale,
                         data=X if self.init_visible_bias == "base_rate" else None,
                         dtype=self.dtype)
         self._n_features_out = self.n_components
+
+    def _check_fixed_params(self, algo):
+        """Refuse a :meth:`partial_fit` call after ``set_params`` changed a parameter that the
+        current model and rule cannot take on (``n_components``, ``algorithm``, a knob the
+        rule fixes at its start ...): ``ValueError`` naming each such parameter, its value
+        then and now, and what to do.  The rule's live knobs and the parameters read at every
+        call (:data:`_EACH_CALL`) may change."""
+        was = getattr(self, "_model_params", None)
+        if was is None:            # an estimator pickled before this check existed
+            return
+        now = self.get_params(deep=False)
+        live = set(getattr(algo, "LIVE_KNOBS", ()))
+        changed = [key for key, value in now.items()
+                   if key not in _EACH_CALL and key not in live and not _same(value, was.get(key))]
+        if changed:
+            what = ", ".join(f"{key}={was.get(key)!r} -> {now[key]!r}" for key in changed)
+            free = sorted(live | set(_EACH_CALL))
+            raise ValueError(
+                f"set_params changed {what} after the model was made; partial_fit continues the "
+                f"current model (n_components={was.get('n_components')!r}, algorithm="
+                f"{was.get('algorithm')!r}) and cannot apply {', '.join(changed)}: call fit to "
+                f"train a new model with the new value(s), or set them back (partial_fit takes "
+                f"changes of {', '.join(free)} between calls)")
 
     def _knob_values(self) -> dict:
         """The algorithm knobs the chosen rule takes, from this estimator's parameters; a knob
@@ -534,6 +568,22 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
 RBMEstimator.__init__ = _make_init()
 RBMEstimator.__doc__ = RBMEstimator.__doc__.replace("{KNOB_DOCS}", _knob_docs())
+
+
+#: parameters :meth:`RBMEstimator.partial_fit` reads at every call (or never: ``n_iter`` and
+#: ``verbose`` are :meth:`RBMEstimator.fit`'s), so that changing them between calls is fine
+_EACH_CALL = ("batch_size", "n_iter", "verbose")
+
+
+def _same(a, b) -> bool:
+    """Whether two parameter values are the same (identity for objects such as a
+    ``RandomState``, equality for plain values)."""
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - arrays, objects without a truth value
+        return False
 
 
 def _is_binary(X) -> bool:

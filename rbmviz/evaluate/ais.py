@@ -35,7 +35,8 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_data, check_float, check_int, check_seed
+from .._validation import check_data, check_float, check_int, check_real, check_seed
+from ..bounds import check_memory
 from .._blas import single_threaded_blas
 from .._seeds import stream_seed
 from ..kernels.ais import ais_base_sample_, ais_hidden_step_, ais_visible_step_
@@ -158,6 +159,7 @@ def ais_betas(n_betas: int = 10000, schedule: str = "linear") -> np.ndarray:
     if schedule != "linear":
         raise ValueError(f"unknown schedule {schedule!r}; expected 'linear' or 'sm'")
     n_betas = check_int(n_betas, "n_betas", low=2)
+    check_memory(8.0 * n_betas, f"ais_betas with n_betas={n_betas:,}")
     return np.linspace(0.0, 1.0, n_betas)
 
 
@@ -206,6 +208,18 @@ def _check_betas(betas):
     if np.any(np.diff(betas) <= 0):
         raise ValueError("betas must be strictly increasing (drop duplicates, e.g. with np.unique)")
     return betas
+
+
+def _ais_bytes(n_chains: int, n_betas: int, nv: int, nh: int, itemsize: int,
+               workers: int) -> float:
+    """Bytes an AIS run allocates: the weights of every chain and the temperatures, one copy
+    of ``W`` in the product dtype, and each worker's block of chain states and buffers
+    (:func:`_run_chains`)."""
+    n_blocks = -(-n_chains // CHAIN_BLOCK)
+    block = -(-n_chains // n_blocks)
+    per_worker = block * (2 * (nv + nh) * itemsize + 3 * max(nv, nh) * 8 + 8)
+    return (8.0 * n_chains + 8.0 * n_betas + nv * nh * itemsize
+            + min(workers, n_blocks) * per_worker)
 
 
 def ais_log_partition(rbm: RBM, n_chains: int = 100, n_betas: int = 10000, seed: int = 0,
@@ -260,7 +274,9 @@ def ais_log_partition(rbm: RBM, n_chains: int = 100, n_betas: int = 10000, seed:
         If ``rbm`` is not an :class:`~rbmviz.model.RBM` or ``betas`` is not an array of numbers.
     ValueError
         For a bad schedule (``betas`` not strictly increasing from 0 to 1), an unknown
-        ``dtype``, or parameters containing NaN or inf.
+        ``dtype``, parameters containing NaN or inf, or ``n_chains`` and ``n_betas`` whose
+        arrays would take more than :data:`rbmviz.bounds.MEMORY_MAX` bytes (the message
+        states the estimate), before anything is allocated.
     KeyboardInterrupt
         Ctrl-C stops every worker after its current temperature (within milliseconds); a
         partial annealing run gives no estimate, so nothing is returned.
@@ -278,14 +294,28 @@ def ais_log_partition(rbm: RBM, n_chains: int = 100, n_betas: int = 10000, seed:
         raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
     n_chains = check_int(n_chains, "n_chains", low=1)
     seed = check_seed(seed)
-    betas = ais_betas(n_betas) if betas is None else _check_betas(betas)
+    if betas is None:
+        n_betas = check_int(n_betas, "n_betas", low=2)
     if dtype is None:
         dt = rbm.dtype
     elif str(dtype) in ("float32", "float64"):
         dt = np.dtype(str(dtype))
     else:
         raise ValueError(f"dtype must be None, 'float32' or 'float64', got {dtype!r}")
+    if threads is None:
+        threads = numba.get_num_threads()
+    threads = check_int(threads, "threads", low=1)
     nv, nh = rbm.n_visible, rbm.n_hidden
+    if betas is None:
+        check_memory(_ais_bytes(n_chains, n_betas, nv, nh, dt.itemsize, threads),
+                     f"ais_log_partition with n_chains={n_chains:,} and n_betas={n_betas:,} "
+                     f"on a {nv}×{nh} model")
+        betas = ais_betas(n_betas)
+    else:
+        betas = _check_betas(betas)
+        check_memory(_ais_bytes(n_chains, betas.size, nv, nh, dt.itemsize, threads),
+                     f"ais_log_partition with n_chains={n_chains:,} and {betas.size:,} betas "
+                     f"on a {nv}×{nh} model")
     W = np.ascontiguousarray(rbm.W, dtype=dt)
     b = rbm.b.astype(np.float64)
     c = rbm.c.astype(np.float64)
@@ -298,9 +328,6 @@ def ais_log_partition(rbm: RBM, n_chains: int = 100, n_betas: int = 10000, seed:
     db = b - b_base
     log_z_base = nh * math.log(2.0) + float(_softplus(b_base).sum())
 
-    if threads is None:
-        threads = numba.get_num_threads()
-    threads = check_int(threads, "threads", low=1)
     key = stream_seed(seed, "ais")
     log_w = np.zeros(n_chains)
     # blocks of chains fixed by n_chains alone (BLAS rounds the rows of a product differently
@@ -423,11 +450,13 @@ def ais_log_likelihood(rbm: RBM, V: ArrayLike, *, n_chains: int = 100, n_betas: 
     """
     if not isinstance(rbm, RBM):
         raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
+    if not isinstance(rbm, RBM):
+        raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
     V = check_data(V, "V", n_visible=rbm.n_visible)
     if log_z is None:
         log_z = ais_log_partition(rbm, n_chains, n_betas, seed, data, betas=betas, dtype=dtype)
     elif not isinstance(log_z, AISResult):
-        value = check_float(float(log_z), "log_z")
+        value = check_real(log_z, "log_z")
         log_z = AISResult(value, value, value, np.zeros(0))
     mean_neg_f = float(np.mean(-rbm.free_energy(V)))
     return AISLogLikelihood(mean_neg_f - log_z.log_z, mean_neg_f - log_z.log_z_high,

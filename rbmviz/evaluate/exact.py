@@ -11,7 +11,8 @@ import time
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_data, check_int
+from .._validation import check_data, check_int, check_real
+from ..bounds import EXACT_BITS_MAX, K_MAX, check_memory
 from ..kernels import exact as _exact
 from .._numerics import softplus as _softplus
 from ..model import RBM
@@ -22,6 +23,8 @@ __all__ = [
     "transition_matrix", "all_states", "exact_feasible", "MAX_EXACT_BITS",
 ]
 
+#: the enumeration kernels' own ceiling: ``max_bits`` may be raised up to this explicitly;
+#: the default limit is :data:`rbmviz.bounds.EXACT_BITS_MAX`
 MAX_EXACT_BITS = _exact.MAX_ENUM_BITS
 
 
@@ -32,15 +35,32 @@ def _check_rbm(rbm):
     return rbm
 
 
-def _enum_args(rbm):
-    """``(M, a, o, enumerate_visible)`` for the smaller layer, float64."""
-    W, b, c = (np.ascontiguousarray(x, dtype=np.float64) for x in rbm.params)
+def _check_max_bits(max_bits):
+    """``max_bits`` (None: :data:`rbmviz.bounds.EXACT_BITS_MAX`), at most :data:`MAX_EXACT_BITS`."""
+    if max_bits is None:
+        return EXACT_BITS_MAX
+    return check_int(max_bits, "max_bits", low=0, high=MAX_EXACT_BITS)
+
+
+def _check_enumerable(rbm, max_bits=None):
+    """Refuse, before any work, a model whose smaller layer has more than ``max_bits`` units."""
+    limit = _check_max_bits(max_bits)
     smaller = min(rbm.n_visible, rbm.n_hidden)
-    if smaller > MAX_EXACT_BITS:
+    if smaller > limit:
         raise ValueError(
-            f"exact enumeration needs 2**{smaller} states (the smaller layer has {smaller} units); "
-            f"rbmviz refuses more than 2**{MAX_EXACT_BITS}. Use rbmviz.evaluate.ais_log_partition "
-            f"for large models")
+            f"exact enumeration of this {rbm.n_visible}×{rbm.n_hidden} model needs 2**{smaller} "
+            f"states (its smaller layer has {smaller} units); the limit is max_bits={limit} "
+            f"(rbmviz.bounds.EXACT_BITS_MAX = {EXACT_BITS_MAX}; 2**{EXACT_BITS_MAX} states take "
+            f"seconds, every further bit doubles the time). Use "
+            f"rbmviz.evaluate.ais_log_partition for large models, or pass max_bits (at most "
+            f"{MAX_EXACT_BITS}) to enumerate anyway")
+    return smaller
+
+
+def _enum_args(rbm, max_bits=None):
+    """``(M, a, o, enumerate_visible)`` for the smaller layer, float64."""
+    _check_enumerable(rbm, max_bits)
+    W, b, c = (np.ascontiguousarray(x, dtype=np.float64) for x in rbm.params)
     if rbm.n_visible <= rbm.n_hidden:
         return W, b, c, True
     return np.ascontiguousarray(W.T), c, b, False
@@ -60,7 +80,15 @@ def exact_feasible(rbm: RBM, max_bits: int = 20) -> bool:
     -------
     bool
         True if the smaller layer has at most ``max_bits`` units.
+
+    Raises
+    ------
+    TypeError
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM` or ``max_bits`` not an integer.
     """
+    if not isinstance(rbm, RBM):
+        raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
+    max_bits = check_int(max_bits, "max_bits", low=0)
     return min(rbm.n_visible, rbm.n_hidden) <= max_bits
 
 
@@ -124,7 +152,7 @@ def _log_sum_states(M, a, o) -> float:
     return float(_exact.combine_chunks(cmax, csum))
 
 
-def log_partition_exact(rbm: RBM) -> float:
+def log_partition_exact(rbm: RBM, *, max_bits: int | None = None) -> float:
     """``log Z`` by enumerating the smaller layer (the AIS theory page of the documentation).
 
     ``log Z = logsumexp_v (−F(v)) = logsumexp_h (cᵀh + Σ_i softplus(b_i + (Wh)_i))``.
@@ -135,7 +163,11 @@ def log_partition_exact(rbm: RBM) -> float:
     Parameters
     ----------
     rbm : RBM
-        A binary model whose smaller layer has at most :data:`MAX_EXACT_BITS` units.
+        A binary model whose smaller layer has at most ``max_bits`` units.
+    max_bits : int, optional
+        Largest smaller layer enumerated; default :data:`rbmviz.bounds.EXACT_BITS_MAX`
+        (24), at most :data:`MAX_EXACT_BITS` (each bit doubles the time: 2**30 states take
+        minutes to hours).
 
     Returns
     -------
@@ -147,13 +179,15 @@ def log_partition_exact(rbm: RBM) -> float:
     TypeError
         If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
     ValueError
-        If the model is not binary or its smaller layer has more than :data:`MAX_EXACT_BITS` units.
+        If the model is not binary or its smaller layer has more than ``max_bits`` units
+        (before any enumeration starts).
     """
-    M, a, o, _ = _enum_args(_check_rbm(rbm))
+    M, a, o, _ = _enum_args(_check_rbm(rbm), max_bits)
     return _log_sum_states(M, a, o)
 
 
-def log_probabilities_exact(rbm: RBM, V: ArrayLike, log_z: float | None = None) -> np.ndarray:
+def log_probabilities_exact(rbm: RBM, V: ArrayLike, log_z: float | None = None, *,
+                            max_bits: int | None = None) -> np.ndarray:
     """Exact ``log p(v) = −F(v) − log Z`` of every row of ``V``.
 
     Parameters
@@ -163,7 +197,10 @@ def log_probabilities_exact(rbm: RBM, V: ArrayLike, log_z: float | None = None) 
     V : array_like, shape (n_samples, n_visible)
         Visible states, 0/1.
     log_z : float, optional
-        ``log Z`` if already known (computed by :func:`log_partition_exact` otherwise).
+        ``log Z`` if already known (computed by :func:`log_partition_exact` otherwise); a
+        finite real number.
+    max_bits : int, optional
+        As in :func:`log_partition_exact`.
 
     Returns
     -------
@@ -175,16 +212,20 @@ def log_probabilities_exact(rbm: RBM, V: ArrayLike, log_z: float | None = None) 
     TypeError
         If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
     ValueError
-        If the model is not binary or its smaller layer has more than :data:`MAX_EXACT_BITS` units.
+        If the model is not binary or its smaller layer has more than ``max_bits`` (default
+        :data:`rbmviz.bounds.EXACT_BITS_MAX`) units.
     """
     _check_rbm(rbm)
     V = check_data(V, "V", n_visible=rbm.n_visible)
     if log_z is None:
-        log_z = log_partition_exact(rbm)
+        log_z = log_partition_exact(rbm, max_bits=max_bits)
+    else:
+        log_z = check_real(log_z, "log_z")
     return -rbm.free_energy(V) - log_z
 
 
-def log_likelihood_exact(rbm: RBM, V: ArrayLike, log_z: float | None = None) -> float:
+def log_likelihood_exact(rbm: RBM, V: ArrayLike, log_z: float | None = None, *,
+                         max_bits: int | None = None) -> float:
     """Average log-likelihood ``(1/N) Σ_n log p(v⁽ⁿ⁾)`` in nats.
 
     The ATLL of Upadhya & Sastry (2017), eq. (9), with the ``1/N`` their text describes (the
@@ -197,7 +238,10 @@ def log_likelihood_exact(rbm: RBM, V: ArrayLike, log_z: float | None = None) -> 
     V : array_like, shape (n_samples, n_visible)
         Visible states, 0/1.
     log_z : float, optional
-        ``log Z`` if already known (computed by :func:`log_partition_exact` otherwise).
+        ``log Z`` if already known (computed by :func:`log_partition_exact` otherwise); a
+        finite real number.
+    max_bits : int, optional
+        As in :func:`log_partition_exact`.
 
     Returns
     -------
@@ -209,9 +253,10 @@ def log_likelihood_exact(rbm: RBM, V: ArrayLike, log_z: float | None = None) -> 
     TypeError
         If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
     ValueError
-        If the model is not binary or its smaller layer has more than :data:`MAX_EXACT_BITS` units.
+        If the model is not binary or its smaller layer has more than ``max_bits`` (default
+        :data:`rbmviz.bounds.EXACT_BITS_MAX`) units.
     """
-    return float(np.mean(log_probabilities_exact(rbm, V, log_z)))
+    return float(np.mean(log_probabilities_exact(rbm, V, log_z, max_bits=max_bits)))
 
 
 def all_states(n: int) -> np.ndarray:
@@ -229,7 +274,8 @@ def all_states(n: int) -> np.ndarray:
     numpy.ndarray, shape (2**n, n)
         The states, float64.
     """
-    n = check_int(n, "n", low=0, high=24)
+    n = check_int(n, "n", low=0, high=EXACT_BITS_MAX)
+    check_memory(8.0 * (2 ** n) * (n + 1), f"all_states(n={n}) (2**{n} rows of {n} float64)")
     idx = np.arange(2 ** n, dtype=np.int64)
     return ((idx[:, None] >> np.arange(n - 1, -1, -1)) & 1).astype(np.float64)
 
@@ -252,14 +298,19 @@ def visible_distribution(rbm: RBM) -> np.ndarray:
     TypeError
         If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
     ValueError
-        If the model is not binary or its smaller layer has more than :data:`MAX_EXACT_BITS` units.
+        If the model is not binary or its smaller layer has more than ``max_bits`` (default
+        :data:`rbmviz.bounds.EXACT_BITS_MAX`) units.
     """
     _check_rbm(rbm)
+    if rbm.n_visible > EXACT_BITS_MAX:
+        raise ValueError(f"visible_distribution enumerates the visible layer: n_visible="
+                         f"{rbm.n_visible} is too large (at most rbmviz.bounds.EXACT_BITS_MAX = "
+                         f"{EXACT_BITS_MAX})")
     V = all_states(rbm.n_visible)
     return np.exp(log_probabilities_exact(rbm, V))
 
 
-def model_statistics(rbm: RBM, log_z: float | None = None
+def model_statistics(rbm: RBM, log_z: float | None = None, *, max_bits: int | None = None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Exact model expectations ``(E_p[v hᵀ], E_p[v], E_p[h])``, by enumerating the smaller layer.
 
@@ -270,7 +321,9 @@ def model_statistics(rbm: RBM, log_z: float | None = None
     rbm : RBM
         A binary model small enough to enumerate.
     log_z : float, optional
-        ``log Z`` if already known.
+        ``log Z`` if already known; a finite real number.
+    max_bits : int, optional
+        As in :func:`log_partition_exact`.
 
     Returns
     -------
@@ -286,11 +339,14 @@ def model_statistics(rbm: RBM, log_z: float | None = None
     TypeError
         If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
     ValueError
-        If the model is not binary or its smaller layer has more than :data:`MAX_EXACT_BITS` units.
+        If the model is not binary or its smaller layer has more than ``max_bits`` (default
+        :data:`rbmviz.bounds.EXACT_BITS_MAX`) units.
     """
-    M, a, o, vis = _enum_args(_check_rbm(rbm))
+    M, a, o, vis = _enum_args(_check_rbm(rbm), max_bits)
     if log_z is None:
         log_z = _log_sum_states(M, a, o)
+    else:
+        log_z = check_real(log_z, "log_z")
     nA, nO = M.shape
     if (1 << nA) <= _ONE_CALL_STATES:
         E_sq, E_s, E_q = _exact.expected_stats(M, a, o, float(log_z))
@@ -338,7 +394,8 @@ def exact_gradient(rbm: RBM, V: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.n
     TypeError
         If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
     ValueError
-        If the model is not binary or its smaller layer has more than :data:`MAX_EXACT_BITS` units.
+        If the model is not binary or its smaller layer has more than ``max_bits`` (default
+        :data:`rbmviz.bounds.EXACT_BITS_MAX`) units.
     """
     _check_rbm(rbm)
     V = check_data(V, "V", n_visible=rbm.n_visible)
@@ -407,7 +464,7 @@ def expected_cd_update(rbm: RBM, V: ArrayLike,
     V : array_like, shape (n_samples, n_visible)
         Training rows, 0/1.
     k : int
-        Gibbs steps of CD-k (>= 1).
+        Gibbs steps of CD-k, 1 to :data:`rbmviz.bounds.K_MAX`.
 
     Returns
     -------
@@ -423,11 +480,12 @@ def expected_cd_update(rbm: RBM, V: ArrayLike,
     TypeError
         If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
     ValueError
-        If the model is not binary or its smaller layer has more than :data:`MAX_EXACT_BITS` units.
+        If the model is not binary or its smaller layer has more than ``max_bits`` (default
+        :data:`rbmviz.bounds.EXACT_BITS_MAX`) units.
     """
     _check_rbm(rbm)
     V = check_data(V, "V", n_visible=rbm.n_visible)
-    k = check_int(k, "k", low=1)
+    k = check_int(k, "k", low=1, high=K_MAX)
     T = transition_matrix(rbm)
     p_e = np.bincount(_state_index(V), minlength=T.shape[0]) / V.shape[0]
     q = p_e.copy()

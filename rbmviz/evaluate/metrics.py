@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from .. import tap as _tap
-from .._validation import check_choice, check_int
+from .._validation import check_choice, check_data, check_int
+from ..model import RBM as _RBM
 from .ais import ais_log_likelihood, ais_log_partition
 from .exact import log_likelihood_exact, log_partition_exact
 from .pseudo import (pseudo_log_likelihood, reconstruction_error, spl_subset,
@@ -133,6 +134,10 @@ class MetricContext:
     def __init__(self, data: np.ndarray, test_data: np.ndarray | None = None, *,
                  pl_rows: int = 1000, spl_rows: int = 100, spl_sites: int = 16, seed: int = 0,
                  metric_options: dict | None = None, algorithm: Any = None) -> None:
+        data = check_data(data, "data", binary=False, dtype=getattr(data, "dtype", np.float64))
+        if test_data is not None:
+            test_data = check_data(test_data, "test_data", n_visible=data.shape[1], binary=False,
+                                   dtype=getattr(test_data, "dtype", np.float64))
         self.data = data
         self.test_data = test_data
         self.pl_rows = check_int(pl_rows, "pl_rows", low=1)
@@ -300,6 +305,8 @@ def default_metrics(rbm: RBM, *, exact: bool, has_test: bool) -> list[str]:
     list of str
         Metric names.
     """
+    if not isinstance(rbm, _RBM):
+        raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
     if not rbm.is_binary:
         return ["tap_ll", "weight_norm"]          # the binary-only measures do not apply
     if exact:

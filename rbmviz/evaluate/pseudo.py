@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 from .._blas import matmul, single_threaded_blas
 from .._numerics import sigmoid as _sigmoid
 from .._seeds import stream_seed
-from .._validation import check_data, check_int, check_seed
+from .._validation import check_data, check_indices, check_int, check_seed, check_unit_interval_data
 from .exact import _check_rbm
 
 if TYPE_CHECKING:
@@ -204,9 +204,11 @@ def stochastic_pseudo_log_likelihood(rbm: RBM, V: ArrayLike, *, rows: int = 100,
     V = check_data(V, "V", n_visible=rbm.n_visible)
     if subset is None:
         subset = spl_subset(V.shape[0], rbm.n_visible, rows=rows, sites=sites, seed=seed)
-    r, s = (np.asarray(x, dtype=np.int64) for x in subset)
-    if r.size == 0 or s.size == 0 or r.max() >= V.shape[0] or s.max() >= rbm.n_visible or min(r.min(), s.min()) < 0:
-        raise ValueError("subset must hold row indices of V and site indices of the visible units")
+    if isinstance(subset, (str, bytes)) or not hasattr(subset, "__len__") or len(subset) != 2:
+        raise TypeError(f"subset must be a pair (row_index, site_index) of index arrays, "
+                        f"got {type(subset).__name__}")
+    r = check_indices(subset[0], "subset[0] (row_index)", V.shape[0], what="rows of V")
+    s = check_indices(subset[1], "subset[1] (site_index)", rbm.n_visible, what="visible units")
     Vr, pre = _pre_activations(rbm, V[r])
     lp = _site_log_conditionals(rbm, Vr, pre, s)
     return float(lp.sum(axis=1).mean() * (rbm.n_visible / s.size))
@@ -238,7 +240,7 @@ def reconstruction_error(rbm: RBM, V: ArrayLike) -> float:
         If the model is not binary or ``V`` is not data in [0, 1] of width ``n_visible``.
     """
     _check_rbm(rbm)
-    V = check_data(V, "V", n_visible=rbm.n_visible, binary=False)   # probabilities too
+    V = check_unit_interval_data(V, "V", n_visible=rbm.n_visible)   # probabilities too
     V, pre = _pre_activations(rbm, V)
     H = _sigmoid(pre)
     R = np.empty_like(V)

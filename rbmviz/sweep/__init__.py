@@ -48,9 +48,10 @@ from __future__ import annotations
 
 from ._api import run_specs, summarize, sweep
 from ._curves import curve_means, time_to_fraction
-from ._plan import RECORD_COLUMNS, RESERVED_COLUMNS, STATUSES, RunSpec, derive_seed, plan
+from ._plan import (RECORD_COLUMNS, RESERVED_COLUMNS, STATUSES, Plan, RunSpec, SweepNote,
+                    derive_seed, plan)
 from ._store import checkpoints, load_store, store_path
 
-__all__ = ["RunSpec", "plan", "sweep", "run_specs", "summarize", "derive_seed",
+__all__ = ["RunSpec", "Plan", "SweepNote", "plan", "sweep", "run_specs", "summarize", "derive_seed",
            "RESERVED_COLUMNS", "RECORD_COLUMNS", "STATUSES", "store_path", "load_store",
            "checkpoints", "curve_means", "time_to_fraction"]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from .._validation import check_float, check_int
 from ._execute import _dask_client, _run_dask, _run_pool, _run_serial
 from ._plan import RECORD_COLUMNS, RunSpec, plan
+from . import _store
 from ._store import _FINAL, _Collector, _Output, _Progress, _spec_key
 
 if TYPE_CHECKING:
@@ -94,7 +95,11 @@ def run_specs(specs: list[RunSpec], *, scheduler: Any = None, workers: int | Non
         ``checkpoints`` is not a list of epochs.
     ValueError
         For duplicate run ids, ``workers`` with a Dask scheduler, ``checkpoints`` without
-        ``out``, or a stored run (``resume``) whose settings differ from the plan's.
+        ``out`` or past the last epoch of a run, an environment variable the runs read with
+        a bad value (``RBMVIZ_PARTIAL_EVERY``, ``RBMVIZ_DATA``), or a stored run
+        (``resume``) whose settings differ from the plan's — all before any run starts.
+    rbmviz.datasets.DatasetNotFoundError
+        If a data set the runs read from files is missing.
     FileExistsError
         If ``out`` or its store exists and neither ``overwrite`` nor ``resume`` is set.
     """
@@ -121,7 +126,9 @@ def run_specs(specs: list[RunSpec], *, scheduler: Any = None, workers: int | Non
         checkpoints = tuple(sorted({check_int(e, "checkpoints", low=0) for e in checkpoints}))
         if checkpoints and out is None:
             raise ValueError("checkpoints need out= (they are written to the run store beside it)")
+        _check_checkpoints(specs, checkpoints)
     checkpoints = checkpoints or ()
+    _check_environment(specs)
     output = _Output(out, overwrite, resume)
     stored = output.store.load() if resume else {}
     col = _Collector(specs, on_record, None, output)
@@ -174,6 +181,50 @@ def run_specs(specs: list[RunSpec], *, scheduler: Any = None, workers: int | Non
     return frame
 
 
+def _run_epochs(spec: RunSpec):
+    """The last epoch of ``spec``'s run (None: open-ended)."""
+    return spec.run_overrides.get("epochs", spec.settings.get("epochs"))
+
+
+def _check_checkpoints(specs, checkpoints) -> None:
+    """A checkpoint past the last epoch of a run would never be written: refused."""
+    for spec in specs:
+        last = _run_epochs(spec)
+        if last is None or not checkpoints:
+            continue
+        late = [e for e in checkpoints if e > int(last)]
+        if late:
+            raise ValueError(f"checkpoints {late} are past the last epoch of run "
+                             f"{spec.run_id!r} (epochs={last}) and would never be written; "
+                             f"choose checkpoints <= {last}")
+
+
+def _check_environment(specs) -> None:
+    """The environment variables the runs read, checked before any run starts (a bad value
+    would otherwise fail every run): ``RBMVIZ_PARTIAL_EVERY`` (seconds between two writes of
+    a running run's state) and, for data sets read from files, ``RBMVIZ_DATA``."""
+    _store.partial_every()                 # ValueError naming RBMVIZ_PARTIAL_EVERY
+    from .. import datasets as _datasets
+    from .. import settings as _settings
+    files = sorted({s.settings.get("dataset") for s in specs
+                    if _settings.DATASETS.get(s.settings.get("dataset")) is not None
+                    and _settings.DATASETS[s.settings.get("dataset")].kind == "file"})
+    if not files:
+        return
+    env = os.environ.get("RBMVIZ_DATA")
+    if env and not os.path.isdir(os.path.expanduser(env)):
+        raise ValueError(f"RBMVIZ_DATA={env!r} is not a directory; the sweep reads the data "
+                         f"set(s) {', '.join(files)} from the data directory (unset RBMVIZ_DATA "
+                         f"to use the default, see `rbmviz info`)")
+    missing = [d for d in files if not _datasets.available(d)]
+    if missing:
+        where = (f"RBMVIZ_DATA={env!r}" if env else
+                 f"the default {_datasets.data_dir()}, as RBMVIZ_DATA is not set")
+        raise _datasets.DatasetNotFoundError(
+            f"data set(s) {', '.join(missing)} not found in the data directory ({where}); "
+            f"no run was started (`rbmviz info` says where to put the files)")
+
+
 def sweep(base: dict, *, algorithms: str | Sequence[str], trials: int, grid: dict | None = None,
           seed: int = 0, scheduler: Any = None, workers: int | None = None,
           run_overrides: dict | None = None, out: str | os.PathLike | None = None,
@@ -194,7 +245,13 @@ def sweep(base: dict, *, algorithms: str | Sequence[str], trials: int, grid: dic
     Returns
     -------
     pandas.DataFrame
-        The tidy frame of :func:`run_specs`.
+        The tidy frame of :func:`run_specs`; ``attrs["notes"]`` holds the plan's notes
+        (:class:`Plan`), e.g. a grid knob that only some of the algorithms take.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`plan` and :func:`run_specs`, before any run starts.
 
     Examples
     --------
@@ -208,9 +265,11 @@ def sweep(base: dict, *, algorithms: str | Sequence[str], trials: int, grid: dic
     specs = plan(base, algorithms=algorithms, trials=trials, grid=grid, seed=seed,
                  run_overrides=run_overrides, paired_chains=paired_chains,
                  algorithm_settings=algorithm_settings)
-    return run_specs(specs, scheduler=scheduler, workers=workers, out=out, overwrite=overwrite,
-                     progress=progress, on_record=on_record, connect_timeout=connect_timeout,
-                     resume=resume, checkpoints=checkpoints)
+    frame = run_specs(specs, scheduler=scheduler, workers=workers, out=out, overwrite=overwrite,
+                      progress=progress, on_record=on_record, connect_timeout=connect_timeout,
+                      resume=resume, checkpoints=checkpoints)
+    frame.attrs["notes"] = list(specs.notes)
+    return frame
 
 
 def summarize(frame: "pandas.DataFrame", metric: str | None = None) -> "pandas.DataFrame":

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import inspect
 import pickle
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from .. import algorithms as _algorithms
+from .. import datasets as _datasets
 from .. import settings as _settings
 from .._validation import check_int, check_seed
 from ..runs import METRICS as _METRICS
@@ -18,7 +21,8 @@ from ..runs import METRICS as _METRICS
 if TYPE_CHECKING:
     from ..runs import Run
 
-__all__ = ["RunSpec", "derive_seed", "plan", "RESERVED_COLUMNS", "RECORD_COLUMNS", "STATUSES"]
+__all__ = ["RunSpec", "Plan", "SweepNote", "derive_seed", "plan", "RESERVED_COLUMNS",
+           "RECORD_COLUMNS", "STATUSES"]
 
 #: the per-record columns, in frame order (metrics follow)
 RECORD_COLUMNS = ("epoch", "updates", "gibbs_steps", "seconds")
@@ -73,6 +77,31 @@ class RunSpec:
         return _settings.make_run(*objs, **self.run_overrides)
 
 
+class Plan(list):
+    """The :class:`RunSpec` list of :func:`plan`, with the plan's notes.
+
+    A ``list`` in every respect (compares equal to a list of the same runs); besides it,
+
+    Attributes
+    ----------
+    notes : list of str
+        What the plan applied differently from how it was asked, e.g. a grid knob that only
+        some of the algorithms take, which varies their runs only.  :func:`plan` also issues
+        each note as a :class:`SweepNote` warning, and :func:`rbmviz.sweep.sweep` puts them
+        into the frame's ``attrs["notes"]``.
+    """
+
+    notes: list
+
+    def __init__(self, specs=(), notes=()):
+        super().__init__(specs)
+        self.notes = list(notes)
+
+
+class SweepNote(UserWarning):
+    """A note of :func:`plan`: a setting applied to some of the runs only (see :class:`Plan`)."""
+
+
 def derive_seed(seed: int, trial: int, purpose: str) -> int:
     """The 63-bit seed of ``purpose`` in trial ``trial`` of a sweep seeded with ``seed``.
 
@@ -120,6 +149,106 @@ def _algorithm_list(algorithms) -> list[str]:
 
 def _all_knobs() -> dict:
     return {n: p for cls in _settings.SETTINGS_CLASSES for n, p in _settings.knobs(cls).items()}
+
+
+def _takers() -> dict:
+    """``{knob: [algorithms that take it]}`` for every algorithm knob of the settings, from
+    the rules' own declarations (:func:`rbmviz.settings.algorithm_knobs`)."""
+    out: dict = {}
+    for a in _algorithms.names():
+        for n in _settings.algorithm_knobs(a):
+            out.setdefault(n, []).append(a)
+    return out
+
+
+def _data_users() -> dict:
+    """``{data knob: [data sets that use it]}`` (:func:`rbmviz.settings.dataset_knobs`)."""
+    out: dict = {}
+    for d in _settings.DATASETS:
+        for n in _settings.dataset_knobs(d):
+            out.setdefault(n, []).append(d)
+    return out
+
+
+def _is_default(name: str, value, takers: list) -> bool:
+    """Whether ``value`` is a declared default of knob ``name`` (the settings' own, or that of
+    one of the rules ``takers``): a full settings dict (a ``settings.json``) names every
+    knob, and a knob left at its default asks for nothing."""
+    defaults = [_all_knobs()[name].default]
+    defaults += [_settings.algorithm_defaults(a).get(name) for a in takers]
+    return any(value == d for d in defaults)
+
+
+def _refuse_untaken(where: str, name: str, algorithms: list, takers: list) -> None:
+    raise ValueError(f"{where} sets {name!r}, which none of the sweep's algorithms "
+                     f"{', '.join(algorithms)} takes (the rules that take it: "
+                     f"{', '.join(takers)}); drop it or add one of those rules to algorithms")
+
+
+def _refuse_unused_data(where: str, name: str, datasets: list, users: list) -> None:
+    raise ValueError(f"{where} sets {name!r}, which the sweep's data set(s) "
+                     f"{', '.join(datasets)} do not use (the data sets that use it: "
+                     f"{', '.join(users)}); drop it or choose one of those data sets")
+
+
+def _check_base_knobs(base: dict, algorithms: list, datasets: list) -> None:
+    """A base setting no algorithm (or data set) of the sweep takes is refused, unless it is
+    at a declared default."""
+    takers, users, known = _takers(), _data_users(), _all_knobs()
+    for name, value in base.items():
+        if name in _TRIAL_KNOBS or name not in known:
+            continue
+        parsed = _parse(name, value, known, "base")
+        if name in takers and not set(takers[name]) & set(algorithms):
+            if not _is_default(name, parsed, takers[name]):
+                _refuse_untaken(f"base {name}={value!r}", name, algorithms, takers[name])
+        elif name in users and not set(users[name]) & set(datasets):
+            if parsed != known[name].default:
+                _refuse_unused_data(f"base {name}={value!r}", name, datasets, users[name])
+
+
+def _grid_knobs(grid) -> dict:
+    """``{grid key: set of knobs it varies}``."""
+    out = {}
+    for key, values in (grid or {}).items():
+        values = list(values)
+        if values and all(isinstance(v, dict) for v in values):
+            out[key] = {k for v in values for k in v}
+        else:
+            out[key] = {key}
+    return out
+
+
+def _check_grid_knobs(grid, algorithms: list, datasets: list) -> tuple[dict, list]:
+    """Refuse grid knobs that no algorithm / data set of the sweep takes; return ``({grid key:
+    algorithms it applies to}, notes)`` for the keys only some of the algorithms take."""
+    takers, users = _takers(), _data_users()
+    applies, notes = {}, []
+    for key, knobs in _grid_knobs(grid).items():
+        rules = set()
+        algorithm_knob = False
+        for name in sorted(knobs):
+            where = f"grid[{key!r}]" if knobs != {key} else "grid"
+            if name in takers:
+                algorithm_knob = True
+                mine = [a for a in algorithms if a in takers[name]]
+                if not mine:
+                    _refuse_untaken(where, name, algorithms, takers[name])
+                rules |= set(mine)
+            elif name in users and not set(users[name]) & set(datasets):
+                _refuse_unused_data(where, name, datasets, users[name])
+            else:
+                rules |= set(algorithms)         # a run-loop, model or data knob: every rule
+        if algorithm_knob and rules != set(algorithms):
+            mine = [a for a in algorithms if a in rules]
+            others = [a for a in algorithms if a not in rules]
+            applies[key] = mine
+            notes.append(f"grid[{key!r}] applies to {', '.join(mine)} only (the algorithms of "
+                         f"this sweep that take {', '.join(sorted(knobs))}); "
+                         f"{', '.join(others)} {'runs' if len(others) == 1 else 'run'} once per other "
+                         f"grid point, with an empty "
+                         f"{key!r} label")
+    return applies, notes
 
 
 def _label_text(values: dict) -> str:
@@ -208,6 +337,11 @@ def _algorithm_settings(given, algorithms) -> dict:
         if bad:
             raise ValueError(f"algorithm_settings[{alg!r}] sets {bad}, which are not sweepable "
                              f"settings")
+        takers = _takers()
+        for k in values:
+            if k in takers and alg not in takers[k]:
+                raise ValueError(f"algorithm_settings[{alg!r}] sets {k!r}, which {alg} does not "
+                                 f"take (the rules that take it: {', '.join(takers[k])})")
         out[alg] = {k: _parse(k, v, known, f"algorithm_settings[{alg!r}]") for k, v in values.items()}
     return out
 
@@ -263,15 +397,30 @@ def plan(base: dict, *, algorithms: str | Sequence[str], trials: int, grid: dict
 
     Returns
     -------
-    list of RunSpec
-        The runs; algorithm-specific knobs an algorithm does not take (``k_inner`` for
-        ``cd``, ``n_chains`` for all but ``pcd``) are reset to their defaults in its settings.
+    Plan
+        The runs (a list of :class:`RunSpec` with :attr:`Plan.notes`); algorithm-specific
+        knobs an algorithm does not take (``k_inner`` for ``cd``, ``n_chains`` for all but
+        ``pcd``) are reset to their defaults in its settings.
 
     Raises
     ------
     ValueError, TypeError
         An unknown algorithm or knob, a bad value (naming it), or a combination an algorithm
-        refuses (e.g. ``k_inner`` not dividing ``k``), found before anything runs.
+        refuses (e.g. ``k_inner`` not dividing ``k``), found before anything runs.  Also: a
+        base setting or grid knob that none of the algorithms (or none of the data sets)
+        takes, naming the rules that take it (a base setting at its declared default is
+        accepted: a full ``settings.json`` names every knob); a ``batch_size`` larger than
+        the training set where its size is known (generated and bundled data sets, or
+        ``limit``); ``run_overrides`` keys that are not :class:`~rbmviz.runs.Run` arguments,
+        and values the run refuses (the plan builds the run of the first spec of each
+        algorithm to check them — of the first spec only for data sets read from files).
+
+    Warns
+    -----
+    SweepNote
+        For a grid knob that only some of the algorithms take: it varies their runs only,
+        the others run once per other grid point with an empty label (also in
+        :attr:`Plan.notes`).
     """
     if not isinstance(base, dict):
         raise TypeError(f"base must be a flat settings dict, got {type(base).__name__}")
@@ -287,9 +436,13 @@ def plan(base: dict, *, algorithms: str | Sequence[str], trials: int, grid: dict
     except Exception as exc:
         raise TypeError(f"run_overrides must be picklable (runs may execute in other processes): "
                         f"{exc}") from None
+    _check_run_override_keys(run_overrides)
     base_objs = _settings.from_dict(dict(base))        # unknown knob / bad value: ValueError
     base_flat = _settings.to_dict(*base_objs)
     points = _grid_points(grid)
+    datasets = sorted({values.get("dataset", base_flat["dataset"]) for _, values in points})
+    _check_base_knobs(base, algorithms, datasets)
+    applies, notes = _check_grid_knobs(grid, algorithms, datasets)
     own = _algorithm_settings(algorithm_settings, algorithms)
     for alg, values in own.items():
         varied = [k for k in values if len({repr(lab.get(k)) for lab, _ in points}) > 1]
@@ -300,16 +453,22 @@ def plan(base: dict, *, algorithms: str | Sequence[str], trials: int, grid: dict
     specific = {n for a in _algorithms.names() for n in _settings.algorithm_knobs(a)}
     specific -= set.intersection(*(set(_settings.algorithm_knobs(a)) for a in _algorithms.names()))
     width = len(str(trials - 1))
-    specs, checked = [], set()
+    specs, checked, rows = [], set(), {}
     for trial in range(trials):
         for algorithm in algorithms:
             trial_seeds = {"init_seed": derive_seed(seed, trial, "init"),
                            "seed": derive_seed(seed, trial, "chain" if paired_chains
                                                else f"chain/{algorithm}")}
             takes = set(_settings.algorithm_knobs(algorithm))
+            seen = set()
             for labels, values in points:
                 mine = own.get(algorithm, {})
-                labels = {k: mine.get(k, v) for k, v in labels.items()}
+                # a grid key the algorithm does not take: one run, with an empty label
+                labels = {k: (None if algorithm not in applies.get(k, algorithms)
+                              else mine.get(k, v)) for k, v in labels.items()}
+                if repr(labels) in seen:
+                    continue
+                seen.add(repr(labels))
                 flat = {**base_flat, **values, **mine, "algorithm": algorithm, **trial_seeds}
                 for n in specific - takes:
                     flat[n] = defaults[n]
@@ -318,6 +477,7 @@ def plan(base: dict, *, algorithms: str | Sequence[str], trials: int, grid: dict
                 except ValueError as exc:
                     where = f" at grid point {_label_text(labels)}" if labels else ""
                     raise ValueError(f"{exc}{where}") from None
+                _check_batch_size(objs, run_overrides, labels, rows)
                 flat = _settings.to_dict(*objs)
                 key = repr(sorted((k, v) for k, v in flat.items() if k not in _TRIAL_KNOBS))
                 if key not in checked:            # the algorithm's own checks, before running
@@ -328,7 +488,91 @@ def plan(base: dict, *, algorithms: str | Sequence[str], trials: int, grid: dict
                         where = f" at grid point {_label_text(labels)}" if labels else ""
                         raise type(exc)(f"algorithm {algorithm!r}{where}: {exc}") from None
                 run_id = f"t{trial:0{width}d}-{algorithm}" + "".join(
-                    f"-{k}={_fmt(v)}" for k, v in labels.items())
+                    f"-{k}={_fmt(v)}" for k, v in labels.items() if v is not None)
                 specs.append(RunSpec(run_id, trial, algorithm, flat, dict(run_overrides),
                                      dict(labels)))
-    return specs
+    if run_overrides:
+        _check_run_override_values(specs)
+    for note in notes:
+        warnings.warn(note, SweepNote, stacklevel=2)
+    return Plan(specs, notes)
+
+
+#: :class:`~rbmviz.runs.Run` arguments a sweep sets itself (not ``run_overrides``)
+_RUN_OWN = ("rbm", "data", "algorithm", "self")
+
+
+def _run_arguments() -> list:
+    from ..runs import Run
+    sig = inspect.signature(Run.__init__)
+    return [n for n, p in sig.parameters.items()
+            if n not in _RUN_OWN and p.kind is not inspect.Parameter.VAR_KEYWORD]
+
+
+def _check_run_override_keys(run_overrides: dict) -> None:
+    """Keys of ``run_overrides``: :class:`~rbmviz.runs.Run` arguments, not the rules' knobs
+    (which belong in ``base``, ``grid`` or ``algorithm_settings``, where the plan checks them)."""
+    allowed = _run_arguments()
+    takers = _takers()
+    for key in run_overrides:
+        if not isinstance(key, str):
+            raise TypeError(f"run_overrides keys must be Run argument names (str), got {key!r}")
+        if key in takers and key not in allowed:
+            raise ValueError(f"run_overrides[{key!r}]: {key} is a knob of the rules "
+                             f"{', '.join(takers[key])}; set it in base, grid or "
+                             f"algorithm_settings (where the plan checks which rules take it)")
+        if key not in allowed:
+            close = difflib.get_close_matches(key, allowed, n=1)
+            raise ValueError(f"run_overrides has the unknown key {key!r}"
+                             + (f" (did you mean {close[0]!r}?)" if close else "")
+                             + f"; expected rbmviz.runs.Run arguments: {', '.join(allowed)}")
+
+
+def _check_run_override_values(specs: list) -> None:
+    """Build the run of the first spec of each algorithm (of the first only when its data
+    set is read from files), so that ``run_overrides`` values a run refuses are refused by
+    the plan, with the run's own message, instead of failing every run."""
+    done = set()
+    for spec in specs:
+        if spec.algorithm in done:
+            continue
+        if done and _settings.DATASETS[spec.settings["dataset"]].kind == "file":
+            break
+        done.add(spec.algorithm)
+        objs = _settings.from_dict(spec.settings)
+        try:
+            _settings.make_run(*objs, **spec.run_overrides)
+        except (ValueError, TypeError) as exc:
+            if isinstance(exc, _datasets.DatasetNotFoundError):
+                raise
+            raise type(exc)(f"run_overrides {sorted(spec.run_overrides)} refused by the run "
+                            f"{spec.run_id}: {exc}") from None
+
+
+def _train_rows(data_settings, cache: dict):
+    """The number of training rows of ``data_settings`` where it is known without reading a
+    file (generated and bundled data sets), else the upper bound ``limit`` (or None)."""
+    rule = _settings.DATASETS[data_settings.dataset]
+    knobs = tuple((k, getattr(data_settings, k)) for k in ("dataset", *rule.knobs))
+    if knobs not in cache:
+        if rule.kind in ("toy", "bundled"):
+            cache[knobs] = (len(_settings.load_data(data_settings)[0]), "rows")
+        elif data_settings.limit is not None:
+            cache[knobs] = (data_settings.limit, "rows at most (limit)")
+        else:
+            cache[knobs] = (None, "")
+    return cache[knobs]
+
+
+def _check_batch_size(objs, run_overrides, labels, cache) -> None:
+    """A ``batch_size`` larger than the training set is refused (where its size is known)."""
+    batch = run_overrides.get("batch_size", objs[2].batch_size)
+    if batch is None or not isinstance(batch, (int, np.integer)):
+        return
+    n, what = _train_rows(objs[0], cache)
+    if n is not None and batch > n:
+        where = f" at grid point {_label_text({k: v for k, v in labels.items() if v is not None})}" \
+            if any(v is not None for v in labels.values()) else ""
+        raise ValueError(f"batch_size={batch} is larger than the training set of "
+                         f"{objs[0].dataset!r} ({n} {what}){where}; choose batch_size <= {n} "
+                         f"(none = the full training set)")
