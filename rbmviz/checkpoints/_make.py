@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import _files
 from ..model import RBM
 from . import _DIR, MAX_BYTES
 
@@ -18,10 +19,11 @@ TAP_NAME = "tap-mnist-{nh}{series}-epoch{epoch}"
 
 def _write(rbm, name, meta):
     p = rbm.save(_DIR / f"{name}.npz", overwrite=True)
-    if p.stat().st_size > MAX_BYTES:
+    size = p.stat().st_size
+    if size > MAX_BYTES:
         p.unlink()
-        raise ValueError(f"{name}: {p.stat().st_size} bytes is over the {MAX_BYTES}-byte limit")
-    (_DIR / f"{name}.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+        raise ValueError(f"{name}: {size} bytes is over the {MAX_BYTES}-byte limit")
+    _files.write_json(_DIR / f"{name}.json", meta, indent=1, overwrite=True)
     return p
 
 
