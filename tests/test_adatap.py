@@ -201,3 +201,38 @@ def test_tap_training_with_adatap_inference():
     assert not np.allclose(model.W, before) and alg.updates == 1
     with pytest.raises(ValueError, match="adatap"):
         TAP(inference="adatap", order=3).setup(rbm.copy(), X, 10)
+
+
+@pytest.mark.parametrize("nv,nh,rows,method", [
+    (120, 80, 7, "direct"), (200, 120, 7, "schur"),           # product table
+    (60, 90, 50, "schur"), (3400, 100, 3, "schur"),           # many rows; stacked products
+])
+def test_work_bytes_bounds_what_numpy_allocates(nv, nh, rows, method):
+    """The memory check of the Gaussian step is made against an estimate that is at least
+    what numpy allocates (traced by tracemalloc; LAPACK's own buffers are not traced)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    W = rng.normal(0, 0.1, (nv, nh))
+    A2, y = 4 + rng.random((rows, nv + nh)), rng.normal(size=(rows, nv + nh))
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        with adatap._blas_threads(1):
+            adatap.interaction_step(W, A2, y, method=method, logdet=True)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    estimate = adatap.work_bytes(nv, nh, rows, method)
+    assert peak <= estimate < 4 * peak
+
+
+def test_direct_solve_beyond_the_memory_bound_is_refused_before_any_work():
+    from rbmviz import bounds
+
+    rbm = RBM(8000, 10, init="zeros")
+    with pytest.raises(ValueError, match=r"method='direct'.*about 2\.\d GiB.*bound of 2\.0 GiB"
+                                         r".*MEMORY_MAX.*method='schur'"):
+        adatap.solve(rbm, None, method="direct")
+    assert adatap.work_bytes(8000, 10, 1, "direct") > bounds.MEMORY_MAX
+    assert adatap.work_bytes(8000, 10, 1, "schur") < bounds.MEMORY_MAX

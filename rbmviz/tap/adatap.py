@@ -52,12 +52,14 @@ import dataclasses
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .. import bounds as _bounds
 from .._numerics import sigmoid as _sigmoid, softplus as _softplus
 from ..model import RBM
-from .._validation import check_choice, check_data, check_float, check_int
+from .._validation import (check_array, check_bool, check_choice, check_data, check_float,
+                           check_int)
 from .inference import TAPSolution
 
-__all__ = ["solve", "AdaTAPSolution", "interaction_step", "METHODS"]
+__all__ = ["solve", "AdaTAPSolution", "interaction_step", "work_bytes", "METHODS"]
 
 METHODS = ("schur", "direct")
 #: bytes of stacked (rows, n_l, n_s) work arrays per chunk of rows
@@ -133,6 +135,61 @@ def _chunk_rows(nl, ns):
     return max(1, int(_CHUNK_BYTES // (8 * max(1, nl * ns + ns * ns))))
 
 
+def work_bytes(n_visible: int, n_hidden: int, rows: int, method: str = "schur") -> int:
+    """Estimated peak bytes of the work arrays of :func:`interaction_step` (an upper bound of
+    what numpy allocates, checked against ``tracemalloc`` in the tests).
+
+    ``"direct"``: ``J`` plus, per chunk of ``r`` rows, the matrices ``M``, their inverses and
+    LAPACK's two copies (identity right-hand side, LU factors): ``8 n² (1 + 4 r)`` with
+    ``n = n_v + n_h``.  ``"schur"``: two copies of the weights, then either the product table
+    (``n_l n_s(n_s + 1)/2`` numbers, three times while it is built) and ``6 n_s²`` numbers
+    per row, or the stacked ``(r, n_l, n_s)`` products and Schur complements,
+    ``8 r (3 n_l n_s + 5 n_s²)``.  Rows are chunked so that a chunk's stacked arrays take
+    about 64 MB, but never fewer than one row: a single large row sets the peak.
+
+    Parameters
+    ----------
+    n_visible, n_hidden : int
+        Layer sizes.
+    rows : int
+        Rows solved at once.
+    method : {"schur", "direct"}
+        How the system is solved.
+
+    Returns
+    -------
+    int
+        Bytes.
+    """
+    if method == "direct":
+        n = n_visible + n_hidden
+        r = min(rows, _chunk_rows(n, n))
+        return 8 * n * n * (1 + 4 * r)
+    nl, ns = max(n_visible, n_hidden), min(n_visible, n_hidden)
+    r = min(rows, _chunk_rows(nl, ns))
+    table = 8 * nl * ns * (ns + 1) // 2
+    if table <= _CHUNK_BYTES:
+        return 16 * nl * ns + 3 * table + 8 * r * 6 * ns * ns
+    return 16 * nl * ns + 8 * r * (3 * nl * ns + 5 * ns * ns)
+
+
+def _check_work_memory(n_visible, n_hidden, rows, method):
+    """Refuse a solve whose work arrays exceed :data:`rbmviz.bounds.MEMORY_MAX`, before any of
+    them is allocated (the message states the estimate and the bound)."""
+    n, ns = n_visible + n_hidden, min(n_visible, n_hidden)
+    size = (f"one {n:,}×{n:,} matrix per row" if method == "direct" else
+            f"one {ns:,}×{ns:,} Schur complement per row")
+    try:
+        _bounds.check_memory(work_bytes(n_visible, n_hidden, rows, method),
+                             f"method={method!r} (adaTAP's Gaussian step on a {n_visible}×"
+                             f"{n_hidden} model: {size})")
+    except ValueError as exc:
+        hint = ("; method='schur' eliminates the larger layer and needs about "
+                f"{work_bytes(n_visible, n_hidden, rows, 'schur') / 2**20:,.0f} MiB"
+                if method == "direct" else "")
+        raise ValueError(f"{exc}{hint}") from None
+
+
 def _outer_table(Wl):
     """``K[i, t] = W_l[i, a] W_l[i, b]`` over the pairs ``t = (a ≤ b)`` of the smaller layer,
     with the pair indices and weights ``2 − δ_ab``: shared by every row and iteration, it turns
@@ -182,13 +239,40 @@ def interaction_step(W: np.ndarray, A2: np.ndarray, y: np.ndarray, *, method: st
         ``diag(M_r⁻¹)``.
     logdet : numpy.ndarray, shape (R,)
         ``ln|det M_r|``; only with ``logdet=True``.
+
+    Raises
+    ------
+    TypeError
+        For non-numeric arrays, a ``logdet`` that is not a bool or a ``table`` that is not a
+        product table.
+    ValueError
+        If ``W`` is not 2-D, ``A2`` not (R, n_v + n_h) or ``y`` not of ``A2``'s shape (nothing
+        is reshaped), an entry is NaN or inf, ``table`` was built for other weights, or the
+        work arrays would exceed :data:`rbmviz.bounds.MEMORY_MAX` (:func:`work_bytes`).
     """
     method = check_choice(method, "method", METHODS)
-    W = np.asarray(W, dtype=np.float64)
+    logdet = check_bool(logdet, "logdet")
+    W = check_array(W, "W", ndim=2)
     nv, nh = W.shape
-    A2 = np.asarray(A2, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    if nv == 0 or nh == 0:
+        raise ValueError(f"W must have at least one row and one column, got shape {W.shape}")
+    A2 = check_array(A2, "A2", ndim=2)
     R, n = A2.shape
+    if n != nv + nh:
+        raise ValueError(f"A2 has {n} columns but W of shape {W.shape} needs n_visible + n_hidden "
+                         f"= {nv + nh}")
+    y = check_array(y, "y", shape=A2.shape)
+    if table is not None and table is not False and method == "schur":
+        if not (isinstance(table, tuple) and len(table) == 4):
+            raise TypeError(f"table must be None, False or a product table (from the weights' "
+                            f"_outer_table), got {type(table).__name__}")
+        nl, ns = max(nv, nh), min(nv, nh)
+        if np.shape(table[0]) != (nl, ns * (ns + 1) // 2):
+            raise ValueError(f"table has products of shape {np.shape(table[0])}; W of shape "
+                             f"{W.shape} needs {(nl, ns * (ns + 1) // 2)}")
+    elif table is not None and table is not False and not isinstance(table, tuple):
+        raise TypeError(f"table must be None, False or a product table, got {type(table).__name__}")
+    _check_work_memory(nv, nh, R, method)
     x, d = np.empty((R, n)), np.empty((R, n))
     ld = np.empty(R) if logdet else None
     if method == "direct":
@@ -310,15 +394,21 @@ def solve(rbm: RBM, init: ArrayLike | None = None, *, damping: float = 0.5, tol:
     Raises
     ------
     TypeError
-        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM` or an argument is not numeric.
     ValueError
-        If the model is not binary, or an argument is out of range.
+        If the model is not binary or has NaN or inf parameters, ``init`` is not binary data
+        with ``n_visible`` columns, an argument is out of range, or the work arrays of the
+        Gaussian step would exceed :data:`rbmviz.bounds.MEMORY_MAX` (:func:`work_bytes`;
+        ``method="direct"`` on a large model).
     """
     if not isinstance(rbm, RBM):
         raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
     if not rbm.is_binary:
         raise ValueError("adaTAP (Alg. 3) is implemented for binary (Bernoulli) visible and "
                          f"hidden units; this model has {rbm.visible}/{rbm.hidden} units")
+    for key in ("W", "b", "c"):
+        if not np.all(np.isfinite(getattr(rbm, key))):
+            raise ValueError(f"rbm.{key} contains NaN or inf; adaTAP needs finite parameters")
     damping = check_float(damping, "damping", low=0.0, high=1.0, low_open=True)
     tol = check_float(tol, "tol", low=0.0)
     max_iter = check_int(max_iter, "max_iter", low=1)
@@ -334,11 +424,12 @@ def solve(rbm: RBM, init: ArrayLike | None = None, *, damping: float = 0.5, tol:
     nv, nh = W.shape
     n = nv + nh
     H = np.concatenate([b, c])
-    if init is None:
+    X = None if init is None else check_data(init, "init", n_visible=nv, binary=True)
+    _check_work_memory(nv, nh, 1 if X is None else X.shape[0], method)
+    if X is None:
         A1 = np.zeros((1, n))
         B1 = np.zeros((1, n))
     else:
-        X = check_data(init, "init", n_visible=nv, binary=True)
         m = np.hstack([X, _sigmoid(X @ W + c)])
         m = np.clip(m, init_clip, 1.0 - init_clip)
         A1 = np.zeros_like(m)

@@ -505,8 +505,8 @@ def solve_counted(rbm: RBM, init_visible: ArrayLike, *, order: int = 2,
         Iterations of the second attempt (the first damped one).
     first_max_iter : int
         Iterations of the first attempt.
-    first_damping : float
-        Damping of the first attempt (1: undamped).
+    first_damping : float or None
+        Damping of the first attempt (1 or None: undamped).
     fallback_tol : float, optional
         Convergence threshold of the damped attempts (default ``tol``).
     scale_iter : bool
@@ -536,7 +536,8 @@ def solve_counted(rbm: RBM, init_visible: ArrayLike, *, order: int = 2,
     init_visible = vis.check(init_visible, "init_visible", True)
     first_max_iter = check_int(first_max_iter, "first_max_iter", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
-    first_damping = check_float(first_damping, "first_damping", low=0.0, high=1.0, low_open=True)
+    first_damping = 1.0 if first_damping is None else check_float(
+        first_damping, "first_damping", low=0.0, high=1.0, low_open=True)
     tol = check_float(tol, "tol", low=0.0, low_open=True)
     if fallback_tol is not None:
         fallback_tol = check_float(fallback_tol, "fallback_tol", low=0.0, low_open=True)
