@@ -403,8 +403,15 @@ def _new_temp(path: Path, suffix: str = "") -> tuple[int, Path]:
 
 def _prepare(path, overwrite, hint, name, what, mkdir) -> Path:
     path = check_overwrite(path, overwrite, hint=hint, name=name, what=what)
-    if mkdir:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    if mkdir and not path.parent.is_dir():
+        problem = writable_dir_problem(path.parent)
+        if problem:
+            raise ValueError(f"{_named(name, path)} cannot be written: {problem}")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"{_named(name, path)} cannot be written: cannot create "
+                             f"{path.parent}: {exc.strerror or exc}") from None
     remove_stale_temps(path)
     return path
 
@@ -458,6 +465,8 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", *, overwrite: bool =
         If ``path`` exists and ``overwrite`` is False.
     IsADirectoryError, ValueError
         If ``path`` exists and is not a regular file.
+    ValueError
+        If ``path``'s directory is missing and cannot be created (an ancestor is a file).
     """
     if mode not in ("wb", "w"):
         raise ValueError(f"mode must be 'wb' or 'w', got {mode!r}")

@@ -4,6 +4,7 @@ files (JSON, CSV, HTML figures: whole or not at all, through :mod:`rbmviz._files
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -88,8 +89,8 @@ def check_out_dir(out, overwrite=False, files=(), *, require_empty=False):
     """Refuse to write into ``out`` where that would replace what is there.
 
     * a path that exists and is not a directory: ``NotADirectoryError``;
-    * a directory that cannot be created or written: ``PermissionError``; one of ``files``
-      that is a FIFO or device: ``ValueError``;
+    * a directory that cannot be created (an ancestor is a file: ``NotADirectoryError``) or
+      written (``PermissionError``); one of ``files`` that is a FIFO or device: ``ValueError``;
     * ``require_empty``: an existing non-empty directory is a ``FileExistsError`` unless
       ``overwrite`` (which then replaces only ``files``);
     * otherwise: a directory already holding one of ``files`` is a ``FileExistsError`` unless
@@ -99,8 +100,9 @@ def check_out_dir(out, overwrite=False, files=(), *, require_empty=False):
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"{out} exists and is not a directory")
     problem = _files.writable_dir_problem(out)
-    if problem:
-        raise PermissionError(problem)
+    if problem:      # an ancestor that is a file, or a directory without write permission
+        blocked = any(p.exists() and not p.is_dir() for p in Path(os.path.abspath(out)).parents)
+        raise (NotADirectoryError if blocked else PermissionError)(problem)
     for name in files:      # a FIFO or device would block or swallow the result
         if (out / name).is_dir():          # e.g. a sweep's run store, ``records.runs``
             continue
