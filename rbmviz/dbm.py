@@ -899,7 +899,8 @@ class DBMTrainer:
     Raises
     ------
     TypeError, ValueError
-        Naming the setting, for a value of the wrong type or out of range.
+        Naming the setting, for a value of the wrong type or out of range, or
+        ``n_solutions`` above ``batch_size``.
     """
 
     def __init__(self, *, learning_rate: float = 0.001, momentum: float = 0.5,
@@ -911,6 +912,10 @@ class DBMTrainer:
         self.weight_decay = _knob("weight_decay", weight_decay)
         self.batch_size = check_int(batch_size, "batch_size", low=1)
         self.n_solutions = _knob("n_solutions", n_solutions)
+        if self.n_solutions is not None and self.n_solutions > self.batch_size:
+            raise ValueError(f"n_solutions (K={self.n_solutions}) must be at most the batch size "
+                             f"(batch_size={self.batch_size}): the free runs start from rows of "
+                             f"the mini-batch")
         self.damping = _knob("damping", damping)
         self.tol = _knob("tol", tol)
         self.max_iter = _knob("max_iter", max_iter)
@@ -943,12 +948,15 @@ class DBMTrainer:
         TypeError
             If ``dbm`` is not a :class:`DBM`.
         ValueError
-            If its parameters are not finite or ``batch`` is not binary with ``N_0`` columns.
+            If its parameters are not finite, ``batch`` is not binary with ``N_0`` columns or
+            has fewer rows than ``n_solutions``.
         """
         _check_dbm(dbm)
         self._check_velocity(dbm)
         batch = check_data(batch, "batch", n_visible=dbm.layers[0])
-        K = min(self.n_solutions or batch.shape[0], batch.shape[0])
+        K = self.n_solutions or batch.shape[0]
+        if K > batch.shape[0]:
+            raise ValueError(f"n_solutions (K={K}) is larger than the batch ({batch.shape[0]} rows)")
         kw = dict(damping=self.damping, tol=self.tol, max_iter=self.max_iter)
         free = tap_solve(dbm, batch[:K], **kw)
         cl = tap_solve(dbm, batch, clamped=True, **kw)
@@ -981,15 +989,19 @@ class DBMTrainer:
         TypeError
             If ``dbm`` is not a :class:`DBM`.
         ValueError
-            If its parameters are not finite or ``X`` is not binary with ``N_0`` columns.
+            If its parameters are not finite, ``X`` is not binary with ``N_0`` columns or has
+            fewer rows than ``batch_size``.
         rbmviz.errors.RunDiverged
             If the weights become non-finite.
         """
         _check_dbm(dbm)
         self._check_velocity(dbm)
         X = check_data(X, "X", n_visible=dbm.layers[0])
+        if self.batch_size > X.shape[0]:
+            raise ValueError(f"batch_size={self.batch_size} is larger than the data "
+                             f"({X.shape[0]} rows of X)")
         perm = self.rng.permutation(X.shape[0])
-        M = min(self.batch_size, X.shape[0])
+        M = self.batch_size
         for lo in range(0, X.shape[0] - M + 1, M):
             self.update(dbm, X[perm[lo:lo + M]])
         self.epochs += 1
@@ -1035,7 +1047,8 @@ def pretrain(dbm: DBM, X: ArrayLike, *, epochs: int = 50, learning_rate: float =
     ------
     TypeError, ValueError
         Naming the argument, before any work: ``dbm`` not a :class:`DBM` with finite
-        parameters, ``X`` not binary with ``N_0`` columns, a setting of the TAP RBMs out of
+        parameters, ``X`` not binary with ``N_0`` columns or fewer rows than ``batch_size``,
+        a setting of the TAP RBMs out of
         the TAP rule's bounds (e.g. ``momentum`` in [0, 1)), ``epochs`` beyond
         :data:`rbmviz.bounds.EPOCHS_MAX`, ``callback`` not callable.
     """
@@ -1043,6 +1056,8 @@ def pretrain(dbm: DBM, X: ArrayLike, *, epochs: int = 50, learning_rate: float =
     X = check_data(X, "X", n_visible=dbm.layers[0])
     epochs = check_int(epochs, "epochs", low=0, high=_bounds.EPOCHS_MAX)
     batch_size = check_int(batch_size, "batch_size", low=1)
+    if batch_size > X.shape[0]:
+        raise ValueError(f"batch_size={batch_size} is larger than the data ({X.shape[0]} rows of X)")
     learning_rate = _knob("learning_rate", learning_rate)
     momentum = _knob("momentum", momentum)
     weight_decay = _knob("weight_decay", weight_decay)
@@ -1057,7 +1072,7 @@ def pretrain(dbm: DBM, X: ArrayLike, *, epochs: int = 50, learning_rate: float =
     for l in range(dbm.n_hidden_layers):
         rbm = RBM(dbm.layers[l], dbm.layers[l + 1])
         rbm.set_params(W=dbm.W[l], b=dbm.biases[l], c=dbm.biases[l + 1])
-        M = min(batch_size, data.shape[0])
+        M = batch_size
         alg = TAP(learning_rate=learning_rate, momentum=momentum, weight_decay=weight_decay,
                   damping=damping, tol=tol, max_iter=max_iter, momentum_form="heavy_ball")
         alg.setup(rbm, data, M)

@@ -90,6 +90,10 @@ def _trained_then(other):
     return tr.update(_d(other), X)
 
 
+def _pretrain(dbm=None, data=X, **kw):
+    return pretrain(_d() if dbm is None else dbm, data, **{"batch_size": 3, **kw})
+
+
 def _grad(**kw):
     d = _d()
     args = dict(X=X, free=tap_solve(d, X), clamped=tap_solve(d, X, clamped=True))
@@ -232,17 +236,25 @@ API_CASES = [
     ("trainer-update-dbm-type", lambda t: DBMTrainer().update("x", X), TypeError, "dbm must be an rbmviz.dbm.DBM"),
     ("trainer-epoch-X-columns", lambda t: DBMTrainer().epoch(_d(), np.ones((3, 5))), ValueError, "X has 5 columns"),
     ("trainer-epoch-nan-weights", lambda t: DBMTrainer().epoch(_nan_dbm(), X), ValueError, r"W\[0\] contains NaN"),
+    ("trainer-n_solutions-above-batch", lambda t: DBMTrainer(batch_size=3, n_solutions=4), ValueError,
+     r"n_solutions \(K=4\) must be at most the batch size"),
+    ("trainer-update-small-batch", lambda t: DBMTrainer(batch_size=6, n_solutions=5).update(_d(), X[:3]), ValueError,
+     r"n_solutions \(K=5\) is larger than the batch \(3 rows\)"),
+    ("trainer-epoch-batch-above-data", lambda t: DBMTrainer(batch_size=7).epoch(_d(), X), ValueError,
+     r"batch_size=7 is larger than the data \(6 rows of X\)"),
     ("trainer-other-model", lambda t: _trained_then((4, 5, 2)), ValueError, "momentum state has shapes"),
     # ------------------------------------------------------------------ pretrain
-    ("pretrain-momentum-one", lambda t: pretrain(_d(), X, momentum=1.0), ValueError, "momentum must be < 1"),
-    ("pretrain-learning_rate", lambda t: pretrain(_d(), X, learning_rate=-1), ValueError, "learning_rate must be > 0"),
-    ("pretrain-epochs-huge", lambda t: pretrain(_d(), X, epochs=10**9 + 1), ValueError, "epochs must be <= 10000000"),
-    ("pretrain-epochs-negative", lambda t: pretrain(_d(), X, epochs=-1), ValueError, "epochs must be >= 0"),
-    ("pretrain-batch_size", lambda t: pretrain(_d(), X, batch_size=0), ValueError, "batch_size must be >= 1"),
-    ("pretrain-callback", lambda t: pretrain(_d(), X, epochs=1, callback=3), TypeError, "callback must be callable"),
-    ("pretrain-X-nonbinary", lambda t: pretrain(_d(), X * .5), ValueError, "X must be binary"),
-    ("pretrain-dbm-type", lambda t: pretrain(_rbm(), X), TypeError, "dbm must be an rbmviz.dbm.DBM"),
-    ("pretrain-max_iter", lambda t: pretrain(_d(), X, max_iter=0), ValueError, "max_iter must be >= 1"),
+    ("pretrain-momentum-one", lambda t: _pretrain(momentum=1.0), ValueError, "momentum must be < 1"),
+    ("pretrain-learning_rate", lambda t: _pretrain(learning_rate=-1), ValueError, "learning_rate must be > 0"),
+    ("pretrain-epochs-huge", lambda t: _pretrain(epochs=10**9 + 1), ValueError, "epochs must be <= 10000000"),
+    ("pretrain-epochs-negative", lambda t: _pretrain(epochs=-1), ValueError, "epochs must be >= 0"),
+    ("pretrain-batch_size", lambda t: _pretrain(batch_size=0), ValueError, "batch_size must be >= 1"),
+    ("pretrain-batch-above-data", lambda t: _pretrain(batch_size=7), ValueError,
+     r"batch_size=7 is larger than the data \(6 rows of X\)"),
+    ("pretrain-callback", lambda t: _pretrain(epochs=1, callback=3), TypeError, "callback must be callable"),
+    ("pretrain-X-nonbinary", lambda t: _pretrain(data=X * .5), ValueError, "X must be binary"),
+    ("pretrain-dbm-type", lambda t: _pretrain(_rbm()), TypeError, "dbm must be an rbmviz.dbm.DBM"),
+    ("pretrain-max_iter", lambda t: _pretrain(max_iter=0), ValueError, "max_iter must be >= 1"),
     # ------------------------------------------------------------------ exact
     ("exact-too-large", lambda t: DBM([20, 5, 3]).exact(), ValueError, "exact enumeration needs at most"),
     ("exact-nan-weights", lambda t: _nan_dbm().exact(), ValueError, r"W\[0\] contains NaN"),
