@@ -77,7 +77,7 @@ def _knob(name: str, value, knobs=TAP.Knobs):
 def _check_layers(layers) -> list[int]:
     """Layer sizes: a sequence of at least 2 integers ≥ 1, each layer within
     :data:`rbmviz.bounds.UNITS_MAX` and the weights within :data:`rbmviz.bounds.WEIGHTS_MAX`."""
-    if isinstance(layers, (str, bytes)) or not hasattr(layers, "__len__"):
+    if isinstance(layers, (str, bytes, dict, set, frozenset)) or not hasattr(layers, "__len__"):
         raise TypeError(f"layers must be a sequence of layer sizes (N_0, N_1, …), got "
                         f"{type(layers).__name__} {layers!r}")
     if np.ndim(layers) != 1:
@@ -344,7 +344,8 @@ class DBM:
         IsADirectoryError
             If ``path`` is a directory.
         ValueError
-            If ``path`` exists and is a FIFO, socket or device.
+            If ``path`` exists and is a FIFO, socket or device, or its directory cannot be
+            created or written.
         TypeError
             If ``path`` is not a path or ``overwrite`` not a bool.
         """
@@ -352,6 +353,7 @@ class DBM:
         overwrite = check_bool(overwrite, "overwrite")
         if path.suffix != ".npz":
             path = path.with_name(path.name + ".npz")
+        _files.check_writable_dir(path.parent, "path")
         arrays = {"format": np.array(_FORMAT_TAG), "format_version": np.array(_FORMAT_VERSION),
                   "layers": np.array(self.layers, dtype=np.int64)}
         arrays.update({f"W{l + 1}": np.asarray(w, dtype=np.float64) for l, w in enumerate(self.W)})
