@@ -519,3 +519,30 @@ def test_a_save_killed_while_writing_never_blocks_the_next(tmp_path):
     assert proc.returncode == 0, proc.stderr.decode()
     assert DBM.load(path).layers == (50, 40, 30)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dbm.npz"]
+
+
+@pytest.mark.parametrize("replace,match", [
+    (dict(W2=np.zeros((4, 2))), "array 'W2' has shape"),
+    (dict(theta1=np.zeros(5)), "array 'theta1' has shape"),
+    (dict(layers=np.arange(1, 200)), "declares 199 layers"),
+    (dict(extra=np.zeros(3)), None),
+])
+def test_declared_shapes_are_checked_before_any_array_is_read(tmp_path, monkeypatch, replace, match):
+    """DBM.load reads the .npy headers first: a file whose declared shapes do not fit is
+    refused without reading (allocating) a single array."""
+    path = _saved(tmp_path, **replace)
+    read = []
+    real = np.lib.format.read_array
+
+    def spy(*a, **k):
+        read.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(np.lib.format, "read_array", spy)
+    if match is None:                      # a good file (with an extra array) is read
+        DBM.load(path)
+        assert read
+        return
+    with pytest.raises(ValueError, match=match):
+        DBM.load(path)
+    assert not read
