@@ -536,7 +536,7 @@ def study_dbm(*, models: Sequence[Sequence[int]], samples: int, test_samples: in
                                     f"{mrows[-1]['test_ll_per_unit']:.4f} per unit")
                 if sdir:
                     sdir.mkdir(parents=True, exist_ok=True)
-                    dbm.save(sdir / "dbm.npz")
+                    dbm.save(sdir / "dbm.npz", overwrite=True)
                     _files.savez(sdir / "velocity.npz",
                                  {f"v{l}": v for l, v in enumerate(tr.velocity)}, overwrite=True)
                     _io.write_json(sdir / "state.json", {"epochs": tr.epochs, "updates": tr.updates,
