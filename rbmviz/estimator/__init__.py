@@ -438,8 +438,9 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     def _validate(self, X, *, reset=True, name="X"):
         """scikit-learn's ``validate_data`` (features, NaN/inf, float64), with a message that
         names ``name`` when the values are not numbers."""
-        if np.iscomplexobj(X):
-            raise TypeError(f"{name} must hold real numbers in [0, 1], got complex values")
+        if _is_complex(X):       # a ValueError, as scikit-learn's estimator checks expect
+            raise ValueError(f"{name}: Complex data not supported; {name} must hold real "
+                             f"numbers in [0, 1]")
         try:
             return validate_data(self, X, dtype=np.float64, reset=reset)
         except (ValueError, TypeError) as exc:
@@ -583,6 +584,21 @@ def _same(a, b) -> bool:
     try:
         return bool(a == b)
     except Exception:  # noqa: BLE001 - arrays, objects without a truth value
+        return False
+
+
+def _is_complex(X) -> bool:
+    """Whether ``X`` (an array, a list of rows, or an array-like object) holds complex values
+    (asked of its ``dtype``, without converting objects that refuse numpy's functions)."""
+    dtype = getattr(X, "dtype", None)
+    if dtype is None and isinstance(X, (list, tuple)):
+        try:
+            dtype = np.asarray(X).dtype
+        except (ValueError, TypeError):
+            return False
+    try:
+        return dtype is not None and np.dtype(dtype).kind == "c"
+    except TypeError:
         return False
 
 

@@ -32,6 +32,14 @@ continuing the cut-off ones bit for bit.  A paper-scale run of many hours (dc-mn
 one core each) is thus spread over as many sittings as it takes.  The
 progress bar counts epochs and shows the estimated time left.
 
+**Refused before any run starts.**  What a run would refuse or silently ignore is an error
+of the plan or of :func:`run_specs`, naming the knob: a base setting or grid knob that none
+of the listed rules (or data sets) takes, with the rules that take it; a ``batch_size``
+larger than the training set; ``run_overrides`` that are not run arguments or that a run
+refuses; checkpoints past a run's last epoch; a bad ``RBMVIZ_PARTIAL_EVERY`` or
+``RBMVIZ_DATA``.  A grid over a knob that only some of the rules take varies their runs
+only; the plan says so (:class:`SweepNote`, :attr:`Plan.notes`).
+
 A diverging run (:class:`rbmviz.runs.RunDiverged`) does not stop the sweep: its records up
 to the divergence are kept with ``status="diverged"`` and the error message.  An interrupted
 sweep (Ctrl-C) returns — and writes — what arrived so far.  :func:`summarize` turns a frame
