@@ -304,6 +304,11 @@ def default_metrics(rbm: RBM, *, exact: bool, has_test: bool) -> list[str]:
     -------
     list of str
         Metric names.
+
+    Raises
+    ------
+    TypeError
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
     """
     if not isinstance(rbm, _RBM):
         raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")

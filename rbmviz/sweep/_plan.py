@@ -80,7 +80,14 @@ class RunSpec:
 class Plan(list):
     """The :class:`RunSpec` list of :func:`plan`, with the plan's notes.
 
-    A ``list`` in every respect (compares equal to a list of the same runs); besides it,
+    A ``list`` in every respect (compares equal to a list of the same runs).
+
+    Parameters
+    ----------
+    specs : iterable of RunSpec
+        The runs.
+    notes : iterable of str
+        The plan's notes (below).
 
     Attributes
     ----------
@@ -93,7 +100,7 @@ class Plan(list):
 
     notes: list
 
-    def __init__(self, specs=(), notes=()):
+    def __init__(self, specs: Sequence[RunSpec] = (), notes: Sequence[str] = ()) -> None:
         super().__init__(specs)
         self.notes = list(notes)
 
