@@ -418,3 +418,10 @@ def test_a_fifo_in_a_sweeps_run_store_does_not_block_a_resume(tmp_path):
     df = _sweep.sweep(TINY_SWEEP, algorithms="cd", trials=1, workers=0, progress=False, out=out,
                       resume=True)
     assert set(df["status"]) == {"ok"}
+
+
+def test_cli_train_refuses_a_fifo_settings_file_without_opening_it(tmp_path, capsys, monkeypatch):
+    _no_training(monkeypatch)
+    fifo = _fifo(tmp_path, "settings.json")
+    assert cli.main([*CLI_TRAIN, "--settings", str(fifo), "--out", str(tmp_path / "run")]) == 2
+    assert re.search(r"argument --settings: .*settings\.json is a FIFO", capsys.readouterr().err)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import os
-import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +11,7 @@ from typing import Callable, Iterable, Mapping
 
 import param
 
-from .. import __version__
+from .. import __version__, _files
 from .. import algorithms as _algorithms
 from .. import settings as _settings
 
@@ -263,21 +261,8 @@ def _reject_unused_algorithm_knobs(parser, given, options, algorithms, *, sweep=
 
 # ---------------------------------------------------------------------------- outputs
 
-def _nearest_existing(path: Path) -> Path:
-    path = Path(os.path.abspath(path))
-    while not path.exists() and path.parent != path:
-        path = path.parent
-    return path
-
-
-def _probe_writable(directory: Path) -> str | None:
-    """``None`` if a file can be created in the existing ``directory``, else why not."""
-    try:
-        with tempfile.TemporaryFile(dir=directory):
-            pass
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    return None
+_nearest_existing = _files._nearest_existing
+_probe_writable = _files._probe_writable
 
 
 def writable_dir_problem(out: Path) -> str | None:
@@ -285,7 +270,7 @@ def writable_dir_problem(out: Path) -> str | None:
 
     Checked before any work starts: ``out`` (or, if it does not exist yet, its nearest
     existing ancestor, where it would be created) must be a directory in which a file can
-    be created.  Nothing is left behind by the check.
+    be created.  Nothing is left behind by the check (:func:`rbmviz._files.writable_dir_problem`).
 
     Parameters
     ----------
@@ -297,17 +282,7 @@ def writable_dir_problem(out: Path) -> str | None:
     str or None
         The problem, or None if the directory can be written.
     """
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        return f"{out} exists and is not a directory"
-    base = _nearest_existing(out)
-    if not base.is_dir():
-        return f"cannot create {out}: {base} is not a directory"
-    why = _probe_writable(base)
-    if why:
-        where = "" if base == Path(os.path.abspath(out)) else f" (in {base})"
-        return f"cannot write to {out}{where}: {why}"
-    return None
+    return _files.writable_dir_problem(out)
 
 
 def writable_file_problem(out: Path) -> str | None:

@@ -148,6 +148,10 @@ def preset_values(dataset: str, data_values: dict) -> dict:
 
 
 def _read_settings_file(parser, path) -> dict:
+    try:        # a FIFO or directory is refused without being opened (a FIFO would block)
+        _files.check_regular_file(path, "", what="a settings.json written by rbmviz train")
+    except (OSError, ValueError) as exc:
+        parser.error(f"argument --settings: {exc}")
     try:
         with open(path, encoding="utf-8") as fh:
             values = json.load(fh)
