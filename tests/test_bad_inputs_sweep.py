@@ -247,6 +247,11 @@ ESTIMATOR_CASES = [
     ("partial_fit-cd-order", lambda t: _refit({"order": 3}, algorithm="cd"), ValueError,
      r"order=2 -> 3"),
     # --------------------------------------------------------- data and knobs
+    ("fit-weights-too-many", lambda t: _est(n_components=16_000).fit(np.zeros((2, 5000))),
+     ValueError, r"the features of X · n_components = 5000 · 16000.*WEIGHTS_MAX"),
+    ("partial_fit-weights-too-many",
+     lambda t: _est(n_components=16_000).partial_fit(np.zeros((2, 5000))), ValueError,
+     r"n_components.*WEIGHTS_MAX"),
     ("fit-knob-not-taken", lambda t: _est(algorithm="cd", damping=0.3).fit(X), ValueError,
      r"algorithm 'cd' does not take the setting 'damping'"),
     ("fit-X-complex", lambda t: _est().fit(X + 0j), ValueError, r"X: Complex data not supported"),

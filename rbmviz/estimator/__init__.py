@@ -48,7 +48,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .. import algorithms as _algorithms
 from .._numerics import sigmoid as _sigmoid
 from .._seeds import stream_seed
-from ..bounds import EPOCHS_MAX, UNITS_MAX
+from ..bounds import EPOCHS_MAX, UNITS_MAX, check_model_size
 from ..model import RBM
 from ..runs import Run
 from .params import (KNOBS, PARAMETERS, RULE_DEPENDENT, _AlgorithmNames, _check_unit_interval, _constraint,
@@ -456,6 +456,8 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     def _initialise(self, X):
         """A new model and seeds for the rows ``X`` (validated, binary)."""
+        check_model_size(X.shape[1], self.n_components, visible_name="the features of X",
+                          hidden_name="n_components")
         rng = check_random_state(self.random_state)
         init_seed = int(rng.randint(2**31 - 1))
         self._run_seed = int(rng.randint(2**31 - 1))
