@@ -161,8 +161,17 @@ def run_grid(base, *, algorithms, trials, grid, seed, workers, scheduler, out, o
     unless ``overwrite``); ``resume=True`` skips the runs stored there by an earlier,
     interrupted call with the same settings; ``checkpoints`` (epochs) saves each run's model
     there (see :func:`rbmviz.sweep.run_specs`).
+
+    ``base`` holds the study's budget for every rule it compares (e.g. S-DCP's ``k_inner``);
+    the knobs of it that none of ``algorithms`` takes are dropped here, as a sweep refuses a
+    base setting that none of its rules takes.
     """
+    from .. import settings as _settings
     from .. import sweep as _sweep
+    taken = {n for a in algorithms for n in _settings.algorithm_knobs(a)}
+    every = {n for a in _settings.TrainSettings.param["algorithm"].objects
+             for n in _settings.algorithm_knobs(a)}
+    base = {k: v for k, v in base.items() if k not in every or k in taken}
     path = None if out is None else Path(out) / "records.csv"
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
