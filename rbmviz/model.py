@@ -28,7 +28,8 @@ from . import _files
 from . import bounds as _bounds
 from . import units as _units
 from ._numerics import sigmoid as _sigmoid, softplus as _softplus
-from ._validation import check_choice, check_data, check_float, check_int, check_seed
+from ._validation import (check_choice, check_data, check_float, check_int, check_seed,
+                          check_unit_interval_data)
 
 #: 1: W, b, c (Bernoulli units only); 2: adds the unit priors' parameters
 #: (``<layer>_prior_<param>`` arrays).  Version-1 files load as Bernoulli/Bernoulli models.
@@ -258,10 +259,14 @@ class RBM:
 
     # ------------------------------------------------------------------ energies
     def _check_v(self, V, name="V", binary=True):
-        return check_data(V, name, n_visible=self.n_visible, binary=binary)
+        if not binary:                      # probabilities or states: every entry in [0, 1]
+            return check_unit_interval_data(V, name, n_visible=self.n_visible)
+        return check_data(V, name, n_visible=self.n_visible)
 
     def _check_h(self, H, name="H", binary=True):
-        return check_data(H, name, n_visible=self.n_hidden, binary=binary)
+        if not binary:
+            return check_unit_interval_data(H, name, n_visible=self.n_hidden)
+        return check_data(H, name, n_visible=self.n_hidden)
 
     def energy(self, V: ArrayLike, H: ArrayLike) -> np.ndarray:
         """Energy ``E(v, h) = −vᵀWh − bᵀv − cᵀh`` of paired rows.

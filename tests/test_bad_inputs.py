@@ -67,6 +67,12 @@ def _write(tmp_path, name, data):
 API_CASES = [
     # ------------------------------------------------------------------ RBM
     ("rbm-n_visible-zero", lambda t: rbmviz.RBM(0, 3), ValueError, "n_visible must be >= 1"),
+    ("rbm-hidden_probabilities-above-1", lambda t: _rbm().hidden_probabilities(np.full((2, 4), 1.5)),
+     ValueError, r"V must hold probabilities or states in \[0, 1\]; found 1.5"),
+    ("rbm-hidden_probabilities-negative", lambda t: _rbm().hidden_probabilities(-np.ones((1, 4))),
+     ValueError, r"V must hold probabilities or states in \[0, 1\]"),
+    ("rbm-visible_probabilities-above-1", lambda t: _rbm().visible_probabilities(np.full((2, 3), 2.0)),
+     ValueError, r"H must hold probabilities or states in \[0, 1\]; found 2.0"),
     ("rbm-n_hidden-negative", lambda t: rbmviz.RBM(3, -1), ValueError, "n_hidden must be >= 1"),
     ("rbm-n_visible-float", lambda t: rbmviz.RBM(2.5, 3), TypeError, "n_visible must be an integer"),
     ("rbm-n_visible-str", lambda t: rbmviz.RBM("4", 3), TypeError, "n_visible must be an integer"),
