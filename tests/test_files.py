@@ -425,3 +425,18 @@ def test_cli_train_refuses_a_fifo_settings_file_without_opening_it(tmp_path, cap
     fifo = _fifo(tmp_path, "settings.json")
     assert cli.main([*CLI_TRAIN, "--settings", str(fifo), "--out", str(tmp_path / "run")]) == 2
     assert re.search(r"argument --settings: .*settings\.json is a FIFO", capsys.readouterr().err)
+
+
+def test_a_resume_removes_the_kept_state_of_a_run_stored_just_before_a_kill(tmp_path):
+    """Killed between storing a run and removing its kept state: the resumed sweep skips
+    the run and removes what is left of it."""
+    out = tmp_path / "sweep.csv"
+    _sweep.sweep(TINY_SWEEP, algorithms="cd", trials=1, workers=0, progress=False, out=out)
+    store = _sweep.store_path(out)
+    (store / "t0-cd.partial").write_bytes(b"state of the run before it was stored")
+    (store / ".t0-cd.partial.999999.abc.tmp").write_bytes(b"torn")
+    before = (store / "t0-cd.json").read_bytes()
+    _sweep.sweep(TINY_SWEEP, algorithms="cd", trials=1, workers=0, progress=False, out=out,
+                 resume=True)
+    assert sorted(p.name for p in store.iterdir()) == ["t0-cd.json"]
+    assert (store / "t0-cd.json").read_bytes() == before

@@ -180,6 +180,17 @@ class _RunStore:
             _files.remove_stale_temps(self.path / name, finished=True)
 
 
+def _tidy(store: "_RunStore") -> None:
+    """Remove what a sweep killed just after storing a run left of it: the run's kept state
+    (``.partial``) and temporary files (a resumed sweep skips the run, so nothing else would)."""
+    for run_id, content in store.load().items():
+        if content.get("status") in _FINAL:
+            partial = partial_file(store.path, run_id)
+            partial.unlink(missing_ok=True)
+            for name in (store.file(run_id).name, partial.name):
+                _files.remove_stale_temps(store.path / name, finished=True)
+
+
 def load_store(out: str | os.PathLike) -> dict:
     """The finished runs stored beside the results file ``out`` (see :func:`store_path`).
 
@@ -251,6 +262,8 @@ class _Output:
             shutil.rmtree(store)
         self.path, self.suffix, self._last, self._gap = path, suffix, -math.inf, _WRITE_EVERY
         self.store = _RunStore(store)
+        if resume:
+            _tidy(self.store)
 
     def write(self, frame_fn, *, force=False):
         if self.path is None or (not force and time.monotonic() - self._last < self._gap):
