@@ -49,9 +49,20 @@ within the epoch) — for live front ends.
 **Divergence.**  A run stops by raising :class:`rbmviz.errors.RunDiverged` (which quantity,
 its value, when; ``records`` holds the records so far) when a parameter becomes NaN/inf or
 exceeds ``max_weight``, when a parameter sits near that limit (≥ 90 % of ``max_weight``:
-saturated units whose gradient vanished), or when a log-likelihood metric collapses — falls
+saturated units whose gradient vanished), or when a log-likelihood collapses — falls
 more than ``max_ll_drop`` nats (default ``n_visible · log 2``, the entropy of the uniform
-model) below both its best value so far and the uniform model's value.
+model) below both its best value so far and the uniform model's value.  The parameters are
+checked after every training chunk, the log-likelihoods at every evaluation: those of the
+recorded likelihood metrics and, whatever the metrics, that of the guard rows (quantity
+``"ll_guard"``; binary models): up to :data:`GUARD_ROWS` fixed training rows (the first 0/1
+rows of the ``spl`` subset), with the exact ``log Z`` where enumerating the smaller layer costs
+at most :data:`GUARD_EXACT_OPS`, otherwise with an upper bound of their log-likelihood (their
+free energies against a lower bound of ``log Z`` from the most probable states that a few
+deterministic sweeps and mean-field iterations find).  A bound that falls that far shows the
+exact log-likelihood fell at least as far (while the best value is above the uniform model's);
+on a diverged model the bound is within about a nat of the exact value.  The guard only reads
+the model: seeded runs stay bit-identical.  ``max_ll_drop`` set very large turns the
+likelihood checks off.
 """
 from __future__ import annotations
 
@@ -66,6 +77,7 @@ from numpy.typing import ArrayLike
 
 from . import algorithms as _algorithms
 from . import evaluate as _evaluate
+from ._blas import single_threaded_blas
 from ._seeds import stream_seed
 from .bounds import EPOCHS_MAX, EXACT_BITS_MAX
 from ._validation import check_choice, check_data, check_float, check_int, check_seed
@@ -93,6 +105,128 @@ FIRST_EVAL_SUSPECT = 0.05
 _FLOAT32_RULES = ("cd", "pcd", "cg", "sdcp", "csdcp", "ssd")
 #: format version of :meth:`Run.state`
 STATE_VERSION = 1
+#: the likelihood guard (always on for binary models, whatever the metrics): rows of the fixed
+#: ``spl`` subset whose log-likelihood it bounds, the most zero-temperature Gibbs sweeps and
+#: mean-field iterations it makes per evaluation to find states of high probability, and the
+#: largest enumeration (states × n_visible × n_hidden) for which it uses the exact ``log Z``
+GUARD_ROWS = 32
+GUARD_SWEEPS = 5
+GUARD_EXACT_OPS = 2 ** 20
+#: key of the guard's best value in ``Run._best`` (not a metric name: it holds a space)
+_GUARD_KEY = "log-likelihood bound"
+
+
+def _softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+def _sigmoid(x):
+    return np.exp(-np.logaddexp(0.0, -x))
+
+
+def _log_z_lower_bound(rbm: RBM, V: np.ndarray, *, sweeps: int = GUARD_SWEEPS) -> float:
+    """A lower bound on ``log Z`` from states of high probability found near the rows ``V``.
+
+    ``log Z ≥ log Σ_{s∈S} exp(−F(s))`` for any set ``S`` of distinct states, and
+    ``log Z ≥ H(m) + bᵀm + Σ_j softplus(c_j + (mᵀW)_j)`` for any ``m ∈ [0, 1]^n`` (naive mean
+    field, ``H`` the entropy of independent units of means ``m``).  ``S`` holds the rows and the
+    states that ``sweeps`` zero-temperature Gibbs sweeps (``h = [vW + c > 0]``,
+    ``v = [Wh + b > 0]``, each lowering the energy) reach from them; the mean-field iterations
+    start at ``m = ½``, where the bound is exact for a model without weights.  The search is
+    deterministic and only reads the model.  On a diverged model the probability mass sits on a
+    few saturated states that the sweeps find, and the bound is close to ``log Z``.
+
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model (float32 or float64; the free energies are summed in float64).
+    V : numpy.ndarray, shape (n_rows, n_visible)
+        0/1 rows where the search starts.
+    sweeps : int
+        Most sweeps (they stop at a fixed point) and mean-field iterations.
+
+    Returns
+    -------
+    float
+        A value ``≤ log Z`` (nats).
+    """
+    W, b, c = rbm.params
+    W64, b64, c64 = (np.asarray(a, dtype=np.float64) for a in (W, b, c))
+    v0 = v = np.asarray(V, dtype=W.dtype)
+    for _ in range(sweeps):             # the search runs in the model's dtype
+        h = (v @ W + c > 0).astype(W.dtype)
+        nxt = (h @ W.T + b > 0).astype(W.dtype)
+        if np.array_equal(nxt, v):
+            break
+        v = nxt
+    S = np.concatenate([v0, v])
+    keys = np.packbits(S.astype(np.uint8), axis=1)          # distinct states by their bits
+    _, first = np.unique(keys.view(np.dtype((np.void, keys.shape[1]))).ravel(), return_index=True)
+    S = S[np.sort(first)].astype(np.float64)
+    f = S @ b64 + _softplus(S @ W64 + c64).sum(axis=1)          # −F(s)
+    top = float(f.max())
+    log_z = top + math.log(float(np.exp(f - top).sum()))
+    m = np.full(W64.shape[0], 0.5)
+    for _ in range(sweeps + 1):          # naive mean field from m = ½, damped
+        p = np.clip(m, 1e-12, 1.0 - 1e-12)
+        entropy = float(-(p * np.log(p) + (1.0 - p) * np.log1p(-p)).sum())
+        log_z = max(log_z, entropy + float(m @ b64) + float(_softplus(m @ W64 + c64).sum()))
+        m = 0.5 * m + 0.5 * _sigmoid(W64 @ _sigmoid(m @ W64 + c64) + b64)
+    return log_z
+
+
+def _log_z_enumerated(rbm: RBM, states: np.ndarray) -> float:
+    """``log Z`` summed over ``states``, all the states of the smaller layer (numpy, float64).
+
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model.
+    states : numpy.ndarray, shape (2**n, n)
+        :func:`rbmviz.evaluate.all_states` of the smaller layer's ``n`` units.
+
+    Returns
+    -------
+    float
+        ``log Z`` (nats).
+    """
+    W, b, c = (np.asarray(a, dtype=np.float64) for a in rbm.params)
+    if states.shape[1] == W.shape[0]:               # enumerate the visible layer
+        f = states @ b + _softplus(states @ W + c).sum(axis=1)
+    else:                                           # the hidden layer
+        f = states @ c + _softplus(states @ W.T + b).sum(axis=1)
+    top = float(f.max())
+    return top + math.log(float(np.exp(f - top).sum()))
+
+
+def _log_likelihood_upper_bound(rbm: RBM, V: np.ndarray, *, log_z: float | None = None,
+                               sweeps: int = GUARD_SWEEPS) -> float:
+    """An upper bound on the mean log-likelihood of binary rows that needs no exact ``log Z``.
+
+    ``log p(v) = −F(v) − log Z ≤ −F(v) − L`` for any ``L ≤ log Z``
+    (:func:`_log_z_lower_bound`); with the exact ``log Z`` it is the exact log-likelihood.
+
+    Parameters
+    ----------
+    rbm : RBM
+        A binary model.
+    V : numpy.ndarray, shape (n_rows, n_visible)
+        0/1 rows.
+    log_z : float, optional
+        The exact ``log Z`` if known; default: :func:`_log_z_lower_bound` from ``V``.
+    sweeps : int
+        Passed to :func:`_log_z_lower_bound`.
+
+    Returns
+    -------
+    float
+        At least the mean log-likelihood of ``V`` (nats).
+    """
+    if log_z is None:
+        log_z = _log_z_lower_bound(rbm, V, sweeps=sweeps)
+    W, b, c = (np.asarray(a, dtype=np.float64) for a in rbm.params)
+    X = np.asarray(V, dtype=np.float64)
+    return float((X @ b + _softplus(X @ W + c).sum(axis=1)).mean()) - log_z
 
 
 def batch_bounds(n_rows: int, batch_size: int) -> np.ndarray:
@@ -170,8 +304,9 @@ class Run:
     max_weight : float
         Largest allowed ``|parameter|`` (a parameter at ≥ 90 % of it counts as diverged too).
     max_ll_drop : float, optional
-        Nats a log-likelihood metric may fall below its best and the uniform model's value
-        before the run counts as diverged (default ``n_visible · log 2``).
+        Nats a log-likelihood — of a likelihood metric, or of the guard rows, checked whatever
+        the metrics (see the module docs) — may fall below its best and the uniform model's
+        value before the run counts as diverged (default ``n_visible · log 2``).
     pl_rows : int, optional
         Rows (the first ones) used for ``pseudo_ll``, ``recon_error`` and ``tap_ll``;
         default 1000, or ``spl_rows`` for large models (``n_visible · n_hidden`` ≥
@@ -295,6 +430,7 @@ class Run:
                                   spl_rows=check_int(spl_rows, "spl_rows", low=1),
                                   spl_sites=check_int(spl_sites, "spl_sites", low=1),
                                   metric_options=self.metric_options, algorithm=self.algorithm)
+        self._guard_rows = self._likelihood_guard_rows()
         self.bounds = batch_bounds(n, self.batch_size)
         self.n_batches = len(self.bounds) - 1
         self._shuffle = np.random.default_rng(stream_seed(self.seed, "shuffle"))
@@ -339,6 +475,27 @@ class Run:
                 if need:
                     raise ValueError(f"metric(s) {need} need binary (0/1) {name}; with "
                                      f"probabilities use metrics=['recon_error', 'weight_norm']")
+
+    def _likelihood_guard_rows(self):
+        """The rows whose log-likelihood the guard watches: the first :data:`GUARD_ROWS` 0/1
+        rows of the fixed ``spl`` subset (None for a model that is not binary); sets
+        ``_guard_states``, the states it enumerates for the exact ``log Z`` (None: a bound)."""
+        rbm = self.rbm
+        small = min(rbm.n_visible, rbm.n_hidden)
+        self._guard_states = None
+        if (rbm.is_binary and small <= EXACT_BITS_MAX
+                and 2 ** small * rbm.n_visible * rbm.n_hidden <= GUARD_EXACT_OPS):
+            self._guard_states = _evaluate.all_states(small)
+        if not rbm.is_binary:
+            return None
+        X = self._ctx.spl_data
+        X = np.ascontiguousarray(X[np.all((X == 0) | (X == 1), axis=1)][:GUARD_ROWS])
+        return X if X.shape[0] else None
+
+    @property
+    def _guard_exact(self) -> bool:
+        """Whether the likelihood guard enumerates the smaller layer (exact ``log Z``)."""
+        return self._guard_states is not None
 
     def _working_model(self, dtype):
         rbm = self.rbm
@@ -597,6 +754,31 @@ class Run:
                            in_epoch=False)
         self._best[m] = max(best, val)
 
+    def _check_likelihood_bound(self):
+        """The likelihood guard, whatever the metrics: the mean log-likelihood of the guard
+        rows — exact when enumerating the smaller layer is cheap (at most
+        :data:`GUARD_EXACT_OPS`), otherwise an upper bound of it
+        (:func:`_log_likelihood_upper_bound`) — more than ``max_ll_drop`` below both its best
+        value so far and the uniform model's value (as a collapsing likelihood metric).  While
+        the best value is above the uniform model's, a bound that falls that far shows that the
+        exact log-likelihood fell at least as far."""
+        rows, work, exact = self._guard_rows, self._work, self._guard_exact
+        with single_threaded_blas():     # small products: no waiting for BLAS threads
+            log_z = _log_z_enumerated(work, self._guard_states) if exact else None
+            val = _log_likelihood_upper_bound(work, rows, log_z=log_z)
+        best = self._best.get(_GUARD_KEY, val)
+        uniform = -self.rbm.n_visible * math.log(2.0)
+        if val < min(best, uniform) - self.max_ll_drop:
+            what = "to" if exact else "to at most"
+            how = ("exact log Z" if exact else
+                   "an upper bound from their free energies and the most probable states found")
+            self._diverged("ll_guard", val,
+                           f"the log-likelihood of {rows.shape[0]} training rows collapsed "
+                           f"{what} {val:.4g} nats ({how}; best {best:.4g}; allowed drop "
+                           f"{self.max_ll_drop:.3g} below min(best, uniform model "
+                           f"{uniform:.4g}))", in_epoch=False)
+        self._best[_GUARD_KEY] = max(best, val)
+
     # ------------------------------------------------------------------ records
     def _epoch_value(self):
         return self.epoch if self._pos == 0 else self.epoch + self._pos / self.n_batches
@@ -620,6 +802,8 @@ class Run:
                 if METRICS[m].likelihood:
                     self._check_collapse(m, val)
                 rec[m] = val
+            if self._guard_rows is not None:
+                self._check_likelihood_bound()
         finally:
             dt = time.perf_counter() - t0
             self.wall_time += dt
