@@ -22,7 +22,8 @@ class RunDiverged(RuntimeError):
     last_good_epoch : int
         The epoch of the last healthy evaluation.
     quantity : str
-        What showed it, e.g. ``"W"``, ``"train_ll"``, ``"spl"``.
+        What showed it, e.g. ``"W"``, ``"train_ll"``, ``"spl"``, or ``"ll_guard"`` (the run's
+        always-on log-likelihood check of a few training rows, whatever the recorded metrics).
     value : float
         Its value when the run stopped.
     records : list of dict, optional
