@@ -8,6 +8,7 @@
   rendering.
 """
 import importlib.util
+import re
 import json
 from pathlib import Path
 
@@ -72,3 +73,55 @@ def test_a_changed_number_is_caught(tmp_path):
     i = text.index(marker) + len(marker)
     (tmp_path / "README.md").write_text(text[:i] + "0.00138" + text[i + 7:], encoding="utf-8")
     assert len(report.check(tmp_path / "README.md")) == 1
+
+
+# ------------------------------------------------------------------ numbers without a source
+#: a signed decimal (a log-likelihood, a free energy, a bias) in prose: the numbers a reader
+#: compares with the papers.  A minus after a digit or a letter (a range "0.1-0.3", "1e-3")
+#: is not a sign.
+_SIGNED = re.compile(r"(?<![\w.\d])[−-]\d+\.\d+")
+#: where a number has its source or is code: generated blocks, inline values, code, comments
+_SOURCED = [re.compile(p, re.S) for p in (
+    r"<!-- generated:.*?<!-- end generated -->", r"<!--v .*?<!--/v-->", r"```.*?```",
+    r"`[^`\n]*`", r"\$[^$\n]+\$", r"<!--.*?-->")]
+#: the declaration of a file's numbers that are not run results (the papers', analytic bounds,
+#: lesson texts checked by their own tests): ``<!-- not from a run: −2.639 −3.15 (why) -->``
+_DECLARED = re.compile(r"<!-- not from a run:(.*?)-->", re.S)
+ROOT = RESULTS.parent
+PROSE = sorted(READMES + sorted((ROOT / "notebooks").glob("*.ipynb"))
+               + [p for p in (ROOT / "docs").rglob("*.md")
+                  if not {"results", "notebooks", "_build", "jupyter_execute", "generated"}
+                  & set(p.relative_to(ROOT / "docs").parts)])
+
+
+def _prose(path):
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".ipynb":
+        text = "\n\n".join("".join(c["source"]) for c in json.loads(text)["cells"]
+                           if c["cell_type"] == "markdown")
+    return text
+
+
+def unsourced(text):
+    """Signed decimals of ``text`` outside markers, code and comments that its
+    ``not from a run`` declarations do not list."""
+    declared = {n.replace("-", "−") for d in _DECLARED.findall(text) for n in _SIGNED.findall(d)}
+    for pattern in _SOURCED:
+        text = pattern.sub(" ", text)
+    return [n for n in (m.replace("-", "−") for m in _SIGNED.findall(text)) if n not in declared]
+
+
+@pytest.mark.parametrize("path", PROSE, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_signed_number_in_prose_has_a_source(path):
+    """A log-likelihood, free energy or bias in a results README, a notebook's prose or a
+    documentation page is an inline value from its run's summary file (or is declared as the
+    paper's, an analytic bound, or a number a test checks): none is typed by hand."""
+    assert unsourced(_prose(path)) == []
+
+
+def test_a_typed_number_is_caught():
+    """The scan is not vacuous: a typed log-likelihood is reported, a sourced or declared one
+    is not, and ranges and exponents are not read as signs."""
+    text = ("ends at −3.21 nats; <!--v s.json final .2f-->−3.30<!--/v-->; the paper's −3.15; "
+            "p = 0.1-0.3, η = 1e-3, `x = -1.5`\n<!-- not from a run: −3.15 (the paper) -->")
+    assert unsourced(text) == ["−3.21"]
