@@ -517,7 +517,7 @@ class RBM:
         TypeError
             If ``path`` is not a path.
         """
-        path = _check_path(path, "path")
+        path = _files._as_path(path, "path")
         if path.suffix != ".npz":
             path = path.with_name(path.name + ".npz")
         with _files.atomic_write(path, overwrite=overwrite, name="path",
@@ -563,7 +563,7 @@ class RBM:
             ``(n_visible,)``, ``c`` of shape ``(n_hidden,)``) and finite values; for unknown unit
             types or invalid prior parameters.
         """
-        path = _check_path(path, "path")
+        path = _files._as_path(path, "path")
         if not path.exists() and path.suffix != ".npz" and path.with_name(path.name + ".npz").exists():
             path = path.with_name(path.name + ".npz")
         if not path.exists():
@@ -615,18 +615,6 @@ class RBM:
                   init="zeros", dtype=W.dtype.name)
         rbm.W, rbm.b, rbm.c = (np.ascontiguousarray(a) for a in (W, b, c))
         return rbm
-
-
-def _check_path(path, name) -> Path:
-    """``path`` as a :class:`~pathlib.Path` (``TypeError`` naming ``name`` otherwise)."""
-    if isinstance(path, bytes):
-        path = os.fsdecode(path)
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"{name} must be a file path (str or os.PathLike), got {type(path).__name__}")
-    path = Path(path)
-    if str(path) in ("", "."):
-        raise ValueError(f"{name} is empty; expected a file path")
-    return path
 
 
 def _check_headers(path, headers) -> None:
