@@ -24,6 +24,7 @@ batches (the ratio is the share of time the live engine spends training).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import socket
@@ -43,6 +44,32 @@ HOOK_JS = """() => { window.__updates = 0; for (const m of Bokeh.documents[0].al
   if (typeof m.name === 'string' && m.name.startsWith('curve:')) {
     m.streaming.connect(() => { window.__updates += 1; });
     m.change.connect(() => { window.__updates += 1; }); } } }"""
+
+
+@contextlib.contextmanager
+def _served(setup: bool = False):
+    """``panel serve apps/explorer.py`` on a free loopback port (with the warm-up script when
+    ``setup``); yields ``(port, process)`` once ``/liveness`` answers, stops it afterwards."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = [sys.executable, "-m", "panel", "serve", str(ROOT / "apps" / "explorer.py"),
+            "--port", str(port), "--address", "127.0.0.1",
+            f"--allow-websocket-origin=127.0.0.1:{port}", "--liveness"]
+    if setup:
+        args += ["--setup", str(ROOT / "apps" / "warmup.py")]
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/liveness", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.3)
+        yield port, proc
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 def rss_mb(pid: int) -> float:
@@ -68,21 +95,8 @@ def main(argv=None):
         return bench_tap_browser(args.tap_browser)
     from playwright.sync_api import sync_playwright
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "panel", "serve", str(ROOT / "apps" / "explorer.py"),
-                             "--port", str(port), "--address", "127.0.0.1",
-                             f"--allow-websocket-origin=127.0.0.1:{port}", "--liveness"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     out = {"samples": []}
-    try:
-        for _ in range(300):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/liveness", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.3)
+    with _served() as (port, proc):
         with sync_playwright() as p:
             b = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
                                   args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
@@ -106,9 +120,6 @@ def main(argv=None):
                 out["samples"].append(sample)
                 print(sample, flush=True)
             b.close()
-    finally:
-        proc.terminate()
-        proc.wait(10)
     rss = [s["server_rss_mb"] for s in out["samples"]]
     out["summary"] = {"first_point_s": round(out["first_point_s"], 2),
                       "rss_first_mb": rss[0], "rss_last_mb": rss[-1], "rss_max_mb": max(rss),
@@ -133,22 +144,7 @@ def bench_tap_browser(seconds: float, query: str = "") -> dict:
     warm-up script): after Start (TAP), the mini-batch updates per second that reach the page's
     curves over ``seconds`` (after a 10 s lead-in), printed and saved."""
     from playwright.sync_api import sync_playwright
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "panel", "serve", str(ROOT / "apps" / "explorer.py"),
-                             "--port", str(port), "--address", "127.0.0.1",
-                             f"--allow-websocket-origin=127.0.0.1:{port}", "--liveness",
-                             "--setup", str(ROOT / "apps" / "warmup.py")],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    out = {}
-    try:
-        for _ in range(300):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/liveness", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.3)
+    with _served(setup=True) as (port, _):
         time.sleep(30)                                   # the server's warm-up
         with sync_playwright() as p:
             b = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
@@ -165,9 +161,6 @@ def bench_tap_browser(seconds: float, query: str = "") -> dict:
             b.close()
         out = {"seconds": round(t1 - t0, 1), "updates": u1 - u0,
                "updates_per_s": round((u1 - u0) / (t1 - t0), 2)}
-    finally:
-        proc.terminate()
-        proc.wait(10)
     print(json.dumps(out, indent=1))
     (ROOT / "bench" / "results").mkdir(exist_ok=True)
     (ROOT / "bench" / "results" / "explorer_tap_browser.json").write_text(json.dumps(out, indent=1))

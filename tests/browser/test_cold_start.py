@@ -6,69 +6,32 @@ tab — and each tab opens within 3 s.  The server runs with ``NUMBA_CACHE_DIR``
 folder (a cold start)."""
 import os
 import re
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
 from rbmviz import datasets
+from serving import served_explorer
 from test_bias_tab import BIAS_JS
 from test_explorer_browser import CURVES_JS, button
 from test_tap_tab import TAP_JS
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[2]
-OUTPUT = ROOT / "tests" / "output"
 #: how long after the server starts the first page opens (the lecturer's minute)
 LEAD = 60.0
 #: Start -> first training point, and tab click -> its Start button
 LIMIT = 3.0
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def cold_server(browser, tmp_path_factory):      # `browser` skips (or fails under CI) first
     cache = tmp_path_factory.mktemp("empty-numba-cache")
-    port = _free_port()
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
-    log = open(OUTPUT.mkdir(parents=True, exist_ok=True) or OUTPUT / "cold_serve.log", "w")
     started = time.time()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "panel", "serve", str(ROOT / "apps" / "explorer.py"), "--port",
-         str(port), "--address", "127.0.0.1", f"--allow-websocket-origin=127.0.0.1:{port}",
-         "--liveness", "--setup", str(ROOT / "apps" / "warmup.py"),
-         # a closed page's session (and its training thread) goes within ~1.5 s: the next
-         # measurement must not share the cores with the previous page's race
-         "--unused-session-lifetime", "1000", "--check-unused-sessions", "500"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
-    try:
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/liveness", timeout=2):
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > started + 120:
-                raise RuntimeError("panel serve did not come up")
-            time.sleep(0.3)
+    with served_explorer("cold_serve.log", env=dict(os.environ, NUMBA_CACHE_DIR=str(cache)),
+                         timeout=120.0) as url:
         time.sleep(max(0.0, started + LEAD - time.time()))
-        yield f"http://127.0.0.1:{port}/explorer"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        yield url
 
 
 def _open(browser, url):
