@@ -26,7 +26,7 @@ How the numbers were chosen (2 cores, OpenBLAS; see ``../shared/STACK.md``):
 from __future__ import annotations
 
 __all__ = ["K_MAX", "EPOCHS_MAX", "UNITS_MAX", "WEIGHTS_MAX", "EXACT_BITS_MAX", "SEED_MAX",
-           "MEMORY_MAX", "check_model_size", "check_memory"]
+           "MEMORY_MAX", "TAP_ITER_MAX", "check_model_size", "check_memory"]
 
 #: most Gibbs steps per parameter update (k, and d·K′ for S-DCP / CS-DCP)
 K_MAX = 1000
@@ -40,6 +40,11 @@ WEIGHTS_MAX = 2**26
 EXACT_BITS_MAX = 24
 #: seeds are integers in [0, SEED_MAX]
 SEED_MAX = 2**63 - 1
+#: most TAP iterations per solve of one training update (``max_iter`` and ``fixed_iter`` of
+#: the TAP rule, the deep TAP machine's trainer): keeps a typo (``10**9``) from making one
+#: update run for days, as :data:`K_MAX` does for Gibbs steps; the solver functions of
+#: :mod:`rbmviz.tap` themselves take any count (:class:`rbmviz.tap.options.TAPSolverOptions`)
+TAP_ITER_MAX = 100_000
 #: most bytes one evaluation may allocate for its own work arrays (AIS chains and
 #: temperatures, ...): 2 GiB, a quarter of the smallest machines rbmviz targets
 MEMORY_MAX = 2**31

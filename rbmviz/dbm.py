@@ -56,6 +56,7 @@ from .algorithms.tap import TAP
 from .errors import RunDiverged
 from .evaluate import all_states
 from .model import RBM
+from .tap.options import DeepLikelihoodOptions as _DL, TAPSolverOptions as _O, check_option
 
 __all__ = ["DBM", "DBMSolution", "tap_solve", "tap_log_z", "log_likelihood", "gradient",
            "DBMTrainer", "pretrain", "EXACT_MAX_UNITS"]
@@ -636,8 +637,8 @@ def _tap_log_z(dbm, m, clamped):
     return out
 
 
-def tap_solve(dbm: DBM, init: ArrayLike, *, clamped: bool = False, damping: float = 0.5,
-              tol: float = 1e-8, max_iter: int = 1000,
+def tap_solve(dbm: DBM, init: ArrayLike, *, clamped: bool = False, damping: float = _O.damping,
+              tol: float = _O.tol, max_iter: int = _O.max_iter,
               init_hidden: Sequence[ArrayLike] | None = None) -> DBMSolution:
     """TAP2 fixed points of a DBM from ``R`` data-anchored initialisations (App. E, Alg. 1
     on the block matrix of eq. 125).
@@ -680,9 +681,9 @@ def tap_solve(dbm: DBM, init: ArrayLike, *, clamped: bool = False, damping: floa
     _check_dbm(dbm)
     X = check_data(init, "init", n_visible=dbm.layers[0])
     clamped = check_bool(clamped, "clamped")
-    damping = check_float(damping, "damping", low=0.0, high=1.0, low_open=True)
-    tol = check_float(tol, "tol", low=0.0, low_open=True)
-    max_iter = check_int(max_iter, "max_iter", low=1)
+    damping = check_option("damping", damping)
+    tol = check_option("tol", tol)
+    max_iter = check_option("max_iter", max_iter)
     L = dbm.n_hidden_layers
     W = dbm.W
     if init_hidden is not None:
@@ -738,8 +739,8 @@ def tap_solve(dbm: DBM, init: ArrayLike, *, clamped: bool = False, damping: floa
 
 
 def log_likelihood(dbm: DBM, X: ArrayLike, *, init: ArrayLike | None = None,
-                   n_init: int | None = None, seed: int = 0, damping: float = 0.5,
-                   tol: float = 1e-10, max_iter: int = 2000, per_unit: bool = False,
+                   n_init: int | None = None, seed: int = 0, damping: float = _DL.damping,
+                   tol: float = _DL.tol, max_iter: int = _DL.max_iter, per_unit: bool = False,
                    details: bool = False) -> float | dict:
     """TAP log-likelihood of the rows of ``X`` (Tramel et al. 2018, App. E).
 
@@ -760,7 +761,9 @@ def log_likelihood(dbm: DBM, X: ArrayLike, *, init: ArrayLike | None = None,
     seed : int
         Seed of that draw.
     damping, tol, max_iter
-        TAP iteration settings (:func:`tap_solve`).
+        TAP iteration settings (:func:`tap_solve`); defaults and bounds
+        :class:`rbmviz.tap.options.DeepLikelihoodOptions` (tol 1e-10, 2,000 iterations:
+        tighter than training's).
     per_unit : bool
         Divide by ``Σ_l N_l`` (Fig. 11).
     details : bool
@@ -786,9 +789,9 @@ def log_likelihood(dbm: DBM, X: ArrayLike, *, init: ArrayLike | None = None,
     seed = check_seed(seed)
     per_unit = check_bool(per_unit, "per_unit")
     details = check_bool(details, "details")
-    damping = check_float(damping, "damping", low=0.0, high=1.0, low_open=True)
-    tol = check_float(tol, "tol", low=0.0, low_open=True)
-    max_iter = check_int(max_iter, "max_iter", low=1)
+    damping = check_option("damping", damping, options=_DL)
+    tol = check_option("tol", tol, options=_DL)
+    max_iter = check_option("max_iter", max_iter, options=_DL)
     if n_init is not None:
         n_init = check_int(n_init, "n_init", low=1)
         if n_init < I.shape[0]:
@@ -894,7 +897,9 @@ class DBMTrainer:
     n_solutions : int or None
         K (default: the batch size).
     damping, tol, max_iter
-        TAP iteration settings (:func:`tap_solve`; bounds of the TAP rule's knobs).
+        TAP iteration settings (:func:`tap_solve`; the TAP rule's knobs, whose defaults are
+        :class:`rbmviz.tap.options.TAPSolverOptions`' and whose ``max_iter`` is at most
+        :data:`rbmviz.bounds.TAP_ITER_MAX`).
     seed : int
         Shuffles of the training rows.
 
@@ -907,7 +912,7 @@ class DBMTrainer:
 
     def __init__(self, *, learning_rate: float = 0.001, momentum: float = 0.5,
                  weight_decay: float = 0.001, batch_size: int = 100, n_solutions: int | None = None,
-                 damping: float = 0.5, tol: float = 1e-8, max_iter: int = 1000,
+                 damping: float = _O.damping, tol: float = _O.tol, max_iter: int = _O.max_iter,
                  seed: int = 0) -> None:
         self.learning_rate = _knob("learning_rate", learning_rate)
         self.momentum = _knob("momentum", momentum)
@@ -1014,8 +1019,8 @@ class DBMTrainer:
 
 def pretrain(dbm: DBM, X: ArrayLike, *, epochs: int = 50, learning_rate: float = 0.001,
              batch_size: int = 100, momentum: float = 0.5, weight_decay: float = 0.001,
-             damping: float = 0.5, tol: float = 1e-8, max_iter: int = 1000, seed: int = 0,
-             callback: Callable[[int, int], Any] | None = None) -> DBM:
+             damping: float = _O.damping, tol: float = _O.tol, max_iter: int = _O.max_iter,
+             seed: int = 0, callback: Callable[[int, int], Any] | None = None) -> DBM:
     """Greedy layer-wise pretraining (Tramel et al. 2018, Alg. 4, first phase), in place.
 
     Layer 1 is a TAP RBM (Alg. 2, :class:`rbmviz.algorithms.tap.TAP`, heavy-ball momentum)
@@ -1034,7 +1039,7 @@ def pretrain(dbm: DBM, X: ArrayLike, *, epochs: int = 50, learning_rate: float =
     learning_rate, batch_size, momentum, weight_decay
         Settings of the TAP RBMs.
     damping, tol, max_iter
-        TAP iteration settings.
+        TAP iteration settings (as :class:`DBMTrainer`'s).
     seed : int
         Seed of the shuffles and samples.
     callback : callable, optional

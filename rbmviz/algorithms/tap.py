@@ -51,9 +51,10 @@ import param
 
 from .. import tap, units
 from .._validation import check_int
-from ..bounds import EPOCHS_MAX
+from ..bounds import EPOCHS_MAX, TAP_ITER_MAX
 from ..kernels.priors import moments_rows
 from ..tap import adatap
+from ..tap.options import option_param
 from .base import Algorithm, params_healthy
 from .knobs import AlgorithmKnobs
 
@@ -297,26 +298,17 @@ class TAP(Algorithm):
             None, allow_None=True, bounds=(1, None), softbounds=(1, 1000), label="TAP solutions K",
             doc="tap only: TAP runs per update, started from the first K rows of each mini-batch "
                 "(at most the batch size); none = the batch size (Tramel et al. 2018, Table 1).")
-        order = param.Integer(
-            2, bounds=(1, 3), label="TAP order",
-            doc="tap only: order of the TAP expansion — 1 naive mean field, 2 TAP (Onsager "
-                "term), 3 third order; 1 and 3 for binary units only.")
-        damping = param.Number(
-            0.5, bounds=(0.0, 1.0), inclusive_bounds=(False, True), softbounds=(0.01, 1.0),
-            label="TAP damping",
-            doc="tap only: weight δ of the new iterate in the TAP fixed-point iteration, "
-                "a ← δ a_new + (1 − δ) a_old (1 = undamped).")
-        tol = param.Number(
-            1e-8, bounds=(0.0, None), inclusive_bounds=(False, True), softbounds=(1e-12, 1e-4),
-            label="TAP tolerance",
-            doc="tap only: a TAP run has converged when the mean squared change of both layers' "
-                "means between iterations is below tol (Fig. 3: 1e-8).")
-        max_iter = param.Integer(
-            1000, bounds=(1, 100_000), softbounds=(10, 5000), label="TAP max iterations",
-            doc="tap only: iterations after which a TAP run counts as not converged (excluded "
-                "from the update and counted).")
+        # the solver's options are copies of rbmviz.tap.options.TAPSolverOptions (default,
+        # bounds, help); max_iter narrowed to the training bound rbmviz.bounds.TAP_ITER_MAX
+        order = option_param("order", doc_prefix="tap only: ")
+        damping = option_param("damping", doc_prefix="tap only: ")
+        tol = option_param("tol", doc_prefix="tap only: ")
+        max_iter = option_param(
+            "max_iter", doc_prefix="tap only: ", bounds=(1, TAP_ITER_MAX),
+            doc_suffix=f" An update leaves such runs out and counts them; at most {TAP_ITER_MAX:,} "
+                       f"in training (rbmviz.bounds.TAP_ITER_MAX).")
         fixed_iter = param.Integer(
-            None, allow_None=True, bounds=(1, 100_000), softbounds=(1, 100),
+            None, allow_None=True, bounds=(1, TAP_ITER_MAX), softbounds=(1, 100),
             label="TAP fixed iterations",
             doc="tap only: run Alg. 1 exactly this many iterations per update and average over "
                 "all K runs, converged or not (Tramel et al. 2018, App. D, Fig. 10: 3, 10 and "
@@ -326,10 +318,7 @@ class TAP(Algorithm):
             False, label="Unique solutions",
             doc="tap only: average uniformly over the unique TAP solutions (tolerance "
                 "unique_tol) instead of over all converged runs.")
-        unique_tol = param.Number(
-            1e-4, bounds=(0.0, None), inclusive_bounds=(False, True), softbounds=(1e-8, 1e-2),
-            label="Uniqueness tolerance",
-            doc="tap only: two solutions are the same when their means differ by less than this.")
+        unique_tol = option_param("unique_tol", doc_prefix="tap only: ")
         momentum_form = param.Selector(
             default="heavy_ball", objects=list(MOMENTUM_FORMS), label="Momentum form",
             doc="tap only: 'heavy_ball' v ← ηv + γ(ΔW − εW), W ← W + v (default); 'printed' "
@@ -344,11 +333,7 @@ class TAP(Algorithm):
             None, allow_None=True, bounds=(1, EPOCHS_MAX), softbounds=(1, 1000),
             label="Decay epochs",
             doc="tap only: epochs of the geometric decay of γ (with learning_rate_final).")
-        products = param.Selector(
-            default="float64", objects=["float64", "float32"], label="TAP products",
-            doc="tap only: precision of the matrix products of the TAP iteration (binary models): "
-                "float32 is ~1.5× faster per solve and moves the fixed points by ~1e-4, below "
-                "the accuracy of a run stopped at tol 1e-8; float64 as the paper.")
+        products = option_param("products", doc_prefix="tap only: ")
         # H7: the inference method (Tramel et al. 2018, App. D)
         inference = param.Selector(
             default="tap", objects=list(INFERENCE_METHODS), label="TAP inference",

@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import check_choice, check_data, check_float, check_int, check_seed
+from .options import TAPSolverOptions as _O
 
 if TYPE_CHECKING:
     import pandas
@@ -264,8 +265,8 @@ def _check_binary_model(rbm):
                          f"got {kind!r}")
 
 
-def tap_means(rbm, Y, p, marginals, *, order=2, damping=0.5, tol=1e-8, max_iter=1000,
-              details=False):
+def tap_means(rbm, Y, p, marginals, *, order=_O.order, damping=_O.damping, tol=_O.tol,
+              max_iter=_O.max_iter, details=False):
     """Posterior means of the TAP denoiser: Alg. 1 (``rbmviz.tap.solve``) with the channel
     field ``D`` (eq. 44, corrected) added to the visible field ``B^v`` at every iteration,
     started from the OPE means (``a^v(0)`` = OPE, ``c^v(0)`` = 0, eqs. 37–38).  ``Y`` itself at
@@ -285,8 +286,9 @@ def tap_means(rbm, Y, p, marginals, *, order=2, damping=0.5, tol=1e-8, max_iter=
 
 
 def denoise(rbm: RBM | None, Y: ArrayLike, p: float, *, method: str = "tap",
-            marginals: ArrayLike | None = None, train: ArrayLike | None = None, order: int = 2,
-            damping: float = 0.5, tol: float = 1e-8, max_iter: int = 1000,
+            marginals: ArrayLike | None = None, train: ArrayLike | None = None,
+            order: int = _O.order, damping: float = _O.damping, tol: float = _O.tol,
+            max_iter: int = _O.max_iter,
             threshold: float = 0.5,
             return_means: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Denoise binary observations ``Y`` of a binary symmetric channel with flip probability ``p``.
@@ -309,7 +311,8 @@ def denoise(rbm: RBM | None, Y: ArrayLike, p: float, *, method: str = "tap",
     train : array (n_train, N) of 0/1
         Training images (needed by "nn", and by "ope"/"tap" when ``marginals`` is not given).
     order, damping, tol, max_iter
-        Passed to ``rbmviz.tap.solve``.
+        Passed to ``rbmviz.tap.solve`` (defaults and bounds:
+        :class:`rbmviz.tap.options.TAPSolverOptions`).
     threshold : float
         Binary estimate = mean > threshold (0.5).
     return_means : bool
@@ -355,8 +358,8 @@ def denoise(rbm: RBM | None, Y: ArrayLike, p: float, *, method: str = "tap",
 
 
 def denoising_curve(rbm: RBM | None, X: ArrayLike, ps: Sequence[float], *, train: ArrayLike,
-                    methods: Sequence[str] = METHODS, seed: int = 0, order: int = 2,
-                    damping: float = 0.5, tol: float = 1e-8, max_iter: int = 1000,
+                    methods: Sequence[str] = METHODS, seed: int = 0, order: int = _O.order,
+                    damping: float = _O.damping, tol: float = _O.tol, max_iter: int = _O.max_iter,
                     marginals: ArrayLike | None = None) -> "pandas.DataFrame":
     """Average denoising performance (MCC) against the flip probability (Fig. 8).
 
@@ -378,7 +381,8 @@ def denoising_curve(rbm: RBM | None, X: ArrayLike, ps: Sequence[float], *, train
     seed : int
         Seed of the noise (:func:`corrupt`).
     order, damping, tol, max_iter
-        Passed to ``rbmviz.tap.solve``.
+        Passed to ``rbmviz.tap.solve`` (defaults and bounds:
+        :class:`rbmviz.tap.options.TAPSolverOptions`).
     marginals : array (N,), optional
         Prior pixel means; default ``data_marginals(train)``.
 

@@ -30,12 +30,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._numerics import softplus as _softplus
-from .._validation import (check_array, check_bool, check_choice, check_data, check_float,
-                           check_int, check_seed)
+from .._validation import check_array, check_bool, check_data, check_int, check_seed
 from ..kernels import tap as _k
 from . import _iteration as _it
 from ._iteration import (_fields, _free_energy_eq36, _g, _layers, _nu, _solve_binary,
                          _solve_general)
+from .options import TAPSolverOptions as _O, check_option
 
 if TYPE_CHECKING:
     from ..model import RBM
@@ -90,9 +90,9 @@ class TAPSolution:
     n_iter: np.ndarray
     free_energy: np.ndarray
     log_z: np.ndarray
-    order: int = 2
-    damping: float = 0.5
-    tol: float = 1e-8
+    order: int = _O.order
+    damping: float = _O.damping
+    tol: float = _O.tol
 
     _ROW_FIELDS = ("av", "cv", "ah", "ch", "Bv", "Av", "Bh", "Ah", "converged", "n_iter",
                    "free_energy", "log_z")
@@ -234,13 +234,13 @@ class TAPLogLikelihood:
 
 # ---------------------------------------------------------------------------- priors
 #: solve tolerance (MSE between iterations) recommended before counting unique solutions:
-#: at 1e-8 a run stops up to ~1e-3 from its fixed point when the iteration contracts slowly
-COUNT_TOL = 1e-12
-#: iterations of the undamped first attempt of :func:`solve_counted` (an undamped iteration
-#: that has not converged by then oscillates)
-FIRST_MAX_ITER = 200
+#: :attr:`TAPSolverOptions.count_tol <rbmviz.tap.options.TAPSolverOptions.count_tol>`
+COUNT_TOL = _O.count_tol
+#: iterations of the undamped first attempt of :func:`solve_counted`:
+#: :attr:`TAPSolverOptions.first_max_iter <rbmviz.tap.options.TAPSolverOptions.first_max_iter>`
+FIRST_MAX_ITER = _O.first_max_iter
 
-def free_energy_binary(rbm: RBM, av: ArrayLike, ah: ArrayLike, *, order: int = 2,
+def free_energy_binary(rbm: RBM, av: ArrayLike, ah: ArrayLike, *, order: int = _O.order,
                        visible_field: ArrayLike | None = None) -> np.ndarray:
     """``−Γ(m^v, m^h)`` of the order-1, 2 or 3 expansion for binary RBMs, per row.
 
@@ -274,7 +274,7 @@ def free_energy_binary(rbm: RBM, av: ArrayLike, ah: ArrayLike, *, order: int = 2
         with the layer's number of columns and values in [0, 1], they have different numbers
         of rows, or ``visible_field`` is not finite of shape (R, n_visible) or (n_visible,).
     """
-    order = check_choice(order, "order", (1, 2, 3))
+    order = check_option("order", order)
     vis, hid = _layers(rbm)
     if not (vis.binary and hid.binary):
         raise ValueError("free_energy_binary needs Bernoulli visible and hidden units; use "
@@ -311,10 +311,10 @@ def _free_energy_binary(rbm, av, ah, order, visible_field):
 
 
 # ---------------------------------------------------------------------------- solve
-def solve(rbm: RBM, init_visible: ArrayLike, *, order: int = 2, damping: float | None = 0.5,
-          tol: float = 1e-8, max_iter: int = 1000, visible_field: ArrayLike | None = None,
-          init_hidden: ArrayLike | None = None, data_anchored: bool = True,
-          products: str = "float64") -> TAPSolution:
+def solve(rbm: RBM, init_visible: ArrayLike, *, order: int = _O.order,
+          damping: float | None = _O.damping, tol: float = _O.tol, max_iter: int = _O.max_iter,
+          visible_field: ArrayLike | None = None, init_hidden: ArrayLike | None = None,
+          data_anchored: bool = True, products: str = _O.products) -> TAPSolution:
     """TAP fixed points from ``R`` initialisations (Tramel et al. 2018, Alg. 1; Gabrié et al. 2015 for orders 1/3).
 
     Each row of ``init_visible`` starts one run of the iteration (data-anchored
@@ -381,19 +381,19 @@ def solve(rbm: RBM, init_visible: ArrayLike, *, order: int = 2, damping: float |
         If ``rbm`` is not an :class:`~rbmviz.model.RBM` or ``data_anchored`` is not a bool.
     """
     vis, hid = _layers(rbm)
-    order = check_choice(order, "order", (1, 2, 3))
+    order = check_option("order", order)
     binary = vis.binary and hid.binary
     if order != 2 and not binary:
         raise ValueError(f"order={order} needs Bernoulli visible and hidden units (Part A EMF); "
                          f"models with other unit priors support order=2 only")
     if damping is None:
         damping = 1.0
-    damping = check_float(damping, "damping", low=0.0, high=1.0, low_open=True)
-    tol = check_float(tol, "tol", low=0.0, low_open=True)
-    max_iter = check_int(max_iter, "max_iter", low=1)
+    damping = check_option("damping", damping)
+    tol = check_option("tol", tol)
+    max_iter = check_option("max_iter", max_iter)
     if not isinstance(data_anchored, (bool, np.bool_)):
         raise TypeError(f"data_anchored must be True or False, got {data_anchored!r}")
-    products = check_choice(products, "products", ("float64", "float32"))
+    products = check_option("products", products)
     if products != "float64" and not binary:
         raise ValueError(f"products={products!r} is for binary models; models with other unit "
                          f"priors compute their products in float64")
@@ -467,9 +467,10 @@ def _cluster_sorted(X, s, n_first, window, tol_first, tol_second):
     return _k.labels_from_parent(parent)
 
 
-def solve_counted(rbm: RBM, init_visible: ArrayLike, *, order: int = 2,
-                  damping: float | None = 0.5, tol: float = COUNT_TOL, max_iter: int = 1000,
-                  first_max_iter: int = FIRST_MAX_ITER, first_damping: float = 1.0,
+def solve_counted(rbm: RBM, init_visible: ArrayLike, *, order: int = _O.order,
+                  damping: float | None = _O.damping, tol: float = _O.count_tol,
+                  max_iter: int = _O.max_iter, first_max_iter: int = _O.first_max_iter,
+                  first_damping: float = _O.first_damping,
                   fallback_tol: float | None = None, scale_iter: bool = True,
                   return_fallback: bool = False) -> TAPSolution | tuple[TAPSolution, np.ndarray]:
     """TAP fixed points to be counted or averaged: undamped first, damped where that fails.
@@ -532,15 +533,14 @@ def solve_counted(rbm: RBM, init_visible: ArrayLike, *, order: int = 2,
         ≤ 0, an iteration count below 1, flags that are not bools.
     """
     vis, _ = _layers(rbm)
-    order = check_choice(order, "order", (1, 2, 3))
+    order = check_option("order", order)
     init_visible = vis.check(init_visible, "init_visible", True)
-    first_max_iter = check_int(first_max_iter, "first_max_iter", low=1)
-    max_iter = check_int(max_iter, "max_iter", low=1)
-    first_damping = 1.0 if first_damping is None else check_float(
-        first_damping, "first_damping", low=0.0, high=1.0, low_open=True)
-    tol = check_float(tol, "tol", low=0.0, low_open=True)
+    first_max_iter = check_option("first_max_iter", first_max_iter)
+    max_iter = check_option("max_iter", max_iter)
+    first_damping = 1.0 if first_damping is None else check_option("first_damping", first_damping)
+    tol = check_option("tol", tol)
     if fallback_tol is not None:
-        fallback_tol = check_float(fallback_tol, "fallback_tol", low=0.0, low_open=True)
+        fallback_tol = check_option("tol", fallback_tol, "fallback_tol")
     scale_iter = check_bool(scale_iter, "scale_iter")
     return_fallback = check_bool(return_fallback, "return_fallback")
     ladder = fallback_dampings(damping)
@@ -564,11 +564,12 @@ def solve_counted(rbm: RBM, init_visible: ArrayLike, *, order: int = 2,
     return (sol, bad) if return_fallback else sol
 
 
-#: The rungs :func:`damping_ladder` descends below the training damping.
-LADDER_RUNGS = (0.2, 0.1, 0.05)
+#: The rungs :func:`damping_ladder` descends below the training damping:
+#: :attr:`TAPSolverOptions.ladder_rungs <rbmviz.tap.options.TAPSolverOptions.ladder_rungs>`
+LADDER_RUNGS = tuple(_O.ladder_rungs)
 
 
-def damping_ladder(damping: float = 0.5, floor: float = 0.05) -> tuple[float, ...]:
+def damping_ladder(damping: float = _O.damping, floor: float = _O.ladder_floor) -> tuple[float, ...]:
     """The damped attempts of a counting solve (:func:`solve_counted`): ``damping``, then
     each of :data:`LADDER_RUNGS` (0.2, 0.1, 0.05) below it down to ``floor``, for the rows
     whose iteration still oscillates.
@@ -594,8 +595,8 @@ def damping_ladder(damping: float = 0.5, floor: float = 0.05) -> tuple[float, ..
         ``(damping, 0.2, 0.1, 0.05)`` at the defaults; the rungs not below ``damping`` or
         below ``floor`` are left out.
     """
-    damping = check_float(damping, "damping", low=0.0, high=1.0, low_open=True)
-    floor = check_float(floor, "floor", low=0.0, high=1.0, low_open=True)
+    damping = check_option("damping", damping)
+    floor = check_option("ladder_floor", floor, "floor")
     return (damping,) + tuple(r for r in LADDER_RUNGS if floor <= r < damping)
 
 
@@ -625,10 +626,10 @@ def fallback_dampings(damping, name: str = "damping") -> tuple[float, ...]:
     if not values:
         raise ValueError(f"{name}: an empty sequence; give at least one damping (or None for "
                          f"no second attempt)")
-    return tuple(check_float(d, name, low=0.0, high=1.0, low_open=True) for d in values)
+    return tuple(check_option("damping", d, name) for d in values)
 
 
-def unique_solutions(sol: TAPSolution, tol: float = 1e-4) -> UniqueSolutions:
+def unique_solutions(sol: TAPSolution, tol: float = _O.unique_tol) -> UniqueSolutions:
     """De-duplicate the converged solutions of ``sol``.
 
     Two solutions are the same when ``max_i |Δa^v_i| < tol`` and ``max_j |Δa^h_j| < tol``;
@@ -666,7 +667,7 @@ def unique_solutions(sol: TAPSolution, tol: float = 1e-4) -> UniqueSolutions:
     """
     if not isinstance(sol, TAPSolution):
         raise TypeError(f"sol must be a TAPSolution (from rbmviz.tap.solve), got {type(sol).__name__}")
-    tol = check_float(tol, "tol", low=0.0, low_open=True)
+    tol = check_option("unique_tol", tol, "tol")
     solved_to = getattr(sol, "tol", None)
     if solved_to is not None and solved_to > COUNT_TOL * 10:
         warnings.warn(f"counting unique solutions of runs solved to tol={solved_to:g}: the same "
@@ -743,8 +744,9 @@ def _data_term(rbm, vis, hid, X):
 
 def log_likelihood(rbm: RBM, V: ArrayLike, *, init: ArrayLike | None = None,
                    n_init: int | None = None, unique: bool = True, seed: int = 0,
-                   order: int = 2, damping: float | None = 0.5, tol: float | None = None,
-                   max_iter: int = 1000, unique_tol: float = 1e-4,
+                   order: int = _O.order, damping: float | None = _O.damping,
+                   tol: float | None = None, max_iter: int = _O.max_iter,
+                   unique_tol: float = _O.unique_tol,
                    details: bool = False, undamped_first: bool = False) -> float | TAPLogLikelihood:
     """TAP estimate of the average log-likelihood of the rows of ``V`` (eq. 39), in nats.
 
@@ -809,18 +811,18 @@ def log_likelihood(rbm: RBM, V: ArrayLike, *, init: ArrayLike | None = None,
     unique = check_bool(unique, "unique")
     details = check_bool(details, "details")
     undamped_first = check_bool(undamped_first, "undamped_first")
-    order = check_choice(order, "order", (1, 2, 3))
-    max_iter = check_int(max_iter, "max_iter", low=1)
-    unique_tol = check_float(unique_tol, "unique_tol", low=0.0, low_open=True)
+    order = check_option("order", order)
+    max_iter = check_option("max_iter", max_iter)
+    unique_tol = check_option("unique_tol", unique_tol)
     if tol is not None:
-        tol = check_float(tol, "tol", low=0.0, low_open=True)
+        tol = check_option("tol", tol)
     if n_init is not None:
         n_init = check_int(n_init, "n_init", low=1)
         if n_init < I.shape[0]:
             pick = np.sort(np.random.default_rng(seed).choice(I.shape[0], n_init, replace=False))
             I = I[pick]
     if tol is None:
-        tol = COUNT_TOL if unique else 1e-8
+        tol = _O.count_tol if unique else _O.tol
     if undamped_first:
         sol = solve_counted(rbm, I, order=order, damping=damping, tol=tol, max_iter=max_iter)
     else:

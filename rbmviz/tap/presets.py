@@ -43,6 +43,7 @@ from .. import datasets, units
 from .._validation import check_choice, check_int
 from ..model import RBM
 from ..units import tg_log_g_moments
+from .options import TAPSolverOptions as _O
 
 __all__ = ["TAPPreset", "PRESETS", "names", "get", "of_dataset", "load_data", "build", "Built",
            "initial_model", "init_priors_from_data"]
@@ -77,7 +78,8 @@ class TAPPreset:
     interval : tuple
         Support of truncated priors.
     order, damping, tol, max_iter : int or float
-        Settings of TAP inference (:func:`rbmviz.tap.solve`).
+        Settings of TAP inference (:func:`rbmviz.tap.solve`); defaults and bounds
+        :class:`rbmviz.tap.options.TAPSolverOptions`.
     momentum_form : str
         See :class:`rbmviz.algorithms.tap.TAP`.
     reference : str
@@ -99,10 +101,10 @@ class TAPPreset:
     epochs: int = 100
     init_scale: float = 1e-3
     interval: tuple = (0.0, 1.0)
-    order: int = 2
-    damping: float = 0.5
-    tol: float = 1e-8
-    max_iter: int = 1000
+    order: int = _O.order
+    damping: float = _O.damping
+    tol: float = _O.tol
+    max_iter: int = _O.max_iter
     momentum_form: str = "heavy_ball"
     reference: str = "Tramel et al. (2018) Table 1"
 
