@@ -358,3 +358,204 @@ def test_tap_trains_at_gamma_0005_with_no_other_argument():
     # and a given value still wins
     assert rbmviz.runs.Run(rbmviz.RBM(4, 3, seed=0), X, "tap", epochs=1,
                            learning_rate=0.02).algorithm.learning_rate == 0.02
+
+
+# ---------------------------------------------------------------------------- TAP solver options
+# rbmviz.tap.options.TAPSolverOptions declares the TAP solver's options once; every signature
+# that takes one reads its default there and checks values against its bounds.
+
+import dataclasses  # noqa: E402
+import inspect  # noqa: E402
+
+from rbmviz import dbm as _dbm  # noqa: E402
+from rbmviz import tap  # noqa: E402
+from rbmviz.tap import denoising, presets as tap_presets  # noqa: E402
+from rbmviz.tap.options import DeepLikelihoodOptions, TAPSolverOptions, check_option  # noqa: E402
+
+_MISSING = object()
+
+
+def _option(name, options=TAPSolverOptions):
+    return options.param[name]
+
+
+def _front_end_defaults(front_end):
+    """``{argument: default}`` of a function, a class's constructor or a dataclass."""
+    if dataclasses.is_dataclass(front_end):
+        return {f.name: f.default for f in dataclasses.fields(front_end)}
+    return {n: p.default for n, p in inspect.signature(front_end).parameters.items()}
+
+
+def _default_disagreements(front_end, declared):
+    """``[(argument, front end's default, declared default)]`` where they differ (or the
+    front end lacks the argument); ``declared`` maps argument → ``param.Parameter``."""
+    defaults = _front_end_defaults(front_end)
+    return [(arg, defaults.get(arg, _MISSING), p.default) for arg, p in declared.items()
+            if defaults.get(arg, _MISSING) is _MISSING or defaults[arg] != p.default
+            or type(defaults[arg]) is not type(p.default)]
+
+
+def _inside(p):
+    """Values a front end must accept: the default and the bounds that are inclusive."""
+    good = [p.default]
+    if knobs.knob_kind(p) in ("int", "float"):
+        (lo, hi), (inc_lo, inc_hi) = p.bounds, p.inclusive_bounds
+        good += [b for b, inc in ((lo, inc_lo), (hi, inc_hi))
+                 if b is not None and inc and b < bounds.SEED_MAX]
+    return good
+
+
+def _bound_problems(call, arg, p):
+    """What a front end gets wrong about the declaration ``p`` of its argument ``arg``: a value
+    just outside the declared bounds that is not refused with a ValueError naming ``arg``, or
+    a value inside them (the default, an inclusive bound) that is refused."""
+    problems = []
+    for bad in _outside(p):
+        try:
+            call(**{arg: bad})
+        except ValueError as e:
+            if arg not in str(e):
+                problems.append(f"{arg}={bad!r}: the error does not name {arg}: {e}")
+        else:
+            problems.append(f"{arg}={bad!r} is accepted, outside the declared {p.bounds}")
+    for good in _inside(p):
+        try:
+            call(**{arg: good})
+        except (TypeError, ValueError) as e:
+            problems.append(f"{arg}={good!r} is refused, inside the declared {p.bounds}: {e}")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def small():
+    """A 4×3 binary RBM, its data, a solution to count, a 4-3-2 DBM."""
+    X = rbmviz.datasets.bars_and_stripes(2)
+    rbm = rbmviz.RBM(4, 3, seed=0)
+    sol = tap.solve(rbm, X, tol=tap.COUNT_TOL)
+    return {"X": X, "rbm": rbm, "sol": sol, "dbm": _dbm.DBM([4, 3, 2], seed=0)}
+
+
+def _solver_front_ends(s):
+    """Every front end taking solver options: ``(id, front end, call(**kw), {argument:
+    declaration})``."""
+    O, DL = TAPSolverOptions, DeepLikelihoodOptions
+    X, rbm, d = s["X"], s["rbm"], s["dbm"]
+    tap_knob = algorithms.get("tap").Knobs.param
+    five = lambda *names, o=O: {n: _option(n, o) for n in names}  # noqa: E731
+    return [
+        ("tap.solve", tap.solve, lambda **kw: tap.solve(rbm, X, **kw),
+         five("order", "damping", "tol", "max_iter", "products")),
+        ("tap.solve_counted", tap.solve_counted, lambda **kw: tap.solve_counted(rbm, X, **kw),
+         {**five("order", "damping", "max_iter", "first_max_iter", "first_damping"),
+          "tol": _option("count_tol")}),
+        ("tap.log_likelihood", tap.log_likelihood, lambda **kw: tap.log_likelihood(rbm, X, **kw),
+         five("order", "damping", "max_iter", "unique_tol")),
+        ("tap.unique_solutions", tap.unique_solutions,
+         lambda **kw: tap.unique_solutions(s["sol"], **kw), {"tol": _option("unique_tol")}),
+        ("tap.damping_ladder", tap.damping_ladder, lambda **kw: tap.damping_ladder(**kw),
+         {"damping": _option("damping"), "floor": _option("ladder_floor")}),
+        ("tap.free_energy_binary", tap.free_energy_binary,
+         lambda **kw: tap.free_energy_binary(rbm, s["sol"].av, s["sol"].ah, **kw),
+         five("order")),
+        ("denoising.tap_means", denoising.tap_means,
+         lambda **kw: denoising.tap_means(rbm, X, 0.1, X.mean(axis=0), **kw),
+         five("order", "damping", "tol", "max_iter")),
+        ("denoising.denoise", denoising.denoise,
+         lambda **kw: denoising.denoise(rbm, X, 0.1, train=X, **kw),
+         five("order", "damping", "tol", "max_iter")),
+        ("denoising.denoising_curve", denoising.denoising_curve,
+         lambda **kw: denoising.denoising_curve(rbm, X, [0.1], train=X, methods=("tap",), **kw),
+         five("order", "damping", "tol", "max_iter")),
+        ("dbm.tap_solve", _dbm.tap_solve, lambda **kw: _dbm.tap_solve(d, X, **kw),
+         five("damping", "tol", "max_iter")),
+        ("dbm.log_likelihood", _dbm.log_likelihood, lambda **kw: _dbm.log_likelihood(d, X, **kw),
+         five("damping", "tol", "max_iter", o=DL)),
+        # the trainers take the TAP rule's knobs (copies of the options, max_iter narrowed)
+        ("dbm.DBMTrainer", _dbm.DBMTrainer, lambda **kw: _dbm.DBMTrainer(batch_size=4, **kw),
+         {n: tap_knob[n] for n in ("damping", "tol", "max_iter")}),
+        ("dbm.pretrain", _dbm.pretrain,
+         lambda **kw: _dbm.pretrain(_dbm.DBM([4, 3, 2], seed=0), X, epochs=0, batch_size=4, **kw),
+         {n: tap_knob[n] for n in ("damping", "tol", "max_iter")}),
+        ("TAPPreset", tap_presets.TAPPreset, None, five("order", "damping", "tol", "max_iter")),
+        ("TAPSolution", tap.TAPSolution, None, five("order", "damping", "tol")),
+    ]
+
+
+def test_every_solver_front_end_takes_the_declared_defaults(small):
+    for name, front_end, _, declared in _solver_front_ends(small):
+        assert _default_disagreements(front_end, declared) == [], name
+    # the trainers' options are the TAP rule's, whose defaults are the solver options'
+    for n in ("damping", "tol", "max_iter"):
+        assert algorithms.get("tap").Knobs.param[n].default == TAPSolverOptions.param[n].default
+    # the module constants are read from the declaration
+    assert tap.COUNT_TOL == TAPSolverOptions.count_tol
+    assert tap.inference.FIRST_MAX_ITER == TAPSolverOptions.first_max_iter
+    assert tap.LADDER_RUNGS == tuple(TAPSolverOptions.ladder_rungs)
+    assert tap.damping_ladder() == (TAPSolverOptions.damping, *TAPSolverOptions.ladder_rungs)
+    # log_likelihood's tol=None: the counting tolerance for unique solutions, else tol
+    X, rbm = small["X"], small["rbm"]
+    assert tap.log_likelihood(rbm, X, details=True).solution.tol == TAPSolverOptions.count_tol
+    assert tap.log_likelihood(rbm, X, unique=False, details=True).solution.tol == TAPSolverOptions.tol
+
+
+@pytest.mark.parametrize("front_end", [
+    "tap.solve", "tap.solve_counted", "tap.log_likelihood", "tap.unique_solutions",
+    "tap.damping_ladder", "tap.free_energy_binary", "denoising.tap_means", "denoising.denoise",
+    "dbm.tap_solve", "dbm.log_likelihood", "dbm.DBMTrainer", "dbm.pretrain"])
+def test_every_solver_front_end_checks_the_declared_bounds(small, front_end):
+    (_, _, call, declared), = [f for f in _solver_front_ends(small) if f[0] == front_end]
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)     # non-converged runs at max_iter=1
+        for arg, p in declared.items():
+            assert _bound_problems(call, arg, p) == [], (front_end, arg)
+
+
+def test_the_tap_rules_solver_knobs_are_copies_of_the_options():
+    tap_knobs = knobs.knob_params(algorithms.get("tap"))
+    for n in ("order", "damping", "tol", "max_iter", "unique_tol", "products"):
+        p, o = tap_knobs[n], TAPSolverOptions.param[n]
+        assert type(p) is type(o) and p is not o, n
+        assert p.default == o.default and p.label == o.label, n
+        assert getattr(p, "softbounds", None) == getattr(o, "softbounds", None), n
+        assert getattr(p, "objects", None) == getattr(o, "objects", None), n
+        assert p.doc.startswith("tap only: " + o.doc), n          # the help text written once
+        if n == "max_iter":                                      # narrowed for training ...
+            assert p.bounds == (o.bounds[0], bounds.TAP_ITER_MAX)
+        else:
+            assert getattr(p, "bounds", None) == getattr(o, "bounds", None), n
+    assert tap_knobs["fixed_iter"].bounds[1] == bounds.TAP_ITER_MAX
+
+
+def test_the_solver_checks_read_the_declaration(small, monkeypatch):
+    """A narrower declared bound is enforced at once by every check (they read it)."""
+    monkeypatch.setattr(TAPSolverOptions.param.damping, "bounds", (0.0, 0.9))
+    with pytest.raises(ValueError, match="damping must be <= 0.9"):
+        tap.solve(small["rbm"], small["X"], damping=0.95)
+    with pytest.raises(ValueError, match="damping must be <= 0.9"):
+        _dbm.tap_solve(small["dbm"], small["X"], damping=0.95)
+    assert check_option("damping", 0.5) == 0.5
+
+
+def test_a_solver_default_or_bound_written_twice_is_caught(small, monkeypatch):
+    """The checks above fail on a wrong copy: a default differing from its declaration, in the
+    front end or in the declaration, and a bound checked by hand."""
+    from rbmviz._validation import check_float
+
+    def wrong_solve(rbm, X, *, damping=0.5, tol=1e-9, max_iter=1000):   # a copy of tol
+        check_float(damping, "damping", low=0.0, high=2.0, low_open=True)  # and of a bound
+        return tap.solve(rbm, X, damping=min(damping, 1.0), tol=tol, max_iter=max_iter)
+
+    declared = {n: _option(n) for n in ("damping", "tol", "max_iter")}
+    assert _default_disagreements(wrong_solve, declared) == [("tol", 1e-9, 1e-8)]
+    problems = _bound_problems(lambda **kw: wrong_solve(small["rbm"], small["X"], **kw),
+                               "damping", declared["damping"])
+    assert problems == ["damping=2.0 is accepted, outside the declared (0.0, 1.0)"]
+    # a declaration changed while a front end keeps the old value
+    monkeypatch.setattr(TAPSolverOptions.param.max_iter, "default", 999)
+    failing = [name for name, f, _, d in _solver_front_ends(small)
+               if "max_iter" in d and d["max_iter"].owner is TAPSolverOptions
+               and _default_disagreements(f, {"max_iter": d["max_iter"]})]
+    assert set(failing) == {"tap.solve", "tap.solve_counted", "tap.log_likelihood",
+                            "denoising.tap_means", "denoising.denoise",
+                            "denoising.denoising_curve", "dbm.tap_solve", "TAPPreset"}
