@@ -1,8 +1,11 @@
 """rbmviz.estimator.RBMEstimator: the scikit-learn contract (fit / partial_fit / transform /
 score_samples / gibbs, clone, Pipeline, GridSearchCV, parameter validation), reproducibility,
 continuity of partial_fit, and the exact per-row pseudo-likelihood."""
+import ast
 import copy
 import doctest
+import inspect
+import pathlib
 
 import numpy as np
 import pytest
@@ -18,7 +21,8 @@ import rbmviz
 from rbmviz import algorithms, evaluate
 from rbmviz.algorithms.cd import CD
 from rbmviz.algorithms.knobs import AlgorithmKnobs
-from rbmviz.estimator import PARAMETERS, RBMEstimator
+import rbmviz.estimator
+from rbmviz.estimator import KNOBS, PARAMETERS, RULE_DEPENDENT, RBMEstimator
 from rbmviz.evaluate import pseudo_log_likelihood_rows
 from rbmviz.model import base_rate_bias
 
@@ -128,6 +132,104 @@ def test_get_params_set_params_and_clone_round_trip(fitted):
     cloned = clone(fitted)
     assert cloned.get_params() == fitted.get_params()
     assert not hasattr(cloned, "components_") and not hasattr(cloned, "run_")
+
+
+#: the estimator's own parameters (the rest are algorithm knobs): scikit-learn's BernoulliRBM
+#: ones, the model's initialisation and dtype, and random_state / verbose
+_NOT_KNOBS = ("n_components", "algorithm", "batch_size", "n_iter", "init_scale",
+              "init_visible_bias", "dtype", "random_state", "verbose")
+
+
+def _declared_knob_defaults():
+    """Every knob's default read afresh from the rules' declarations (``cls.Knobs`` of every
+    registered rule, ``seed`` left out: it is ``random_state`` here): the default all rules
+    that declare the knob share, or None ("the chosen rule's own") where they differ."""
+    defaults = {}
+    for name in algorithms.names():
+        for knob, p in algorithms.knobs.knob_params(algorithms.get(name)).items():
+            if knob != "seed":
+                defaults.setdefault(knob, []).append(p.default)
+    return {knob: values[0] if all(v == values[0] for v in values) else None
+            for knob, values in defaults.items()}
+
+
+def _signature_drift(signature):
+    """``{parameter: (in the signature, declared)}`` for every parameter of ``signature``
+    (an ``inspect.Signature`` of ``__init__``) that disagrees with the declarations: a knob
+    with another default, a declared knob missing, a parameter that is neither."""
+    given = {n: p.default for n, p in signature.parameters.items() if n != "self"}
+    declared = _declared_knob_defaults()
+    model = inspect.signature(rbmviz.RBM.__init__).parameters
+    declared.update(init_scale=model["scale"].default, dtype=model["dtype"].default)
+    drift = {n: (given.get(n, "<missing>"), d) for n, d in declared.items()
+             if n not in given or type(given[n]) is not type(d) or given[n] != d}
+    drift.update({n: (v, "<not declared>") for n, v in given.items()
+                  if n not in declared and n not in _NOT_KNOBS})
+    return drift
+
+
+def test_written_out_signature_has_the_declared_defaults():
+    """``RBMEstimator.__init__`` is written out (for linters, IDEs and readers); its knob
+    defaults are the rules' declarations (None for a knob whose default differs between the
+    rules), its init_scale and dtype the model's: a declaration changed without the
+    signature, or the other way round, fails here."""
+    signature = inspect.signature(RBMEstimator.__init__)
+    assert _signature_drift(signature) == {}
+    assert {"learning_rate", "k"} <= set(RULE_DEPENDENT)
+    assert PARAMETERS["learning_rate"] is None and PARAMETERS["k"] is None
+    # scikit-learn's conventions: n_components positional, every other parameter by keyword
+    kinds = [p.kind for n, p in signature.parameters.items() if n != "self"]
+    assert kinds[0] is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    assert set(kinds[1:]) == {inspect.Parameter.KEYWORD_ONLY}
+    assert list(PARAMETERS) == [n for n in signature.parameters if n != "self"]
+    assert set(PARAMETERS) == set(RBMEstimator().get_params())
+    assert set(PARAMETERS) == set(KNOBS) | set(_NOT_KNOBS)
+    # the check can fail: a drifted default, a missing knob and a stray parameter are named
+    params = [p for n, p in signature.parameters.items() if n not in ("self", "damping")]
+    drifted = signature.replace(parameters=[
+        p.replace(default=0.2) if p.name == "momentum" else p for p in params]
+        + [inspect.Parameter("stray", inspect.Parameter.KEYWORD_ONLY, default=1)])
+    assert _signature_drift(drifted) == {"momentum": (0.2, 0.0), "damping": ("<missing>", 0.5),
+                                         "stray": (1, "<not declared>")}
+
+
+def test_a_changed_declaration_shows_as_drift(monkeypatch):
+    """The expected defaults are read from the declarations at test time, so a rule that
+    changes a knob's default (here CD's ``momentum``) makes the signature fail the check."""
+    cd_knobs = algorithms.get("cd").Knobs
+    monkeypatch.setattr(cd_knobs.param["momentum"], "default", 0.5)
+    assert _declared_knob_defaults()["momentum"] in (None, 0.5)
+    assert "momentum" in _signature_drift(inspect.signature(RBMEstimator.__init__))
+
+
+def test_the_estimator_uses_no_private_sklearn_validation_and_no_generated_code():
+    """The estimator package imports nothing from scikit-learn's private
+    ``_param_validation`` and generates no code (``exec``): its constraints are plain types
+    that scikit-learn's documented ``_parameter_constraints`` check takes."""
+    root = pathlib.Path(rbmviz.estimator.__file__).parent
+    for path in sorted(root.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                assert "_param_validation" not in (node.module or ""), path.name
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                assert node.func.id not in ("exec", "eval"), path.name
+    # the constraint types take what scikit-learn's Interval / StrOptions take
+    from rbmviz.estimator.params import ALGORITHM_NAME, interval, options
+    positive = interval("float", 0, None, closed="neither")
+    assert isinstance(0.5, positive) and isinstance(3, positive) and isinstance(np.float32(1), positive)
+    assert not any(isinstance(v, positive) for v in (0, -1.0, float("nan"), "1", None))
+    unit = interval("int", 1, 4, closed="left")
+    assert [isinstance(v, unit) for v in (0, 1, 3, 4, 2.0, np.int64(2))] == [
+        False, True, True, False, False, True]
+    choice = options({"a", "b"})
+    assert isinstance("a", choice) and not isinstance("c", choice) and not isinstance(1, choice)
+    assert isinstance("pcd", ALGORITHM_NAME) and not isinstance("nope", ALGORITHM_NAME)
+    with pytest.raises(ValueError, match="closed"):
+        interval("int", 0, 1, closed="open")
+    with pytest.raises(InvalidParameterError, match=r"'momentum' parameter of RBMEstimator must "
+                       r"be an instance of 'float in the range \[0.0, 1.0\)'. Got 1.0"):
+        RBMEstimator(momentum=1.0)._validate_params()
 
 
 def test_pipeline_with_logistic_regression_classifies_digits(digits):

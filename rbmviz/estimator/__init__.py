@@ -31,7 +31,7 @@ Differences to ``BernoulliRBM``, on purpose:
 from __future__ import annotations
 
 import copy
-from numbers import Integral, Real
+import inspect
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -42,7 +42,6 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import algorithms as _algorithms
@@ -51,8 +50,8 @@ from .._seeds import stream_seed
 from ..bounds import EPOCHS_MAX, UNITS_MAX, check_model_size
 from ..model import RBM
 from ..runs import Run
-from .params import (KNOBS, PARAMETERS, RULE_DEPENDENT, _AlgorithmNames, _check_unit_interval, _constraint,
-                     _knob_docs, _make_init, pseudo_log_likelihood_expected)
+from .params import (ALGORITHM_NAME, KNOBS, RULE_DEPENDENT, _check_unit_interval, _knob_docs, constraint,
+                     interval, options, pseudo_log_likelihood_expected)
 
 __all__ = ["RBMEstimator", "KNOBS", "PARAMETERS", "RULE_DEPENDENT", "pseudo_log_likelihood_expected"]
 
@@ -180,20 +179,91 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     """
 
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, UNITS_MAX, closed="both")],
-        "algorithm": [StrOptions(_AlgorithmNames())],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "n_iter": [Interval(Integral, 0, EPOCHS_MAX, closed="both")],
-        **{name: _constraint(p) for name, p in KNOBS.items()},
-        "init_scale": [Interval(Real, 0, None, closed="left")],
-        "init_visible_bias": [StrOptions({"zeros", "base_rate"})],
-        "dtype": [StrOptions({"float64", "float32"})],
+        "n_components": [interval("int", 1, UNITS_MAX, closed="both")],
+        "algorithm": [ALGORITHM_NAME],
+        "batch_size": [interval("int", 1, None, closed="left")],
+        "n_iter": [interval("int", 0, EPOCHS_MAX, closed="both")],
+        **{name: constraint(p) for name, p in KNOBS.items()},
+        "init_scale": [interval("float", 0, None, closed="left")],
+        "init_visible_bias": [options({"zeros", "base_rate"})],
+        "dtype": [options({"float64", "float32"})],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
 
-    # ``__init__`` is generated below (:func:`_make_init`): scikit-learn reads the parameters
-    # from its signature, which holds every algorithm knob.
+    # The knob parameters (``learning_rate`` and ``momentum`` ... ``inference``) are every
+    # algorithm's knobs with their declared defaults (:data:`KNOBS`; None for a knob whose
+    # default differs between the rules, :data:`RULE_DEPENDENT`); tests/test_estimator.py
+    # fails if this signature and the declarations disagree.
+    def __init__(
+        self,
+        n_components: int = 256,
+        *,
+        algorithm: str = "pcd",
+        learning_rate: float | None = None,
+        batch_size: int = 10,
+        n_iter: int = 10,
+        momentum: float = 0.0,
+        weight_decay: float = 0.0,
+        k: int | None = None,
+        n_chains: int | None = None,
+        nu_mu: float = 0.01,
+        nu_lambda: float = 0.01,
+        d: int | None = None,
+        k_inner: int | None = None,
+        step_rule: str = "relative",
+        n_solutions: int | None = None,
+        order: int = 2,
+        damping: float = 0.5,
+        tol: float = 1e-08,
+        max_iter: int = 1000,
+        fixed_iter: int | None = None,
+        unique: bool = False,
+        unique_tol: float = 0.0001,
+        momentum_form: str = "heavy_ball",
+        learning_rate_final: float | None = None,
+        decay_epochs: int | None = None,
+        products: str = "float64",
+        inference: str = "tap",
+        init_scale: float = 0.01,
+        init_visible_bias: str = "zeros",
+        dtype: str = "float64",
+        random_state: int | np.random.RandomState | None = None,
+        verbose: int = 0,
+    ) -> None:
+        """Store the parameters unchanged (scikit-learn's rule; see the class docstring)."""
+        self.n_components = n_components
+        self.algorithm = algorithm
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.n_iter = n_iter
+        self.momentum = momentum
+        self.weight_decay = weight_decay
+        self.k = k
+        self.n_chains = n_chains
+        self.nu_mu = nu_mu
+        self.nu_lambda = nu_lambda
+        self.d = d
+        self.k_inner = k_inner
+        self.step_rule = step_rule
+        self.n_solutions = n_solutions
+        self.order = order
+        self.damping = damping
+        self.tol = tol
+        self.max_iter = max_iter
+        self.fixed_iter = fixed_iter
+        self.unique = unique
+        self.unique_tol = unique_tol
+        self.momentum_form = momentum_form
+        self.learning_rate_final = learning_rate_final
+        self.decay_epochs = decay_epochs
+        self.products = products
+        self.inference = inference
+        self.init_scale = init_scale
+        self.init_visible_bias = init_visible_bias
+        self.dtype = dtype
+        self.random_state = random_state
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ training
     @_fit_context(prefer_skip_nested_validation=True)
@@ -569,8 +639,12 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         self.n_iter_ = int(self._epochs_done)
 
 
-RBMEstimator.__init__ = _make_init()
 RBMEstimator.__doc__ = RBMEstimator.__doc__.replace("{KNOB_DOCS}", _knob_docs())
+
+#: the estimator's parameters in signature order, with their defaults (read from
+#: :meth:`RBMEstimator.__init__`)
+PARAMETERS = {name: p.default for name, p in inspect.signature(RBMEstimator.__init__).parameters.items()
+              if name != "self"}
 
 
 #: parameters :meth:`RBMEstimator.partial_fit` reads at every call (or never: ``n_iter`` and

@@ -1,16 +1,24 @@
-"""The estimator's parameters, derived from the algorithms' knob declarations
-(:mod:`rbmviz.algorithms.knobs`), their scikit-learn constraints and the generated
-``__init__``; and the pseudo-likelihood of rows of probabilities."""
+"""The estimator's knob parameters, derived from the algorithms' knob declarations
+(:mod:`rbmviz.algorithms.knobs`), and their scikit-learn constraints; and the
+pseudo-likelihood of rows of probabilities.
+
+The constraints are plain types (:func:`interval`, :func:`options`, :data:`ALGORITHM_NAME`):
+``isinstance(value, T)`` says whether ``T`` takes ``value``.  "Any type, meaning that any
+instance of this type is valid" is one of the constraint forms scikit-learn's
+``_parameter_constraints`` documents, so scikit-learn's own parameter check (and its
+``InvalidParameterError`` naming the parameter) applies without rbmviz importing
+scikit-learn's private constraint classes.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import collections.abc
+import math
+from collections.abc import Callable, Iterable
 from numbers import Integral, Real
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from .. import algorithms as _algorithms
 from .._numerics import softplus as _softplus
@@ -19,7 +27,8 @@ from ..algorithms import knobs as _knobs
 if TYPE_CHECKING:
     from ..model import RBM
 
-__all__ = ["KNOBS", "PARAMETERS", "RULE_DEPENDENT", "pseudo_log_likelihood_expected"]
+__all__ = ["KNOBS", "RULE_DEPENDENT", "ALGORITHM_NAME", "interval", "options", "constraint",
+           "pseudo_log_likelihood_expected"]
 
 #: every algorithm knob, copied from its one declaration (``seed`` is ``random_state`` here);
 #: a knob the chosen algorithm does not take is an error only when it differs from the
@@ -48,24 +57,6 @@ for _name in RULE_DEPENDENT:
     KNOBS[_name].allow_None = True
 
 
-class _AlgorithmNames(collections.abc.Set):
-    """The live set of registered algorithm names (an algorithm registered after import is
-    accepted too), usable as the options of a ``StrOptions`` constraint."""
-
-    def __contains__(self, name):
-        return name in _algorithms.names()
-
-    def __iter__(self):
-        return iter(_algorithms.names())
-
-    def __len__(self):
-        return len(_algorithms.names())
-
-    @classmethod
-    def _from_iterable(cls, it):
-        return frozenset(it)
-
-
 def _check_unit_interval(X, name="X"):
     """Raise a ``ValueError`` naming ``name`` unless every entry of ``X`` is in [0, 1]."""
     bad = (X < 0) | (X > 1)
@@ -77,11 +68,118 @@ def _check_unit_interval(X, name="X"):
     return X
 
 
-def _constraint(p) -> list:
-    """The scikit-learn constraint of a knob declaration (bounds, choices, None allowed)."""
+class _ValuesType(type):
+    """Metaclass of the constraint types: ``isinstance(value, T)`` is ``T.accepts(value)``."""
+
+    def __instancecheck__(cls, value) -> bool:
+        return bool(cls.accepts(value))
+
+
+def _values_type(description: str, accepts: Callable[[object], bool]) -> type:
+    """A type whose instances are the values ``accepts`` takes, named ``description``.
+
+    scikit-learn names a type constraint by its qualified name (its module left out for
+    ``builtins``), so the error reads "The 'k' parameter of RBMEstimator must be an instance
+    of 'int in the range [1, inf)' ...": the module is set to ``builtins`` for that message
+    only.
+    """
+    return _ValuesType(description, (), {"accepts": staticmethod(accepts), "__module__": "builtins",
+                                         "__doc__": f"Constraint type: {description}."})
+
+
+def interval(kind: str, low: float | None, high: float | None, *, closed: str) -> type:
+    """The constraint "a number of ``kind`` between ``low`` and ``high``".
+
+    The same values as scikit-learn's ``Interval``: an ``"int"`` interval takes
+    ``numbers.Integral`` values, a ``"float"`` interval any ``numbers.Real`` but NaN.
+
+    Parameters
+    ----------
+    kind : {"int", "float"}
+        The kind of number.
+    low, high : float or None
+        The bounds; None for no bound.
+    closed : {"both", "left", "right", "neither"}
+        Which bounds belong to the interval.
+
+    Returns
+    -------
+    type
+        A type for ``_parameter_constraints``: ``isinstance(value, T)`` tells whether the
+        interval holds ``value``.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` or ``closed`` is not one of the values above.
+    """
+    if kind not in ("int", "float"):
+        raise ValueError(f"kind must be 'int' or 'float', got {kind!r}")
+    if closed not in ("both", "left", "right", "neither"):
+        raise ValueError(f"closed must be 'both', 'left', 'right' or 'neither', got {closed!r}")
+    number = Integral if kind == "int" else Real
+    inc_low, inc_high = closed in ("both", "left"), closed in ("both", "right")
+
+    def accepts(value) -> bool:
+        if not isinstance(value, number):
+            return False
+        if not isinstance(value, Integral) and math.isnan(value):
+            return False
+        if low is not None and (value < low if inc_low else value <= low):
+            return False
+        return not (high is not None and (value > high if inc_high else value >= high))
+
+    def text(bound, default):
+        if bound is None:
+            return default
+        return str(float(bound)) if kind == "float" else str(bound)
+
+    return _values_type(f"{kind} in the range {'[' if inc_low else '('}{text(low, '-inf')}, "
+                        f"{text(high, 'inf')}{']' if inc_high else ')'}", accepts)
+
+
+def options(values: Iterable[str]) -> type:
+    """The constraint "one of the strings ``values``".
+
+    Parameters
+    ----------
+    values : iterable of str
+        The accepted strings.
+
+    Returns
+    -------
+    type
+        A type for ``_parameter_constraints``: ``isinstance(value, T)`` tells whether
+        ``value`` is one of ``values``.
+    """
+    accepted = frozenset(values)
+    listed = ", ".join(repr(v) for v in sorted(accepted))
+    return _values_type(f"str among {{{listed}}}", lambda value: isinstance(value, str)
+                        and value in accepted)
+
+
+#: the constraint "the name of a registered algorithm", read at every check, so that an
+#: algorithm registered after import is accepted too
+ALGORITHM_NAME = _values_type("str naming a registered algorithm (rbmviz.algorithms.names())",
+                              lambda value: isinstance(value, str) and value in _algorithms.names())
+
+
+def constraint(p) -> list:
+    """The scikit-learn constraints of a knob declaration (bounds, choices, None allowed).
+
+    Parameters
+    ----------
+    p : param.Parameter
+        A knob declaration (a value of :data:`KNOBS`).
+
+    Returns
+    -------
+    list
+        The knob's entry of ``_parameter_constraints``.
+    """
     kind = _knobs.knob_kind(p)
     if kind == "choice":
-        out = [StrOptions({str(o) for o in p.objects})]
+        out = [options(str(o) for o in p.objects)]
     elif kind == "bool":
         out = ["boolean"]
     else:
@@ -89,51 +187,13 @@ def _constraint(p) -> list:
         inc_lo, inc_hi = p.inclusive_bounds
         closed = {(True, True): "both", (True, False): "left", (False, True): "right",
                   (False, False): "neither"}[(lo is not None and inc_lo, hi is not None and inc_hi)]
-        out = [Interval(Integral if kind == "int" else Real, lo, hi, closed=closed)]
+        out = [interval(kind, lo, hi, closed=closed)]
     return out + ([None] if p.allow_None else [])
 
 
-#: the estimator's parameters in signature order, with their defaults: the BernoulliRBM ones,
-#: then every algorithm knob (its declared default), then the model's
-_LEADING = (("n_components", 256), ("algorithm", "pcd"), ("learning_rate", KNOBS["learning_rate"].default),
-            ("batch_size", 10), ("n_iter", 10))
-_TRAILING = (("init_scale", 0.01), ("init_visible_bias", "zeros"), ("dtype", "float64"),
-             ("random_state", None), ("verbose", 0))
-PARAMETERS = dict((*_LEADING, *((n, p.default) for n, p in KNOBS.items() if n != "learning_rate"),
-                   *_TRAILING))
-
-
-def _make_init():
-    """``__init__(self, n_components=256, *, algorithm="pcd", ..., verbose=0)`` storing every
-    parameter unchanged (scikit-learn's rule), generated from :data:`PARAMETERS` so that the
-    signature lists every knob with its declared default."""
-    names = list(PARAMETERS)
-    args = ", ".join([f"{names[0]}=_d[{names[0]!r}]", "*"]
-                     + [f"{n}=_d[{n!r}]" for n in names[1:]])
-    body = "\n".join(f"    self.{n} = {n}" for n in names)
-    ns = {"_d": PARAMETERS}
-    exec(f"def __init__(self, {args}):\n{body}\n", ns)   # noqa: S102 - names are identifiers
-    init = ns["__init__"]
-    init.__doc__ = "Store the parameters (see the class docstring)."
-    init.__annotations__ = {**_annotations(), "return": "None"}
-    return init
-
-
-def _annotations() -> dict:
-    """The type of every parameter of :data:`PARAMETERS` (as text), for the generated signature."""
-    out = {"n_components": "int", "algorithm": "str", "learning_rate": "float",
-           "batch_size": "int", "n_iter": "int", "init_scale": "float",
-           "init_visible_bias": "str", "dtype": "str",
-           "random_state": "int | numpy.random.RandomState | None", "verbose": "int"}
-    for n, p in KNOBS.items():
-        if n not in out:
-            kind = {"int": "int", "float": "float", "bool": "bool", "choice": "str"}.get(
-                _knobs.knob_kind(p), "object")
-            out[n] = kind + (" | None" if p.allow_None else "")
-    return {n: out[n] for n in PARAMETERS}
-
-
 def _knob_docs() -> str:
+    """The Parameters entries of the knobs (``learning_rate`` excepted: the class docstring
+    writes it out), from the declarations' docs, for :class:`RBMEstimator`'s docstring."""
     lines = []
     for n, p in KNOBS.items():
         if n == "learning_rate":
