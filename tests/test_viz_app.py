@@ -333,6 +333,30 @@ def test_bias_tab_streams_the_bias_below_its_bound_into_its_plots():
         s.race.stop()
 
 
+def test_discard_pending_drops_undelivered_records_so_a_view_draws_each_once():
+    """Every live engine's ``discard_pending`` (rbmviz.live.loop.BackgroundLoop): the bias
+    tab draws a new engine's iteration-0 point itself and discards it from the stream; the
+    next batch to the sink holds only the newer records."""
+    from rbmviz.live.bias import BiasRace
+    from rbmviz.live.race import Race
+    from rbmviz.settings import DataSettings, ModelSettings, TrainSettings
+    batches = []
+    bias = BiasRace(sink=batches.append)
+    first = bias.discard_pending()
+    assert [r["iteration"] for r in first] == [0] and first == bias.records[:1]
+    assert bias.discard_pending() == []
+    bias.step()
+    assert len(batches) == 1 and [r["iteration"] for r in batches[0]] == [bias.iteration] != [0]
+    delivered = []
+    race = Race(DataSettings(dataset="bars_and_stripes", D=3), ModelSettings(n_hidden=4),
+                TrainSettings(eval_every=5), algorithms=["cd"],
+                sink=lambda recs, snap: delivered.append(recs))
+    new = race._advance()
+    assert race.discard_pending() == new and race.discard_pending() == []
+    race.step()
+    assert len(delivered) == 1 and [r["epoch"] for r in delivered[0]] > [r["epoch"] for r in new]
+
+
 def test_the_servers_loop_is_shared_fairly_between_sessions():
     from rbmviz.app.feed import LoopShare
     loop = LoopShare(share=0.5, window=2.0)

@@ -148,7 +148,7 @@ class BiasSession(SessionControls, DocumentFeed):
         self.alert_text.object = ""
         self._apply(race.records[:])          # the point at iteration 0
         self._after_reset()                   # classroom style, a lesson's schedule
-        race._pending.clear()
+        race.discard_pending()                # drawn above: not again with the first batch
 
     # ------------------------------------------------------------------ thread → document
     def _mark_change(self, changes: dict) -> None:

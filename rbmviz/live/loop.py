@@ -95,6 +95,22 @@ class BackgroundLoop:
         if th is not None and th is not threading.current_thread():
             th.join(timeout)
 
+    def discard_pending(self) -> list[dict]:
+        """Drop the records not yet handed to the sink, and return them.
+
+        For a view that has drawn an engine's records itself: the bias tab draws a new
+        engine's point at iteration 0 from ``records`` at Reset, and discards it from the
+        stream so the first batch does not draw it twice.
+
+        Returns
+        -------
+        list of dict
+            The dropped records, oldest first (empty when every record was delivered).
+        """
+        with self._lock:
+            dropped, self._pending = self._pending, []
+        return dropped
+
     def step(self) -> list[dict]:
         """Advance by one point and deliver at once (the "Step" button; use while paused)."""
         recs = self._advance()
