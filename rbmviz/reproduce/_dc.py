@@ -192,23 +192,15 @@ write_json = _io.write_json
 
 
 def save(records, summary, out, *, figure=None, title="", overwrite=False):
-    """Write ``summary.json`` and ``figure.html`` (HoloViews, Bokeh resources inline) to
-    directory ``out``; ``records.csv`` too unless the sweep already streamed it there.
+    """Write ``summary.json`` and ``figure.html`` (``figure()``: HoloViews, Bokeh resources
+    inline; none when ``figure`` is None) to directory ``out``; ``records.csv`` too unless
+    the sweep already streamed it there (:func:`rbmviz.reproduce.report.save`; ``out`` is
+    checked before the runs, :func:`check_out_dir`).
 
     Returns
     -------
     list of the paths of the directory's result files.
     """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    rec = out / "records.csv"
-    if not rec.exists() or overwrite:
-        _io.write_csv(rec, records)
-    paths.append(rec)
-    write_json(out / "summary.json", summary)
-    paths.append(out / "summary.json")
-    if figure is not None:
-        paths.append(_io.save_figure(out / "figure.html", figure, resources="inline",
-                                     title=title))
-    return paths
+    from . import report
+    return report.save(out, summary, {"records": records}, figure=figure, title=title,
+                       overwrite=overwrite, streamed=("records",))

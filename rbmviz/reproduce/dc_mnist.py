@@ -684,18 +684,9 @@ def format_summary(summary: dict) -> str:
         head = ", ".join(f"{k} {v}" for k, v in g.items() if k != "order")
         lines.append(f"  {head}: " + ", ".join(
             f"{lab} {'-' if t is None else f'{t:g}'}" for lab, t in g["order"]))
-    lines.append("")
-    lines.append("the paper's claims:")
-    for c in summary["claims"]:
-        lines.append(f"  [{c['verdict']}] {c['claim']}")
-        if c["measured"]:
-            lines.append(f"      measured: {c['measured']}")
-        if c.get("criterion"):
-            lines.append(f"      criterion: {c['criterion']} (judged: {report.judged_text(c.get('judged'))})")
-    if summary.get("not_ok"):
-        lines.append(f"{summary['not_ok']} run(s) diverged or failed (status column of the records)")
-    if summary.get("elapsed_seconds") is not None:
-        lines.append(f"run time: {summary['elapsed_seconds']:.1f} s")
+    lines += report.summary_tail(summary, before_time=[
+        f"{summary['not_ok']} run(s) diverged or failed (status column of the records)"]
+        if summary.get("not_ok") else [])
     return "\n".join(lines)
 
 
@@ -747,7 +738,7 @@ def save(records: "pandas.DataFrame", summary: dict, out: str | os.PathLike, *,
         The files written.
     """
     s = summary.get("settings") or {}
-    fig = figure(records, study=s.get("study", "main"), k=s.get("k", 24)) if html else None
+    fig = (lambda: figure(records, study=s.get("study", "main"), k=s.get("k", 24))) if html else None
     return _dc.save(records, summary, out, figure=fig, overwrite=overwrite,
                     title=f"Upadhya & Sastry 2017: {s.get('study', 'main')} (large data)")
 

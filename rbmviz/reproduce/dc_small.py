@@ -563,16 +563,7 @@ def format_summary(summary: dict) -> str:
     for g in summary["first_to_90"]:
         order = ", ".join(f"{lab} {'-' if t is None else f'{t:,.0f}'}" for lab, t in g["order"])
         lines.append(f"  {DATASETS.get(g['dataset'], g['dataset'])}, eta {g['learning_rate']:g}: {order}")
-    lines.append("")
-    lines.append("the paper's claims:")
-    for c in summary["claims"]:
-        lines.append(f"  [{c['verdict']}] {c['claim']}")
-        if c["measured"]:
-            lines.append(f"      measured: {c['measured']}")
-        if c.get("criterion"):
-            lines.append(f"      criterion: {c['criterion']} (judged: {report.judged_text(c.get('judged'))})")
-    if summary.get("elapsed_seconds") is not None:
-        lines.append(f"run time: {summary['elapsed_seconds']:.1f} s")
+    lines += report.summary_tail(summary)
     return "\n".join(lines)
 
 
@@ -620,9 +611,8 @@ def save(records: "pandas.DataFrame", summary: dict, out: str | os.PathLike, *,
     list of pathlib.Path
         The files written.
     """
-    fig = figure(records) if html else None
-    return _dc.save(records, summary, out, figure=fig, overwrite=overwrite,
-                    title="Upadhya & Sastry 2017: small data sets")
+    return _dc.save(records, summary, out, figure=(lambda: figure(records)) if html else None,
+                    overwrite=overwrite, title="Upadhya & Sastry 2017: small data sets")
 
 
 # ---------------------------------------------------------------------------- command line

@@ -16,6 +16,13 @@ Scorecards
     results directory (its ``summary.json``), :func:`claims_markdown` renders rows as a
     Markdown table.  A per-paper scorecard is ``claims_markdown(results_rows(directory))``.
 
+The report of a run
+    :func:`summary_tail` writes the end of every study's printed summary (its claims with
+    verdict, measurement and criterion, then the run time); :func:`save` writes a study's
+    tables (CSV), its summary (JSON) and its figure (HTML) into an output directory, each
+    file whole or not at all (:mod:`rbmviz._files`), after refusing a directory whose
+    results it would replace.
+
 Numbers in prose from one source
     A Markdown file (a results README, a documentation page) or the Markdown cells of a
     notebook hold two kinds of markers:
@@ -49,12 +56,13 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .. import _files
+from . import _io
 
 __all__ = ["VERDICTS", "make_claim", "status", "claim_rows", "results_rows", "claims_markdown",
-           "lookup", "check", "render", "judged_text"]
+           "lookup", "check", "render", "judged_text", "summary_tail", "save"]
 
 #: the verdicts a claim check can return (a reason in parentheses may follow)
 VERDICTS = ("agrees", "differs", "inconclusive", "not run", "not comparable")
@@ -255,6 +263,129 @@ def claims_markdown(rows: Iterable[dict]) -> str:
         lines.append("| " + " | ".join(_cell(x) for x in (r["claim"], r["paper"], ours,
                                                           verdict, crit)) + " |")
     return "\n".join(lines) + "\n"
+
+
+_HOLDS = {True: "yes", False: "NO", None: "n/a"}
+
+
+def summary_tail(summary: dict, *, heading: str = "the paper's claims:", form: str = "verdict",
+                 before_time: Sequence[str] = ()) -> list[str]:
+    """The end of a study's printed summary: a blank line, ``heading``, every claim, then
+    ``before_time`` and the run time (``summary["elapsed_seconds"]``, when recorded).
+
+    Parameters
+    ----------
+    summary : dict
+        The study's summary (its ``claims`` list and ``elapsed_seconds``).
+    heading : str
+        The line above the claims.
+    form : {"verdict", "holds"}
+        ``"verdict"``: each claim as ``[verdict] claim`` with its ``measured`` text and its
+        criterion (claim rows of :func:`make_claim`); ``"holds"``: as ``[yes|NO|n/a] claim —
+        paper: ...`` with ``this run: observed`` (the claim rows of
+        :mod:`rbmviz.reproduce.tap_summary`, which carry ``holds`` and ``observed``).
+    before_time : sequence of str
+        Lines printed after the claims, before the run time.
+
+    Returns
+    -------
+    list of str
+        The lines.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``form``.
+    """
+    if form not in ("verdict", "holds"):
+        raise ValueError(f"form must be 'verdict' or 'holds', got {form!r}")
+    lines = ["", heading]
+    for c in summary.get("claims") or []:
+        if form == "verdict":
+            lines.append(f"  [{c['verdict']}] {c['claim']}")
+            if c["measured"]:
+                lines.append(f"      measured: {c['measured']}")
+            indent = "      "
+        else:
+            lines.append(f"  [{_HOLDS[c['holds']]:>3}] {c['claim']} — paper: {c['paper']}")
+            lines.append(f"        this run: {c['observed']}")
+            indent = "        "
+        if c.get("criterion"):
+            lines.append(f"{indent}criterion: {c['criterion']} "
+                         f"(judged: {judged_text(c.get('judged'))})")
+    lines += list(before_time)
+    if summary.get("elapsed_seconds") is not None:
+        lines.append(f"run time: {summary['elapsed_seconds']:.1f} s")
+    return lines
+
+
+def save(out: str | os.PathLike, summary: dict, tables: Mapping[str, Any], *,
+         figure: Callable[[], Any] | None = None, title: str = "",
+         files: Sequence[str] | None = None, overwrite: bool = False,
+         require_empty: bool = False, clean: bool = False,
+         streamed: Iterable[str] = ()) -> list[Path]:
+    """Write a study's results into directory ``out``: ``<name>.csv`` for every table (in
+    order), ``summary.json``, and ``figure.html`` (HoloViews, Bokeh resources inline so that
+    it opens offline) — each file whole or not at all, through a temporary file renamed into
+    place (:mod:`rbmviz._files`).
+
+    Parameters
+    ----------
+    out : str or os.PathLike
+        Output directory (created when missing).
+    summary : dict
+        The study's summary (numpy numbers are written as JSON numbers).
+    tables : mapping of str to pandas.DataFrame
+        ``{name: table}``, each written without its index as ``<name>.csv``.
+    figure : callable, optional
+        Returns the study's HoloViews figure (called only here); None writes no
+        ``figure.html``.
+    title : str
+        Title of the HTML page.
+    files : sequence of str, optional
+        The result files the study writes into ``out``; when given, ``out`` is checked first
+        (:func:`rbmviz.reproduce._io.check_out_dir`: refused where it would replace them,
+        unless ``overwrite``).
+    overwrite : bool
+        Replace the result files of an existing ``out``.
+    require_empty : bool
+        With ``files``: refuse any existing, non-empty ``out`` unless ``overwrite``.
+    clean : bool
+        With ``files``: once the new files are in place, remove those of ``files`` this call
+        did not write (e.g. an earlier ``figure.html`` when no figure is drawn now).
+    streamed : iterable of str
+        Tables already streamed into ``out`` while the study ran (a sweep's ``records``):
+        their CSV file is written only when missing or with ``overwrite``.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The result files, in the order written (a streamed table's too).
+
+    Raises
+    ------
+    FileExistsError, NotADirectoryError, PermissionError, ValueError
+        From the check of ``out`` (with ``files``), before anything is written.
+    """
+    out = Path(out)
+    if files is not None:
+        _io.check_out_dir(out, overwrite, files, require_empty=require_empty)
+    out.mkdir(parents=True, exist_ok=True)
+    streamed = set(streamed)
+    paths = []
+    for name, frame in tables.items():
+        path = out / f"{name}.csv"
+        if name not in streamed or overwrite or not path.exists():
+            _io.write_csv(path, frame)
+        paths.append(path)
+    _io.write_json(out / "summary.json", summary)
+    paths.append(out / "summary.json")
+    if figure is not None:
+        paths.append(_io.save_figure(out / "figure.html", figure(), resources="inline",
+                                     title=title))
+    if clean and files is not None:
+        _io.remove_unwritten(out, files, paths)
+    return paths
 
 
 def lookup(data: Any, path: str) -> Any:

@@ -62,7 +62,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from . import _io, tap_beyond
+from . import _io, report, tap_beyond
 from .tap_run import (DEFAULT_PS, PAPER, TABLES, _algorithm, _check_settings, _parse_list,
                       base_rate_biases, eval_schedule, evaluate_tap, run)
 from .tap_summary import DATASETS, NOTES, claims, format_summary, summarize
@@ -141,19 +141,11 @@ def save(tables: dict, summary: dict, out: str | os.PathLike, *, overwrite: bool
     list of pathlib.Path
         list of the written paths.
     """
-    out = Path(out)
-    check_out_dir(out, overwrite)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [_io.write_csv(out / f"{name}.csv", tables[name]) for name in TABLES]
-    _io.write_json(out / "summary.json", summary)
-    paths.append(out / "summary.json")
-    if html:
-        paths.append(_io.save_figure(
-            out / "figure.html", figure(tables), resources="inline",
-            title="Tramel et al. 2018: TAP machines on "
-                  + str((summary.get("settings") or {}).get("data", "binary-MNIST"))))
-    _io.remove_unwritten(out, FILES, paths)   # with overwrite: an old figure.html not redrawn
-    return paths
+    return report.save(out, summary, {name: tables[name] for name in TABLES},
+                       figure=(lambda: figure(tables)) if html else None,
+                       title="Tramel et al. 2018: TAP machines on "
+                             + str((summary.get("settings") or {}).get("data", "binary-MNIST")),
+                       files=FILES, overwrite=overwrite, require_empty=True, clean=True)
 
 
 # ---------------------------------------------------------------------------- command line

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ._io import finite_or_none as _f
-from .report import judged_text, make_claim, status
+from .report import make_claim, status, summary_tail
 
 __all__ = ["PAPER", "NOTES", "TABLES", "DATASETS", "DEFAULT_PS", "DATA_MAP_DIGITS", "EXACT_MAX_HIDDEN",
            "summarize", "claims", "format_summary", "bimodality", "free_energy_bands"]
@@ -515,16 +515,7 @@ def format_summary(summary: dict) -> str:
             lines.append(f"{name:<14} {'' if r['mcc_p0'] is None else '%.3f' % r['mcc_p0']:>8} "
                          f"{'' if r['mcc_moderate'] is None else '%.3f' % r['mcc_moderate']:>12} "
                          f"{r['p_max']:>6.2f} {r['mcc_p_max']:>9.3f}")
-    lines.append("")
-    lines.append("The paper's claims and this run:")
-    mark = {True: "yes", False: "NO", None: "n/a"}
-    for c in summary["claims"]:
-        lines.append(f"  [{mark[c['holds']]:>3}] {c['claim']} — paper: {c['paper']}")
-        lines.append(f"        this run: {c['observed']}")
-        if c.get("criterion"):
-            lines.append(f"        criterion: {c['criterion']} (judged: {judged_text(c.get('judged'))})")
-    if summary.get("elapsed_seconds") is not None:
-        lines.append(f"run time: {summary['elapsed_seconds']:.1f} s")
+    lines += summary_tail(summary, heading="The paper's claims and this run:", form="holds")
     return "\n".join(lines)
 
 
