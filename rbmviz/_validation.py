@@ -6,6 +6,8 @@ import numbers
 
 import numpy as np
 
+from .bounds import SEED_MAX
+
 
 def check_data(X, name: str = "data", *, n_visible: int | None = None, binary: bool = True,
                dtype=np.float64) -> np.ndarray:
@@ -85,8 +87,9 @@ def check_float(value, name: str, *, low: float | None = None, high: float | Non
 
 
 def check_seed(seed, name: str = "seed") -> int:
-    """Seeds are non-negative integers < 2**63 (or None → 0 is NOT assumed: callers decide)."""
-    return check_int(seed, name, low=0, high=2**63 - 1)
+    """Seeds are integers in [0, :data:`rbmviz.bounds.SEED_MAX`] (None → 0 is NOT assumed:
+    callers decide)."""
+    return check_int(seed, name, low=0, high=SEED_MAX)
 
 
 def check_choice(value, name: str, choices) -> str:

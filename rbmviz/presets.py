@@ -27,11 +27,14 @@ import copy
 import difflib
 from typing import Any
 
+import param
+
 from ._validation import check_int
+from .bounds import EXACT_BITS_DEFAULT
 from .tap.presets import PRESETS as _TAP_PRESETS
 
-__all__ = ["for_dataset", "names", "default_dtype", "LARGE_MODEL", "KEYS", "tramel2018",
-           "upadhya2017", "fischer2011"]
+__all__ = ["for_dataset", "names", "default_dtype", "LARGE_MODEL", "KEYS", "DataKnobs",
+           "DATA_KNOBS", "tramel2018", "upadhya2017", "fischer2011"]
 
 #: ``n_visible · n_hidden`` from which a model counts as large (float32, stochastic metrics)
 LARGE_MODEL = 50_000
@@ -81,9 +84,30 @@ _TABLE = {
                  init="normal", init_scale=0.01, visible_bias="base_rate"),
 }
 
-_DATA_KNOBS = {"bars_and_stripes": {"D": 3}, "shifting_bar": {"N": 9, "B": 1}, "diag": {"d": 6},
-               "ball_1d": {"d": 6}, "digits": {}, "mnist": {}, "binarized_mnist": {},
-               "omniglot": {}, "cbcl": {}}
+
+class DataKnobs(param.Parameterized):
+    """The size knobs of the generated data sets, declared once: default, bounds, label and
+    help.  :class:`rbmviz.settings.DataSettings` holds copies of them and :func:`for_dataset`
+    checks against them; :data:`DATA_KNOBS` says which data set takes which.
+    """
+
+    D = param.Integer(
+        3, bounds=(2, 10), label="Bars & stripes side D",
+        doc="bars_and_stripes: image side; the 2·2^D − 2 patterns of D×D pixels.")
+    N = param.Integer(
+        9, bounds=(2, 1024), softbounds=(2, 32), label="Shifting bar pixels N",
+        doc="shifting_bar: number of pixels (and of patterns).")
+    B = param.Integer(
+        1, bounds=(1, 1023), softbounds=(1, 31), label="Shifting bar length B",
+        doc="shifting_bar: bar length, 1 <= B < N.")
+    d = param.Integer(
+        6, bounds=(1, 256), softbounds=(1, 32), label="Diag / 1DBall size d",
+        doc="diag and ball_1d: number of pixels.")
+
+
+#: the :class:`DataKnobs` each generated data set takes (the other data sets take none)
+DATA_KNOBS: dict[str, tuple[str, ...]] = {"bars_and_stripes": ("D",), "shifting_bar": ("N", "B"),
+                                          "diag": ("d",), "ball_1d": ("d",)}
 
 
 def _shape(name, data):
@@ -111,7 +135,8 @@ def names() -> list[str]:
     return list(_TABLE)
 
 
-def default_dtype(n_visible: int, n_hidden: int, exact_max_bits: int = 20) -> str:
+def default_dtype(n_visible: int, n_hidden: int,
+                  exact_max_bits: int = EXACT_BITS_DEFAULT) -> str:
     """The dtype rule for a model of this size.
 
     ``"float64"`` where exact log-likelihoods are feasible (smaller layer ≤ ``exact_max_bits``)
@@ -171,12 +196,13 @@ def for_dataset(name: str, **data_knobs: Any) -> dict:
         hint = difflib.get_close_matches(str(name), list(_TABLE), n=1)
         extra = f"; did you mean {hint[0]!r}?" if hint else ""
         raise ValueError(f"name must be a data set with a preset, one of {names()}; got {name!r}{extra}")
-    data = dict(_DATA_KNOBS[name])
+    data = {k: DataKnobs.param[k].default for k in DATA_KNOBS.get(name, ())}
     unknown = sorted(set(data_knobs) - set(data))
     if unknown:
         raise TypeError(f"data set {name!r} has no knob(s) {unknown}; its knobs are {sorted(data)}")
     for key, value in data_knobs.items():
-        data[key] = check_int(value, key, low=1)
+        lo, hi = DataKnobs.param[key].bounds
+        data[key] = check_int(value, key, low=lo, high=hi)
     n_visible, image_shape = _shape(name, data)
     p = copy.deepcopy(_TABLE[name])
     p.update(dataset=name, n_visible=n_visible, image_shape=image_shape, eval_every="auto",

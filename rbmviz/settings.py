@@ -42,7 +42,8 @@ import param
 from . import algorithms as _algorithms
 from . import datasets as _datasets
 from .algorithms import knobs as _knobs
-from .bounds import EPOCHS_MAX, SEED_MAX, UNITS_MAX
+from . import presets as _presets
+from .bounds import EPOCHS_MAX, SEED_MAX, UNITS_MAX, narrowed
 from .model import RBM
 from .runs import Run
 
@@ -85,10 +86,7 @@ class DatasetRule:
 
 #: the rule of every data set :class:`DataSettings` offers
 DATASETS: dict[str, DatasetRule] = {
-    "bars_and_stripes": DatasetRule("toy", ("D",)),
-    "shifting_bar": DatasetRule("toy", ("N", "B")),
-    "diag": DatasetRule("toy", ("d",)),
-    "ball_1d": DatasetRule("toy", ("d",)),
+    **{name: DatasetRule("toy", size_knobs) for name, size_knobs in _presets.DATA_KNOBS.items()},
     "digits": DatasetRule("bundled", ("binarize", "data_seed", "limit")),
     "mnist": DatasetRule("file", ("binarize", "data_seed", "limit"), ("train", "test"), 10_000),
     "binarized_mnist": DatasetRule("file", ("limit",), ("train", "test"), 10_000),
@@ -141,18 +139,11 @@ class DataSettings(param.Parameterized):
         doc="Data set. Toy sets (bars_and_stripes, shifting_bar, diag, ball_1d) are generated; "
             "digits ships with scikit-learn; mnist, binarized_mnist, omniglot and cbcl are read "
             "from the data directory (see `rbmviz info`).")
-    D = param.Integer(
-        3, bounds=(2, 10), label="Bars & stripes side D",
-        doc="bars_and_stripes: image side; the 2·2^D − 2 patterns of D×D pixels.")
-    N = param.Integer(
-        9, bounds=(2, 1024), softbounds=(2, 32), label="Shifting bar pixels N",
-        doc="shifting_bar: number of pixels (and of patterns).")
-    B = param.Integer(
-        1, bounds=(1, 1023), softbounds=(1, 31), label="Shifting bar length B",
-        doc="shifting_bar: bar length, 1 <= B < N.")
-    d = param.Integer(
-        6, bounds=(1, 256), softbounds=(1, 32), label="Diag / 1DBall size d",
-        doc="diag and ball_1d: number of pixels.")
+    # the generated data sets' size knobs: copies of their declaration (rbmviz.presets)
+    D = narrowed(_presets.DataKnobs.param.D)
+    N = narrowed(_presets.DataKnobs.param.N)
+    B = narrowed(_presets.DataKnobs.param.B)
+    d = narrowed(_presets.DataKnobs.param.d)
     binarize = param.Selector(
         default="threshold", objects=["threshold", "stochastic"],
         doc="Grey-level data to 0/1: 'threshold' (a pixel is 1 when at least half on) or "

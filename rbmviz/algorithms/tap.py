@@ -304,7 +304,7 @@ class TAP(Algorithm):
         damping = option_param("damping", doc_prefix="tap only: ")
         tol = option_param("tol", doc_prefix="tap only: ")
         max_iter = option_param(
-            "max_iter", doc_prefix="tap only: ", bounds=(1, TAP_ITER_MAX),
+            "max_iter", doc_prefix="tap only: ", high=TAP_ITER_MAX,
             doc_suffix=f" An update leaves such runs out and counts them; at most {TAP_ITER_MAX:,} "
                        f"in training (rbmviz.bounds.TAP_ITER_MAX).")
         fixed_iter = param.Integer(

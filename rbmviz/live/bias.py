@@ -35,6 +35,9 @@ import numpy as np
 import param
 
 from .. import datasets
+from ..algorithms.knobs import GibbsKnobs as _GibbsKnobs
+from ..bounds import narrowed
+from ..settings import ModelSettings as _ModelSettings
 from ..bias import train_expected_cd
 from ..model import RBM
 from ..runs import RunDiverged
@@ -66,20 +69,33 @@ def bias_data(name) -> np.ndarray:
 
 
 class BiasSettings(param.Parameterized):
-    """The knobs of the CD-bias experiment (Fischer & Igel 2011, exact expected CD-k)."""
+    """The knobs of the CD-bias experiment (Fischer & Igel 2011, exact expected CD-k).
+
+    ``n_hidden``, ``k``, ``learning_rate``, ``weight_decay``, ``init_scale`` and ``seed`` are
+    copies of their one declaration (:class:`rbmviz.settings.ModelSettings`,
+    :class:`rbmviz.algorithms.knobs.GibbsKnobs`) with the tab's defaults and a narrower
+    range (:func:`rbmviz.bounds.narrowed`; the sliders span that range): exact enumeration
+    of both layers (2**(n_v + n_h) states) keeps the model at most 8 hidden units and k
+    small, and the full-batch exact update takes steps η from 0.001 to 2.
+    """
 
     dataset = param.Selector(default="diag", objects=list(BIAS_DATASETS),
                              doc="Training set (its empirical distribution p_e).")
-    n_hidden = param.Integer(6, bounds=(2, 8), label="Hidden units",
-                             doc="Hidden units n (exact enumeration of both layers).")
-    k = param.Integer(1, bounds=(1, 10), label="Gibbs steps k", doc="k of CD-k (live).")
-    learning_rate = param.Number(0.1, bounds=(0.001, 2.0), label="Learning rate η",
-                                 doc="η of the full-batch expected CD update (live).")
-    weight_decay = param.Number(0.0, bounds=(0.0, 0.1), label="Weight decay λ",
-                                doc="L2 decay of the weights (live).")
-    init_scale = param.Number(0.5, bounds=(0.0, 5.0), label="Initial weights U[−a, a]",
-                              doc="Weights drawn from U[−a, a], biases 0 (Fischer & Igel: a = 0.5).")
-    seed = param.Integer(0, bounds=(0, None), label="Seed", doc="Seed of the initial weights.")
+    n_hidden = narrowed(_ModelSettings.param.n_hidden, default=6, low=2, high=8, softbounds=None,
+                        doc_suffix=" Here 2 to 8: both layers are enumerated exactly.")
+    k = narrowed(_GibbsKnobs.param.k, high=10, softbounds=None, doc_suffix=" Here 1 to 10 (live).")
+    learning_rate = narrowed(_GibbsKnobs.param.learning_rate, low=0.001, high=2.0, softbounds=None,
+                             doc_suffix=" Here the full-batch expected CD update, η in "
+                                        "[0.001, 2] (live).")
+    weight_decay = narrowed(_GibbsKnobs.param.weight_decay, high=0.1, softbounds=None,
+                            label="Weight decay λ",
+                            doc_suffix=" Here at most 0.1 (live).")
+    init_scale = narrowed(_ModelSettings.param.init_scale, default=0.5, high=5.0, softbounds=None,
+                          label="Initial weights U[−a, a]",
+                          doc_suffix=" Here uniform weights U[−a, a], biases 0 (Fischer & "
+                                     "Igel: a = 0.5), a at most 5.")
+    seed = narrowed(_GibbsKnobs.param.seed, label="Seed",
+                    doc_suffix=" Here the seed of the initial weights.")
     iterations_per_point = param.Integer(50, bounds=(1, 10_000), softbounds=(1, 500),
                                          label="Iterations per point",
                                          doc="Expected-CD iterations between two plotted points.")

@@ -25,19 +25,18 @@ only its defaults (as a training rule's ``Knobs`` re-declares only its own defau
 
 ``tests/test_knobs.py`` checks every signature against these declarations.
 
-This module imports param and :mod:`rbmviz._validation` only.
+This module imports param, :mod:`rbmviz._validation` and :mod:`rbmviz.bounds` only.
 """
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import param
 
 from .._validation import check_choice, check_float, check_int
+from ..bounds import narrowed
 
-__all__ = ["TAPSolverOptions", "DeepLikelihoodOptions", "option_param", "check_option",
-           "option_help"]
+__all__ = ["TAPSolverOptions", "DeepLikelihoodOptions", "option_param", "check_option"]
 
 
 class TAPSolverOptions(param.Parameterized):
@@ -131,9 +130,7 @@ class DeepLikelihoodOptions(TAPSolverOptions):
     max_iter = param.Integer(2000)
 
 
-def option_param(name: str, options: type = TAPSolverOptions, *, doc_prefix: str = "",
-                 doc_suffix: str = "", label: str | None = None,
-                 bounds: tuple | None = None) -> param.Parameter:
+def option_param(name: str, options: type = TAPSolverOptions, **narrow: Any) -> param.Parameter:
     """A copy of the declaration of option ``name``, for a class that takes it as its own
     parameter (e.g. a training rule's ``Knobs``).
 
@@ -143,12 +140,9 @@ def option_param(name: str, options: type = TAPSolverOptions, *, doc_prefix: str
         An option of ``options``.
     options : type
         :class:`TAPSolverOptions` or a subclass.
-    doc_prefix, doc_suffix : str
-        Text put before and after the declared help text (e.g. ``"tap only: "``).
-    label : str, optional
-        Another widget label.
-    bounds : tuple, optional
-        Narrower hard bounds; each must lie inside the declared ones (``ValueError``).
+    **narrow
+        ``default``, ``low``, ``high``, ``softbounds``, ``label``, ``doc_prefix``,
+        ``doc_suffix`` of :func:`rbmviz.bounds.narrowed` (bounds may only narrow).
 
     Returns
     -------
@@ -164,16 +158,7 @@ def option_param(name: str, options: type = TAPSolverOptions, *, doc_prefix: str
     if name == "name" or name not in params:
         raise ValueError(f"unknown TAP solver option {name!r}; options are "
                          f"{[n for n in params if n != 'name']}")
-    p = copy.copy(params[name])
-    p.doc = doc_prefix + p.doc + doc_suffix
-    if label is not None:
-        p.label = label
-    if bounds is not None:
-        (lo, hi), (dlo, dhi) = bounds, p.bounds
-        if (dlo is not None and (lo is None or lo < dlo)) or (dhi is not None and (hi is None or hi > dhi)):
-            raise ValueError(f"bounds {bounds} of {name!r} are wider than the declared {p.bounds}")
-        p.bounds = tuple(bounds)
-    return p
+    return narrowed(params[name], **narrow)
 
 
 def check_option(name: str, value: Any, arg: str | None = None, *,
@@ -216,20 +201,3 @@ def check_option(name: str, value: Any, arg: str | None = None, *,
     low_open = not p.inclusive_bounds[0]
     return check_float(value, arg, low=lo, high=hi, low_open=low_open)
 
-
-def option_help(*names: str, options: type = TAPSolverOptions) -> str:
-    """The help texts of options ``names``, one per line, for docstrings and messages.
-
-    Parameters
-    ----------
-    *names : str
-        Options of ``options``.
-    options : type
-        :class:`TAPSolverOptions` or a subclass.
-
-    Returns
-    -------
-    str
-        ``"name : help"`` lines.
-    """
-    return "\n".join(f"{n} : {options.param[n].doc}" for n in names)
