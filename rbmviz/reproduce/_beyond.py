@@ -1,0 +1,103 @@
+"""Helpers shared by the studies beyond Sec. VII of Tramel et al. (2018)
+(:mod:`.tap_adatap`, :mod:`.tap_dbm`, :mod:`.tap_fig12`): progress lines, binarised MNIST,
+base-rate visible biases and the resumable state files of a study."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .. import datasets
+
+__all__ = ["progress", "mnist", "base_rate", "load_state", "rng_from"]
+
+
+def progress(on: bool, msg: str) -> None:
+    """Print ``msg`` to standard error when ``on``.
+
+    Parameters
+    ----------
+    on : bool
+        Whether progress is shown.
+    msg : str
+        The line.
+    """
+    if on:
+        print(msg, file=sys.stderr, flush=True)
+
+
+def mnist(n: int, split: str = "train") -> np.ndarray:
+    """The first ``n`` images of MNIST's ``split``, binarised at 0.5.
+
+    Parameters
+    ----------
+    n : int
+        Rows.
+    split : str
+        ``"train"`` or ``"test"``.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, 784) float64 of 0 and 1.
+    """
+    return datasets.mnist(split, binarize="threshold", limit=n)
+
+
+def base_rate(X: np.ndarray, eps: float = 1e-3) -> np.ndarray:
+    """Visible biases at the logits of the pixel means (clipped to [eps, 1 − eps]).
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        (n, n_visible) data.
+    eps : float
+        Clipping of the means.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n_visible,) biases.
+    """
+    m = np.clip(X.mean(axis=0), eps, 1 - eps)
+    return np.log(m) - np.log1p(-m)
+
+
+def load_state(path) -> dict | None:
+    """A study's state file (JSON), or None when there is none yet.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+
+    Returns
+    -------
+    dict or None
+        The state.
+    """
+    path = Path(path)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def rng_from(state: dict | None, seed: int) -> np.random.Generator:
+    """A generator seeded with ``seed``, at the stored bit-generator ``state`` when given.
+
+    Parameters
+    ----------
+    state : dict or None
+        ``Generator.bit_generator.state`` of a stored study.
+    seed : int
+        The seed (its stream's type).
+
+    Returns
+    -------
+    numpy.random.Generator
+        The generator.
+    """
+    rng = np.random.default_rng(seed)
+    if state is not None:
+        rng.bit_generator.state = state
+    return rng
