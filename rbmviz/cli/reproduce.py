@@ -1,11 +1,161 @@
-"""``rbmviz reproduce <experiment>``: the papers' experiments (:mod:`rbmviz.reproduce`)."""
+"""``rbmviz reproduce <experiment>``: the papers' experiments (:mod:`rbmviz.reproduce`).
+
+Only the chosen experiment's module is imported: the experiments are listed from the
+registry (:data:`rbmviz.reproduce.EXPERIMENTS`), and an experiment's options are added to its
+parser when the command line names it (or its help is printed).  A study that declares its settings as a class
+(``Settings``, a :class:`rbmviz.reproduce._study.StudySettings`) gets one option per
+setting from it (:func:`add_settings_options`); its module adds the options that are not
+settings (output, execution) with ``add_arguments``, and its ``main`` receives the resolved
+settings as ``args.study_settings`` (:func:`settings_from_args`).
+"""
 from __future__ import annotations
 
 import argparse
 import inspect
 
+import param
+
 from .. import reproduce as _reproduce
+from ..reproduce import _study
 from ._core import EXIT_USAGE, command
+
+__all__ = ["add_settings_options", "settings_from_args"]
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, list):
+        return ",".join(_fmt(v) for v in value) if value else "none"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10_000:
+        return f"{value:,}"
+    return str(value)
+
+
+def add_settings_options(parser: argparse.ArgumentParser, settings_class: type, *,
+                         title: str = "experiment") -> dict[str, str]:
+    """One option per setting of ``settings_class`` (and ``--quick`` when it has a preset), in
+    an argument group ``title``.
+
+    Every option defaults to None (not given): :func:`settings_from_args` fills the declared
+    default, or the ``--quick`` preset's value.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The experiment's parser.
+    settings_class : type
+        A :class:`rbmviz.reproduce._study.StudySettings` subclass.
+    title : str
+        Title of the group of options.
+
+    Returns
+    -------
+    dict
+        ``{setting: option string}``.
+    """
+    cls = settings_class
+    group = parser.add_argument_group(title)
+    added = {}
+    for name, p in _study.settings(cls).items():
+        if p.precedence is not None and p.precedence < 0:
+            continue
+        option = cls.FLAGS.get(name, "--" + name.replace("_", "-"))
+        kind = _study.list_kind(p)
+        kw: dict = {"dest": name, "default": None}
+        if kind is not None:
+            kw["metavar"] = cls.METAVARS.get(name, f"{kind.__name__.upper()},...")
+        elif isinstance(p, param.Integer):
+            kw.update(type=int, metavar=cls.METAVARS.get(name, "INT"))
+        else:
+            kw.update(type=float, metavar=cls.METAVARS.get(name, "X"))
+        default = f"default: {_fmt(p.default)}"
+        if name in cls.QUICK:
+            default += f"; --quick: {_fmt(cls.QUICK[name])}"
+        kw["help"] = f"{(p.doc or '').strip()} ({default})".replace("%", "%%")
+        group.add_argument(option, **kw)
+        added[name] = option
+    if cls.QUICK:
+        group.add_argument("--quick", action="store_true",
+                           help=(cls.QUICK_HELP or "the quick preset")
+                           + "; explicit options override it")
+    return added
+
+
+def settings_from_args(settings_class: type, args: argparse.Namespace,
+                       parser: argparse.ArgumentParser) -> _study.StudySettings:
+    """The settings of the options given in ``args`` (the declared defaults, the ``--quick``
+    preset, then the options given; a list option's text is split at commas, ``none`` is an
+    empty list).
+
+    Parameters
+    ----------
+    settings_class : type
+        The experiment's settings class.
+    args : argparse.Namespace
+        The parsed options (of :func:`add_settings_options`).
+    parser : argparse.ArgumentParser
+        The experiment's parser: a bad value is its usage error (exit code 2), naming the
+        option.
+
+    Returns
+    -------
+    StudySettings
+        The settings.
+    """
+    from ..reproduce._io import parse_list
+    cls = settings_class
+    params = _study.settings(cls)
+    given = {}
+    for name, p in params.items():
+        value = getattr(args, name, None)
+        if value is None:
+            continue
+        option = cls.FLAGS.get(name, "--" + name.replace("_", "-"))
+        kind = _study.list_kind(p)
+        try:
+            given[name] = parse_list(value, kind, option, allow_empty=True) if kind else value
+            _study.resolve(cls, {name: given[name]})
+        except (TypeError, ValueError) as exc:
+            parser.error(str(exc) if str(exc).startswith(option) else f"argument {option}: {exc}")
+    return _study.resolve(cls, given, quick=bool(getattr(args, "quick", False)))
+
+
+class _ExperimentParser(argparse.ArgumentParser):
+    """The parser of one experiment: its options are added (its module imported) the first
+    time it parses a command line or prints its help."""
+
+    experiment: str | None = None
+
+    def _fill_once(self) -> None:
+        if self.experiment is not None and not getattr(self, "_filled", False):
+            self._filled = True
+            _fill(self.experiment, self)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._fill_once()
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        self._fill_once()
+        return super().format_help()
+
+    def format_usage(self) -> str:
+        self._fill_once()
+        return super().format_usage()
+
+
+def _fill(name: str, p: argparse.ArgumentParser) -> None:
+    module = _reproduce.get(name)
+    p.description = inspect.cleandoc(module.__doc__ or _reproduce.EXPERIMENTS[name].help)
+    cls = getattr(module, "Settings", None)
+    if cls is not None:
+        add_settings_options(p, cls)
+    module.add_arguments(p)
+    p.set_defaults(_experiment_main=module.main, _experiment_parser=p,
+                   _experiment_settings=cls)
 
 
 @command("reproduce", help="reproduce an experiment of one of the source papers",
@@ -21,13 +171,12 @@ def _setup_reproduce(parser):
 
     Exit status: 0 done, 2 bad option or existing output directory, 3 a run diverged,
     130 interrupted."""
-    sub = parser.add_subparsers(dest="experiment", metavar="<experiment>", title="experiments")
+    sub = parser.add_subparsers(dest="experiment", metavar="<experiment>", title="experiments",
+                                parser_class=_ExperimentParser)
     for name, exp in _reproduce.EXPERIMENTS.items():
-        module = _reproduce.get(name)
-        p = sub.add_parser(name, help=exp.help, description=inspect.cleandoc(module.__doc__ or exp.help),
-                           formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
-        module.add_arguments(p)
-        p.set_defaults(_experiment_main=module.main, _experiment_parser=p)
+        sub.add_parser(name, help=exp.help, description=exp.help,
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       allow_abbrev=False).experiment = name
     return _run_reproduce
 
 
@@ -36,4 +185,7 @@ def _run_reproduce(args, parser) -> int:
     if run is None:
         parser.print_help()
         return EXIT_USAGE
+    cls = getattr(args, "_experiment_settings", None)
+    if cls is not None:
+        args.study_settings = settings_from_args(cls, args, args._experiment_parser)
     return run(args, args._experiment_parser)

@@ -28,20 +28,24 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import param
 
+from ..algorithms import get as _rule
+from ..algorithms.knobs import derive_knobs
 from . import _io
-from ._io import finite_or_none as _f
 from . import report
+from ._io import finite_or_none as _f
+from ._study import ListOf, StudySettings, resolve, values
 from .report import make_claim
 
 if TYPE_CHECKING:
     import pandas
     import holoviews as hv
 
-__all__ = ["PAPER_GAP", "DATASETS", "QUICK", "run", "summarize", "claims", "format_summary",
+__all__ = ["PAPER_GAP", "DATASETS", "QUICK", "Settings", "run", "summarize", "claims", "format_summary",
            "figure", "save", "record_schedule", "add_arguments", "main"]
 
 #: bound − bias after 50,000 iterations reported by the paper (Sec. 3)
@@ -49,11 +53,43 @@ PAPER_GAP = {"diag": 0.00138, "ball_1d": 0.02628}
 #: data sets of the experiment: name → label used in the paper
 DATASETS = {"diag": "Diag", "ball_1d": "1DBall"}
 FILES = ("curves.csv", "summary.json", "figure.html")
-#: defaults of the command line
-DEFAULTS = {"reps": 25, "iterations": 50_000, "ks": "1,2,5,10", "weight_decay": "0.001"}
-#: the ``--quick`` preset: the paper's run length and k = 1, fewer repetitions, no extensions
-#: (seconds; the 50,000 iterations are what the paper's numbers refer to)
-QUICK = {"reps": 5, "iterations": 50_000, "ks": "1", "weight_decay": "none"}
+
+
+class Settings(derive_knobs("_CDKnobs", [_rule("cd")], include=["learning_rate", "seed"],
+                            bases=(StudySettings,))):
+    """The settings of ``rbmviz reproduce cd-bias`` (defaults: the paper's, Sec. 3); the
+    learning rate and seed are CD's knobs (:mod:`rbmviz.algorithms.knobs`)."""
+
+    seed = param.Integer(doc="seed of repetition 0 (its initial weights; the training is "
+                              "deterministic)")
+    reps = param.Integer(25, bounds=(1, None),
+                         doc="repetitions (initialisations, seeds SEED..SEED+REPS-1)")
+    iterations = param.Integer(50_000, bounds=(1, None), doc="full-batch updates per run")
+    ks = ListOf(int, [1, 2, 5, 10],
+                doc="k values of CD-k training; k=1 (the paper) is always run")
+    weight_decays = ListOf(float, [0.001],
+                           doc="weight decays λ of the CD-1 weight-decay variant; 'none' skips "
+                               "it (0 entries are ignored)")
+    data_sets = ListOf(str, list(DATASETS), doc="data sets among diag, ball_1d")
+    d = param.Integer(6, bounds=(2, 10), precedence=-1,
+                      doc="data dimension = number of visible units")
+    n_hidden = param.Integer(6, bounds=(1, 10), precedence=-1, doc="hidden units")
+    init_scale = param.Number(0.5, bounds=(0.0, None), precedence=-1,
+                              doc="initial weights i.i.d. U[-init_scale, init_scale]")
+    record_every = param.Integer(250, bounds=(1, None),
+                                 doc="record every this many iterations, plus early "
+                                     "log-spaced records")
+
+    #: the ``--quick`` preset: the paper's run length and k = 1, fewer repetitions, no
+    #: extensions (seconds; the 50,000 iterations are what the paper's numbers refer to)
+    QUICK = {"reps": 5, "iterations": 50_000, "ks": [1], "weight_decays": []}
+    QUICK_HELP = ("5 repetitions of the paper's CD-1 runs only (50,000 iterations, seconds)")
+    FLAGS = {"weight_decays": "--weight-decay", "data_sets": "--datasets"}
+    METAVARS = {"ks": "K,K,...", "weight_decays": "L,L,...|none", "data_sets": "NAME,..."}
+
+
+#: the ``--quick`` preset (:attr:`Settings.QUICK`)
+QUICK = Settings.QUICK
 #: relative tolerance of "≈" for the paper's two bound − bias numbers
 GAP_TOLERANCE = {"diag": 0.25, "ball_1d": 0.5}
 NOTES = [
@@ -65,11 +101,6 @@ NOTES = [
     "bias = max over all W, b, c entries of |exact gradient - expected CD-k update| of the "
     "batch update; bound = Theorem 4 with the total-variation distance ½‖p_e − p‖₁.",
 ]
-
-
-def _parse_list(text, kind, name):
-    """``"1,2,5"`` → list; ``"none"``/empty → []."""
-    return _io.parse_list(text, kind, name, allow_empty=True)
 
 
 def _check_settings(reps, iterations, ks, weight_decays, data_sets, d, n_hidden, learning_rate,
@@ -122,39 +153,19 @@ def configurations(ks, weight_decays):
     return [(k, 0.0) for k in ks] + [(1, w) for w in weight_decays]
 
 
-def run(*, reps: int = 25, iterations: int = 50_000, ks: Sequence[int] | None = (1, 2, 5, 10),
-        weight_decays: Sequence[float] | None = (0.001,),
-        data_sets: Sequence[str] = ("diag", "ball_1d"), d: int = 6, n_hidden: int = 6,
-        learning_rate: float = 0.1, init_scale: float = 0.5, seed: int = 0, record_every: int = 250,
-        progress: bool = False) -> tuple[pandas.DataFrame, dict]:
+def run(settings: Settings | None = None, /, *, progress: bool = False,
+        **overrides: Any) -> tuple[pandas.DataFrame, dict]:
     """Run the experiment.
 
     Parameters
     ----------
-    reps : int
-        Repetitions (initialisations with seeds ``seed .. seed + reps − 1``).
-    iterations : int
-        Full-batch updates per run.
-    ks : sequence of int
-        k values of CD-k training (k = 1, the paper's setting, is always included).
-    weight_decays : sequence of float
-        λ values of the weight-decay variant (CD-1); 0 entries are ignored.
-    data_sets : sequence of str
-        some of ``"diag"``, ``"ball_1d"``.
-    d : int
-        Data dimension = number of visible units (2..10).
-    n_hidden : int
-        Hidden units (1..10).
-    learning_rate : float
-        Learning rate.
-    init_scale : float
-        Scale of the initial weights.
-    seed : int
-        Seed of repetition 0.
-    record_every : int
-        record every this many iterations (plus early log-spaced records).
+    settings : Settings, optional
+        The settings (default: the paper's, :class:`Settings`).
     progress : bool
         show a tqdm progress bar.
+    **overrides
+        Settings of :class:`Settings` by name, replacing those of ``settings`` (e.g.
+        ``reps=5, ks=[1, 5]``).
 
     Returns
     -------
@@ -171,8 +182,7 @@ def run(*, reps: int = 25, iterations: int = 50_000, ks: Sequence[int] | None = 
     from .. import RBM, datasets
     from ..bias import train_expected_cd
 
-    s = _check_settings(reps, iterations, ks, weight_decays, data_sets, d, n_hidden,
-                        learning_rate, init_scale, seed, record_every)
+    s = _check_settings(**values(resolve(Settings, settings, overrides)))
     schedule = record_schedule(s["iterations"], s["record_every"])
     configs = configurations(s["ks"], s["weight_decays"])
     generators = {"diag": datasets.diag, "ball_1d": datasets.ball_1d}
@@ -411,16 +421,7 @@ def format_summary(summary: dict) -> str:
     lines.append(f"bias <= bound in every record: {'yes' if ok else 'NO'}; "
                  f"bound always below one: "
                  f"{'yes' if all(r['bound_peak'] < 1 for r in summary['final']) else 'NO'}")
-    lines.append("")
-    lines.append("the paper's claims:")
-    for c in summary.get("claims", []):
-        lines.append(f"  [{c['verdict']}] {c['claim']}")
-        if c["measured"]:
-            lines.append(f"      measured: {c['measured']}")
-        if c.get("criterion"):
-            lines.append(f"      criterion: {c['criterion']} (judged: {report.judged_text(c.get('judged'))})")
-    if summary.get("elapsed_seconds") is not None:
-        lines.append(f"run time: {summary['elapsed_seconds']:.1f} s")
+    lines += report.summary_tail(summary)
     return "\n".join(lines)
 
 
@@ -470,17 +471,10 @@ def save(records: "pandas.DataFrame", summary: dict, out: str | os.PathLike, *,
     list of pathlib.Path
         list of the written paths.
     """
-    out = Path(out)
-    check_out_dir(out, overwrite)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [_io.write_csv(out / "curves.csv", records)]
-    _io.write_json(out / "summary.json", summary)
-    paths.append(out / "summary.json")
-    if html:
-        paths.append(_io.save_figure(out / "figure.html", figure(records), resources="inline",
-                                     title="Fischer & Igel 2011: bias of CD-k and its bound"))
-    _io.remove_unwritten(out, FILES, paths)   # with overwrite: an old figure.html not redrawn
-    return paths
+    return report.save(out, summary, {"curves": records},
+                       figure=(lambda: figure(records)) if html else None,
+                       title="Fischer & Igel 2011: bias of CD-k and its bound", files=FILES,
+                       overwrite=overwrite, require_empty=True, clean=True)
 
 
 def check_out_dir(out, overwrite=False):
@@ -492,35 +486,14 @@ def check_out_dir(out, overwrite=False):
 # ---------------------------------------------------------------------------- command line
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``rbmviz reproduce cd-bias``.
+    """The options of ``rbmviz reproduce cd-bias`` that are not settings (those come from
+    :class:`Settings`, :func:`rbmviz.cli.reproduce.add_settings_options`).
 
     Parameters
     ----------
     parser : argparse.ArgumentParser
         The subcommand's parser.
     """
-    g = parser.add_argument_group("experiment")
-    g.add_argument("--reps", type=int, metavar="INT",
-                   help="repetitions (initialisations, seeds SEED..SEED+REPS-1) (default: 25; "
-                        f"--quick: {QUICK['reps']})")
-    g.add_argument("--iterations", type=int, metavar="INT",
-                   help="full-batch updates per run (default: 50000)")
-    g.add_argument("--ks", metavar="K,K,...",
-                   help="k values of CD-k training; k=1 (the paper) is always run (default: "
-                        f"1,2,5,10; --quick: {QUICK['ks']})")
-    g.add_argument("--weight-decay", metavar="L,L,...|none",
-                   help="weight decays of the CD-1 weight-decay variant; 'none' skips it "
-                        f"(default: 0.001; --quick: {QUICK['weight_decay']})")
-    g.add_argument("--quick", action="store_true",
-                   help=f"{QUICK['reps']} repetitions of the paper's CD-1 runs only (50,000 "
-                        f"iterations, seconds); explicit options override it")
-    g.add_argument("--datasets", default="diag,ball_1d", metavar="NAME,...",
-                   help="data sets among diag, ball_1d (default: diag,ball_1d)")
-    g.add_argument("--learning-rate", type=float, default=0.1, metavar="X", help="(default: 0.1)")
-    g.add_argument("--seed", type=int, default=0, metavar="INT", help="seed of repetition 0 (default: 0)")
-    g.add_argument("--record-every", type=int, default=250, metavar="INT",
-                   help="record every this many iterations, plus early log-spaced records "
-                        "(default: 250)")
     o = parser.add_argument_group("output")
     o.add_argument("--out", metavar="DIR",
                    help="write curves.csv, summary.json and figure.html here; refused if DIR "
@@ -538,7 +511,8 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     Parameters
     ----------
     args : argparse.Namespace
-        The parsed command-line arguments.
+        The parsed command-line arguments; ``args.study_settings`` the :class:`Settings`
+        they give (:func:`rbmviz.cli.reproduce.settings_from_args`).
     parser : argparse.ArgumentParser
         The subcommand's parser.
 
@@ -548,16 +522,9 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         The exit code.
     """
     from ..runs import RunDiverged
-    preset = QUICK if args.quick else DEFAULTS
-    for name, value in preset.items():
-        if getattr(args, name) is None:
-            setattr(args, name, value)
+    settings = args.study_settings
     try:
-        ks = _parse_list(args.ks, int, "--ks")
-        wds = _parse_list(args.weight_decay, float, "--weight-decay")
-        data_sets = _parse_list(args.datasets, str, "--datasets")
-        settings = _check_settings(args.reps, args.iterations, ks, wds, data_sets, 6, 6,
-                                   args.learning_rate, 0.5, args.seed, args.record_every)
+        _check_settings(**values(settings))
     except (ValueError, TypeError) as exc:
         parser.error(str(exc))
     if args.out:
@@ -566,11 +533,7 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         except (OSError, ValueError) as exc:     # exists, not a directory, unwritable
             parser.error(f"argument --out: {exc}")
     try:
-        records, summary = run(reps=settings["reps"], iterations=settings["iterations"],
-                               ks=settings["ks"], weight_decays=settings["weight_decays"],
-                               data_sets=settings["data_sets"],
-                               learning_rate=settings["learning_rate"], seed=settings["seed"],
-                               record_every=settings["record_every"], progress=not args.quiet)
+        records, summary = run(settings, progress=not args.quiet)
     except KeyboardInterrupt:
         print(f"{parser.prog}: interrupted; nothing written", file=sys.stderr)
         return 130

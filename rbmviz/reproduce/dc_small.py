@@ -30,15 +30,20 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+import param
+
+from ..algorithms import get as _rule
+from ..algorithms.knobs import derive_knobs
 from . import _dc
 from . import report
+from ._study import ListOf, StudySettings, resolve, values
 from .report import make_claim
 
 if TYPE_CHECKING:
     import holoviews as hv
     import pandas
 
-__all__ = ["DATASETS", "PAPER", "run", "base_settings", "summarize", "claims", "curve_measures",
+__all__ = ["DATASETS", "PAPER", "Settings", "run", "base_settings", "summarize", "claims", "curve_measures",
            "mean_curves",
            "format_summary", "figure", "save", "add_arguments", "main", "QUICK"]
 
@@ -49,11 +54,40 @@ PAPER = {"bound": {"bars_and_stripes": -math.log(14), "shifting_bar": -math.log(
          "bound_quoted": {"bars_and_stripes": -2.6, "shifting_bar": -2.2},
          "local_optimum": _dc.LOCAL_OPTIMUM, "cg_extra_epochs_bas": 2500,
          "updates_to_match_sb": 30000}
-#: the ``--quick`` preset (a few minutes on 2 cores)
-QUICK = {"trials": 3, "epochs": 5000, "eval_every": 50}
-DEFAULTS = {"trials": 25, "epochs": 50_000, "etas": (0.3, 0.5),
-            "datasets": tuple(DATASETS), "algorithms": _dc.ALGORITHMS, "k": 12, "k_inner": 4,
-            "n_hidden": 4, "seed": 0}
+
+
+class Settings(derive_knobs("_DCKnobs", [_rule("sdcp")], include=["k", "k_inner", "seed"],
+                            defaults={"k": 12, "k_inner": 4}, bases=(StudySettings,))):
+    """The settings of ``rbmviz reproduce dc-small`` (defaults: the paper's, Sec. 4.2.1); the
+    Gibbs budget, S-DCP's inner steps and the seed are the training rules' knobs
+    (:mod:`rbmviz.algorithms.knobs`)."""
+
+    k = param.Integer(doc="Gibbs steps per update K of every algorithm (S-DCP/CS-DCP: the "
+                          "budget K = d·K′)")
+    k_inner = param.Integer(doc="S-DCP/CS-DCP Gibbs steps per inner step K′; d = K/K′")
+    seed = param.Integer(doc="sweep seed; trial t's parameters and chains come from (seed, t)")
+    trials = param.Integer(25, bounds=(1, None),
+                           doc="trials (all algorithms of a trial start from the same "
+                               "parameters)")
+    epochs = param.Integer(50_000, bounds=(1, None), doc="epochs per run")
+    etas = ListOf(float, [0.3, 0.5], doc="learning rates")
+    datasets = ListOf(str, list(DATASETS), doc="data sets")
+    algorithms = ListOf(str, list(_dc.ALGORITHMS), doc="algorithms")
+    n_hidden = param.Integer(4, bounds=(1, 20), precedence=-1, doc="hidden units")
+    eval_every = param.Integer(None, bounds=(1, None), allow_None=True,
+                               doc="epochs between ATLL evaluations (none: about 500 "
+                                   "evaluations per run)")
+
+    #: the ``--quick`` preset (a few minutes on 2 cores)
+    QUICK = {"trials": 3, "epochs": 5000, "eval_every": 50}
+    QUICK_HELP = "a short preset (trials 3, epochs 5,000, eval_every 50)"
+    FLAGS = {"etas": "--eta"}
+    METAVARS = {"etas": "X,X,...", "datasets": "NAME,...", "algorithms": "NAME,...",
+                "k": "K", "k_inner": "K'"}
+
+
+#: the ``--quick`` preset (:attr:`Settings.QUICK`)
+QUICK = Settings.QUICK
 NOTES = [
     "ATLL = exact average log-likelihood of the complete pattern set (training set = test set).",
     "CG uses K = 12 (equal compute); the paper states K = 24 for CG without naming the data set.",
@@ -121,37 +155,16 @@ def _check(trials, epochs, etas, datasets, algorithms, k, k_inner, n_hidden, see
                 seed=check_int(seed, "seed", low=0), eval_every=eval_every)
 
 
-def run(*, trials: int = 25, epochs: int = 50_000, etas: Sequence[float] = (0.3, 0.5),
-        datasets: Sequence[str] = tuple(DATASETS), algorithms: Sequence[str] = _dc.ALGORITHMS,
-        k: int = 12, k_inner: int = 4, n_hidden: int = 4, seed: int = 0,
-        eval_every: int | None = None, workers: int | None = None, scheduler: Any = None,
-        out: str | os.PathLike | None = None, overwrite: bool = False, progress: bool = False,
-        resume: bool = False, checkpoints: Sequence[int] | None = None,
-        paired_chains: bool = False) -> tuple[pandas.DataFrame, dict]:
+def run(settings: Settings | None = None, /, *, workers: int | None = None,
+        scheduler: Any = None, out: str | os.PathLike | None = None, overwrite: bool = False,
+        progress: bool = False, resume: bool = False, checkpoints: Sequence[int] | None = None,
+        paired_chains: bool = False, **overrides: Any) -> tuple[pandas.DataFrame, dict]:
     """Run the experiment (trials × algorithms × data sets × learning rates).
 
     Parameters
     ----------
-    trials : int
-        Independent repetitions.
-    epochs : int
-        Training epochs.
-    etas : sequence of float
-        learning rates η (0.3 and 0.5).
-    datasets : sequence of str
-        some of ``"bars_and_stripes"``, ``"shifting_bar"``.
-    algorithms : sequence of str
-        names from :func:`rbmviz.algorithms.names` (cd, pcd, cg, sdcp, csdcp).
-    k : int
-        Gibbs budget per update.
-    k_inner : int
-        Gibbs steps per inner step of S-DCP/CS-DCP.
-    n_hidden : int
-        4.
-    seed : int
-        sweep seed; trial t's parameters and chains come from (seed, t).
-    eval_every : int
-        epochs between exact ATLL evaluations (default: epochs / 500).
+    settings : Settings, optional
+        The settings (default: the paper's, :class:`Settings`).
     workers, scheduler : see :func:`rbmviz.sweep.run_specs` (default: a local process
         pool, one process per core; ``workers=0`` runs serially in this process).
     out : str or os.PathLike
@@ -166,6 +179,9 @@ def run(*, trials: int = 25, epochs: int = 50_000, etas: Sequence[float] = (0.3,
         Epochs at which models are saved (:func:`rbmviz.sweep.run_specs`).
     paired_chains : all algorithms of a trial share one Gibbs stream (common random numbers;
         see :func:`rbmviz.sweep.plan`).  Default: each algorithm its own stream.
+    **overrides
+        Settings of :class:`Settings` by name, replacing those of ``settings`` (e.g.
+        ``trials=3, datasets=["shifting_bar"]``).
 
     Returns
     -------
@@ -176,7 +192,7 @@ def run(*, trials: int = 25, epochs: int = 50_000, etas: Sequence[float] = (0.3,
     summary : dict
         See :func:`summarize`.
     """
-    s = _check(trials, epochs, etas, datasets, algorithms, k, k_inner, n_hidden, seed, eval_every)
+    s = _check(**values(resolve(Settings, settings, overrides)))
     base = base_settings(epochs=s["epochs"], eval_every=s["eval_every"], k=s["k"],
                          k_inner=s["k_inner"], n_hidden=s["n_hidden"])
     t0 = time.perf_counter()
@@ -618,7 +634,8 @@ def save(records: "pandas.DataFrame", summary: dict, out: str | os.PathLike, *,
 # ---------------------------------------------------------------------------- command line
 
 def add_common_arguments(parser, defaults, quick):
-    """Options shared by dc-small and dc-mnist."""
+    """The experiment options of dc-mnist that dc-small declares in :class:`Settings`, then
+    :func:`add_run_arguments`."""
     g = parser.add_argument_group("experiment")
     g.add_argument("--trials", type=int, metavar="INT",
                    help=f"trials (all algorithms of a trial start from the same parameters) "
@@ -642,6 +659,11 @@ def add_common_arguments(parser, defaults, quick):
     g.add_argument("--quick", action="store_true",
                    help="a short preset (" + ", ".join(f"{k} {v:,}" for k, v in quick.items())
                         + "); explicit options override it")
+    add_run_arguments(parser)
+
+
+def add_run_arguments(parser):
+    """The options of dc-small and dc-mnist that are not settings: execution and output."""
     r = parser.add_argument_group("execution")
     r.add_argument("--workers", type=int, metavar="INT",
                    help="local processes (default: one per core; 0 = serial in this process)")
@@ -664,14 +686,15 @@ def add_common_arguments(parser, defaults, quick):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``rbmviz reproduce dc-small``.
+    """The options of ``rbmviz reproduce dc-small`` that are not settings (those come from
+    :class:`Settings`, :func:`rbmviz.cli.reproduce.add_settings_options`).
 
     Parameters
     ----------
     parser : argparse.ArgumentParser
         The subcommand's parser.
     """
-    add_common_arguments(parser, DEFAULTS, QUICK)
+    add_run_arguments(parser)
 
 
 def options(args, defaults, quick):
@@ -749,7 +772,8 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     Parameters
     ----------
     args : argparse.Namespace
-        The parsed command-line arguments.
+        The parsed command-line arguments; ``args.study_settings`` the :class:`Settings`
+        they give (:func:`rbmviz.cli.reproduce.settings_from_args`).
     parser : argparse.ArgumentParser
         The subcommand's parser.
 
@@ -758,6 +782,5 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     int
         The exit code.
     """
-    kw = options(args, DEFAULTS, QUICK)
-    kw.update(n_hidden=DEFAULTS["n_hidden"])
+    kw = values(args.study_settings)
     return execute(sys.modules[__name__], args, parser, kw, _check)

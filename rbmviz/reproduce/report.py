@@ -381,6 +381,8 @@ def save(out: str | os.PathLike, summary: dict, tables: Mapping[str, Any], *,
     _io.write_json(out / "summary.json", summary)
     paths.append(out / "summary.json")
     if figure is not None:
+        import holoviews as hv
+        hv.extension("bokeh", logo=False)       # before the figure is built: its options need it
         paths.append(_io.save_figure(out / "figure.html", figure(), resources="inline",
                                      title=title))
     if clean and files is not None:
