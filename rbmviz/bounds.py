@@ -211,14 +211,14 @@ def _type_text(p: Any) -> str:
     return text + (", optional" if p.allow_None and p.default is None else "")
 
 
-def parameters_doc(cls: Any, names: Any = None, *, indent: int = 4, width: int = 92) -> str:
+def parameters_doc(declarations: Any, names: Any = None, *, indent: int = 4, width: int = 92) -> str:
     """The numpydoc ``Parameters`` section of a ``param.Parameterized`` class, written from
     its declarations (type from the parameter's kind and choices, text from its ``doc``), so
     that a settings class's docstring never restates a knob's help.
 
     Parameters
     ----------
-    cls : type
+    declarations : type
         A ``param.Parameterized`` class.
     names : iterable of str, optional
         The parameters, in this order; default all (``name`` excluded), in declaration order.
@@ -232,7 +232,7 @@ def parameters_doc(cls: Any, names: Any = None, *, indent: int = 4, width: int =
     str
         The section, starting with ``Parameters`` and its underline.
     """
-    params = cls.param.objects("existing")
+    params = declarations.param.objects("existing")
     names = [n for n in params if n != "name"] if names is None else list(names)
     pad = " " * indent
     lines = [pad + "Parameters", pad + "----------"]

@@ -30,7 +30,7 @@ from typing import Any
 import param
 
 from ._validation import check_int
-from .bounds import EXACT_BITS_DEFAULT
+from .bounds import EXACT_BITS_DEFAULT, parameters_doc
 from .tap.presets import PRESETS as _TAP_PRESETS
 
 __all__ = ["for_dataset", "names", "default_dtype", "LARGE_MODEL", "KEYS", "DataKnobs",
@@ -104,6 +104,9 @@ class DataKnobs(param.Parameterized):
         6, bounds=(1, 256), softbounds=(1, 32), label="Diag / 1DBall size d",
         doc="diag and ball_1d: number of pixels.")
 
+
+
+DataKnobs.__doc__ = DataKnobs.__doc__.rstrip() + "\n\n" + parameters_doc(DataKnobs)
 
 #: the :class:`DataKnobs` each generated data set takes (the other data sets take none)
 DATA_KNOBS: dict[str, tuple[str, ...]] = {"bars_and_stripes": ("D",), "shifting_bar": ("N", "B"),

@@ -43,7 +43,7 @@ from . import algorithms as _algorithms
 from . import datasets as _datasets
 from .algorithms import knobs as _knobs
 from . import presets as _presets
-from .bounds import EPOCHS_MAX, SEED_MAX, UNITS_MAX, narrowed
+from .bounds import EPOCHS_MAX, SEED_MAX, UNITS_MAX, narrowed, parameters_doc
 from .model import RBM
 from .runs import Run
 
@@ -109,29 +109,6 @@ class DataSettings(param.Parameterized):
 
     Only the knobs of the chosen data set matter (:func:`dataset_knobs`); the test-set rule is
     that of :func:`load_data`.
-
-    Parameters
-    ----------
-    dataset : {'bars_and_stripes', 'shifting_bar', 'diag', 'ball_1d', 'digits', 'mnist', 'binarized_mnist', 'omniglot', 'cbcl'}
-        Data set. Toy sets (bars_and_stripes, shifting_bar, diag, ball_1d) are generated;
-        digits ships with scikit-learn; mnist, binarized_mnist, omniglot and cbcl are read
-        from the data directory (see `rbmviz info`).
-    D : int
-        bars_and_stripes: image side; the 2·2^D − 2 patterns of D×D pixels.
-    N : int
-        shifting_bar: number of pixels (and of patterns).
-    B : int
-        shifting_bar: bar length, 1 <= B < N.
-    d : int
-        diag and ball_1d: number of pixels.
-    binarize : {'threshold', 'stochastic'}
-        Grey-level data to 0/1: 'threshold' (a pixel is 1 when at least half on) or
-        'stochastic' (1 with probability equal to its grey level, one fixed draw from
-        data_seed).
-    data_seed : int
-        Seed of the stochastic binarisation.
-    limit : int, optional
-        Use at most this many rows of each split (real data sets only); none = all.
     """
 
     dataset = param.Selector(
@@ -158,26 +135,7 @@ class DataSettings(param.Parameterized):
 
 
 class ModelSettings(param.Parameterized):
-    """The RBM's size and initial parameters (binary visible and hidden units).
-
-    Parameters
-    ----------
-    n_hidden : int
-        Number of hidden units. Exact log-likelihoods need a layer of at most 20 units.
-    init : {'normal', 'uniform', 'zeros'}
-        Initial weights: 'normal' W ~ N(0, scale²) (Upadhya & Sastry), 'uniform' W ~
-        U[−scale, scale] (Fischer & Igel), 'zeros'.
-    init_scale : float
-        Standard deviation (normal) or half-width (uniform) of the initial weights.
-    visible_bias : {'base_rate', 'zeros'}
-        Initial visible biases: 'base_rate' b_i = logit(mean of pixel i in the training
-        data) (Hinton's practical guide), or 'zeros'. Hidden biases start at 0.
-    dtype : {'float64', 'float32'}
-        Float type of the parameters: float64 for small models and exact work, float32 for
-        speed on large models.
-    init_seed : int
-        Seed of the initial weights.
-    """
+    """The RBM's size and initial parameters (binary visible and hidden units)."""
 
     n_hidden = param.Integer(
         4, bounds=(1, UNITS_MAX), softbounds=(1, 1000), label="Hidden units",
@@ -201,6 +159,14 @@ class ModelSettings(param.Parameterized):
         0, bounds=(0, _SEED_MAX), softbounds=(0, 100), label="Init seed",
         doc="Seed of the initial weights.")
 
+
+def _document(cls, extra: str = "") -> None:
+    """Append to ``cls``'s docstring the Parameters section written from its declarations."""
+    cls.__doc__ = cls.__doc__.rstrip() + "\n\n" + parameters_doc(cls) + extra
+
+
+_document(DataSettings)
+_document(ModelSettings)
 
 #: knobs of the algorithms that are not :class:`TrainSettings` knobs: S-DCP's ``d`` (its name
 #: is the data sets' ``d``; in the settings ``d = k / k_inner``)
@@ -235,90 +201,6 @@ class TrainSettings(_AlgorithmKnobs):
     rate 0.005, S-DCP's budget d = 3, K′ = 4); values set explicitly stay.  Only the knobs the
     chosen algorithm accepts are passed to it (:func:`algorithm_kwargs`,
     :func:`algorithm_knobs`); :func:`live_knobs` names those a running algorithm accepts.
-
-    Parameters
-    ----------
-    algorithm : {'cd', 'pcd', 'cg', 'sdcp', 'csdcp', 'ssd', 'tap'}
-        Training rule: cd = contrastive divergence CD-k (chains start at the data); pcd =
-        persistent CD (chains carry over); cg = centered gradient; sdcp / csdcp = (centered)
-        stochastic difference-of-convex programming; ssd = stochastic spectral descent; tap
-        = TAP training (deterministic TAP fixed points replace the Gibbs chains, Tramel et
-        al. 2018).
-    learning_rate : float
-        Step size η > 0 of each update (the gradient is a mean over the mini-batch).
-    momentum : float
-        Heavy-ball momentum in [0, 1): v ← momentum·v + η(g − weight_decay·W), θ ← θ + v; 0
-        = plain gradient steps (as in the papers).
-    weight_decay : float
-        L2 penalty on the weights W (>= 0); 0 = none.
-    seed : int
-        Seed of the training randomness (Gibbs stream; the run loop's mini-batch shuffles).
-    k : int
-        Block-Gibbs steps per parameter update, 1 to 1000 (one step of a 784x500 model on
-        100 rows costs ~2.5 ms).  sdcp/csdcp: the Gibbs budget k = d·K′ (equal compute with
-        CD-k); none = d·K′ from d and K′ (default d = 3, K′ = 4), given alone it is split
-        with K′ = 4 when 4 divides k.
-    n_chains : int, optional
-        pcd only: number of persistent Gibbs chains; none = the batch size.
-    nu_mu : float
-        cg/csdcp only: sliding factor of the visible offset μ ← (1−ν_μ)μ + ν_μ·mean X
-        (Melchior et al. 2016; 0 freezes it).
-    nu_lambda : float
-        cg/csdcp only: sliding factor of the hidden offset λ ← (1−ν_λ)λ + ν_λ·mean σ(XW + c)
-        (0 freezes it).
-    k_inner : int, optional
-        sdcp/csdcp only: Gibbs steps K′ of each of the d inner steps; d = k / K′ so that
-        every algorithm spends k Gibbs steps per update (equal compute, d·K′ = k); none = K′
-        = 4 when 4 divides k.
-    step_rule : {'relative', 'plain'}
-        ssd only: 'relative' = bias steps ε_b = η·M/J, ε_c = η·J/M (the block ratios of the
-        majorisation bound, Carlson et al. 2015); 'plain' = every step η.
-    n_solutions : int, optional
-        tap only: TAP runs per update, started from the first K rows of each mini-batch (at
-        most the batch size); none = the batch size (Tramel et al. 2018, Table 1).
-    order : int
-        tap only: order of the TAP expansion — 1 naive mean field, 2 TAP (Onsager term), 3
-        third order; 1 and 3 for binary units only.
-    damping : float
-        tap only: weight δ of the new iterate in the TAP fixed-point iteration, a ← δ a_new
-        + (1 − δ) a_old (1 = undamped).
-    tol : float
-        tap only: a TAP run has converged when the mean squared change of both layers' means
-        between iterations is below tol (Fig. 3: 1e-8).
-    max_iter : int
-        tap only: iterations after which a TAP run counts as not converged (excluded from
-        the update and counted).
-    unique : bool
-        tap only: average uniformly over the unique TAP solutions (tolerance unique_tol)
-        instead of over all converged runs.
-    unique_tol : float
-        tap only: two solutions are the same when their means differ by less than this.
-    momentum_form : {'heavy_ball', 'printed'}
-        tap only: 'heavy_ball' v ← ηv + γ(ΔW − εW), W ← W + v (default); 'printed' W ← W +
-        γ(ΔW − εW) + ηΔW(t−1) as Alg. 2 prints it, whose momentum term is not scaled by γ
-        (with Table 1's γ = 0.005, η = 0.5 it is ~100× the gradient step).
-    learning_rate_final : float, optional
-        tap only: with decay_epochs, γ decays geometrically from learning_rate to this value
-        over decay_epochs epochs; none = constant γ.
-    decay_epochs : int, optional
-        tap only: epochs of the geometric decay of γ (with learning_rate_final).
-    inference : {'tap', 'adatap'}
-        tap only: 'tap' = Alg. 1 (TAP equations, i.i.d.-weight Onsager term); 'adatap' =
-        adaptive TAP solved by VAMP (Alg. 3, App. D; binary units, order 2; one matrix
-        inverse per TAP run and iteration, ~10²–10³× slower per iteration).
-    batch_size : int, optional
-        Training rows per update; none = the full training set (full batch).
-    epochs : int
-        Passes over the training set.
-    eval_every : int
-        Epochs between records (evaluations); records are also made at epoch 0 and at the
-        last epoch.  none = auto: the run measures what evaluation costs and spaces the
-        records so that it takes at most ~10% of the time (rbmviz.runs.Run
-        eval_every='auto'; large models then also record within an epoch).
-    max_weight : float
-        The run stops as diverged when a parameter grows beyond this magnitude.
-    **params
-        The knobs above, by name (a knob not given takes the chosen algorithm's default).
     """
 
     batch_size = param.Integer(
@@ -333,8 +215,8 @@ class TrainSettings(_AlgorithmKnobs):
             "the last epoch.  none = auto: the run measures what evaluation costs and spaces "
             "the records so that it takes at most ~10% of the time (rbmviz.runs.Run "
             "eval_every='auto'; large models then also record within an epoch).")
-    max_weight = param.Number(
-        1000.0, bounds=(0.0, 1e9), inclusive_bounds=(False, True), softbounds=(1.0, 1e4),
+    max_weight = param.Number(   # the bounds of rbmviz.runs.Run's check: any finite value > 0
+        1000.0, bounds=(0.0, None), inclusive_bounds=(False, True), softbounds=(1.0, 1e4),
         doc="The run stops as diverged when a parameter grows beyond this magnitude.")
 
     def __init__(self, **params: Any) -> None:
@@ -354,6 +236,10 @@ class TrainSettings(_AlgorithmKnobs):
                 if getattr(self, n) == old.get(n, union[n]) and value != getattr(self, n):
                     setattr(self, n, value)
 
+
+
+_document(TrainSettings, "    **params\n        The knobs above, by name (a knob not given takes the chosen "
+                         "algorithm's default).\n")
 
 SETTINGS_CLASSES = (DataSettings, ModelSettings, TrainSettings)
 

@@ -559,3 +559,135 @@ def test_a_solver_default_or_bound_written_twice_is_caught(small, monkeypatch):
     assert set(failing) == {"tap.solve", "tap.solve_counted", "tap.log_likelihood",
                             "denoising.tap_means", "denoising.denoise",
                             "denoising.denoising_curve", "dbm.tap_solve", "TAPPreset"}
+
+
+# ---------------------------------------------------------------------------- other copies
+# A front end that takes a declared knob (a tab's settings, the data knobs of the run
+# settings) holds a copy of the declaration (rbmviz.bounds.narrowed): same type and help,
+# bounds inside the declared ones (a tab may narrow, never widen), its default inside them.
+
+from rbmviz import presets  # noqa: E402
+from rbmviz.bounds import narrowed  # noqa: E402
+
+
+def _copy_problems(copy_p, decl):
+    """What a front end's copy ``copy_p`` of the declaration ``decl`` gets wrong."""
+    problems = []
+    if type(copy_p) is not type(decl):
+        problems.append(f"type {type(copy_p).__name__}, declared {type(decl).__name__}")
+    if knobs.knob_kind(decl) in ("int", "float"):
+        (lo, hi), (dlo, dhi) = copy_p.bounds, decl.bounds
+        if dlo is not None and (lo is None or lo < dlo):
+            problems.append(f"low bound {lo} below the declared {dlo}")
+        if dhi is not None and (hi is None or hi > dhi):
+            problems.append(f"high bound {hi} above the declared {dhi}")
+        if copy_p.default is not None and not ((lo is None or copy_p.default >= lo)
+                                               and (hi is None or copy_p.default <= hi)):
+            problems.append(f"default {copy_p.default} outside its bounds {copy_p.bounds}")
+    elif getattr(copy_p, "objects", None) != getattr(decl, "objects", None):
+        problems.append("other choices")
+    if not (copy_p.doc or "").startswith(decl.doc):
+        problems.append("help text is not the declared one")
+    return problems
+
+
+def _tab_copies():
+    from rbmviz.live.bias import BiasSettings
+    from rbmviz.live.tap import TapSettings
+    M, T, G = settings.ModelSettings.param, settings.TrainSettings.param, knobs.GibbsKnobs.param
+    tap_knob = algorithms.get("tap").Knobs.param
+    out = [(BiasSettings, "n_hidden", M.n_hidden), (BiasSettings, "k", G.k),
+           (BiasSettings, "learning_rate", G.learning_rate),
+           (BiasSettings, "weight_decay", G.weight_decay),
+           (BiasSettings, "init_scale", M.init_scale), (BiasSettings, "seed", G.seed),
+           (TapSettings, "n_hidden", M.n_hidden), (TapSettings, "batch_size", T.batch_size),
+           (TapSettings, "seed", G.seed)]
+    out += [(TapSettings, n, tap_knob[n]) for n in ("learning_rate", "momentum", "weight_decay",
+                                                   "n_solutions", "order", "damping",
+                                                   "momentum_form", "products", "fixed_iter")]
+    out += [(settings.DataSettings, n, presets.DataKnobs.param[n]) for n in ("D", "N", "B", "d")]
+    return out
+
+
+@pytest.mark.parametrize("i", range(len(_tab_copies())))
+def test_tab_settings_are_copies_of_the_declarations(i):
+    cls, name, decl = _tab_copies()[i]
+    assert _copy_problems(cls.param[name], decl) == [], (cls.__name__, name)
+
+
+def test_a_tab_knob_declared_anew_is_caught():
+    class Wrong(param.Parameterized):       # a tab re-declaring k with its own bound and help
+        k = param.Integer(1, bounds=(1, 2 * bounds.K_MAX), doc="k of CD-k (live).")
+        n_hidden = narrowed(settings.ModelSettings.param.n_hidden, default=6, low=2, high=8)
+
+    assert _copy_problems(Wrong.param.k, knobs.GibbsKnobs.param.k) == [
+        f"high bound {2 * bounds.K_MAX} above the declared {bounds.K_MAX}",
+        "help text is not the declared one"]
+    assert _copy_problems(Wrong.param.n_hidden, settings.ModelSettings.param.n_hidden) == []
+    with pytest.raises(ValueError, match="outside the declared bounds"):
+        narrowed(knobs.GibbsKnobs.param.k, high=2 * bounds.K_MAX)      # narrowed refuses widening
+    with pytest.raises(ValueError, match="default 9 is outside"):
+        narrowed(settings.ModelSettings.param.n_hidden, default=9, high=8)
+
+
+def test_the_data_knobs_are_declared_once():
+    for name, size_knobs in presets.DATA_KNOBS.items():
+        assert settings.dataset_knobs(name) == list(size_knobs)
+        assert presets.for_dataset(name)["data"] == {k: presets.DataKnobs.param[k].default
+                                                     for k in size_knobs}
+        for k in size_knobs:
+            _same(settings.DataSettings.param[k], presets.DataKnobs.param[k])
+            assert getattr(settings.DataSettings(), k) == presets.DataKnobs.param[k].default
+            assert _bound_problems(lambda **kw: presets.for_dataset(name, **kw), k,
+                                   presets.DataKnobs.param[k]) == [], (name, k)
+    assert not any(n in presets.DATA_KNOBS for n in ("digits", "mnist", "cbcl"))
+
+
+def test_the_seed_bound_is_declared_once():
+    from rbmviz._validation import check_seed
+    assert check_seed(bounds.SEED_MAX) == bounds.SEED_MAX
+    with pytest.raises(ValueError, match="seed must be <="):
+        check_seed(bounds.SEED_MAX + 1)
+    declared = knobs.AlgorithmKnobs.param.seed.bounds
+    assert declared == (0, bounds.SEED_MAX)
+    for p in (settings.DataSettings.param.data_seed, settings.ModelSettings.param.init_seed):
+        assert p.bounds == declared
+
+
+def test_exact_max_bits_has_one_default():
+    from rbmviz.evaluate.metrics import choose_metrics
+    assert bounds.EXACT_BITS_DEFAULT <= bounds.EXACT_BITS_MAX
+    for front_end in (rbmviz.runs.Run, choose_metrics, presets.default_dtype):
+        assert _front_end_defaults(front_end)["exact_max_bits"] == bounds.EXACT_BITS_DEFAULT, \
+            front_end
+
+
+def test_max_weight_has_one_default_and_one_bound():
+    from rbmviz.bias import train_expected_cd
+    from rbmviz.live.tap import MAX_WEIGHT
+    p = settings.TrainSettings.param.max_weight
+    for front_end in (rbmviz.runs.Run, train_expected_cd):
+        assert _front_end_defaults(front_end)["max_weight"] == p.default, front_end
+    assert MAX_WEIGHT == p.default
+    X = rbmviz.datasets.bars_and_stripes(2)
+    run = lambda **kw: rbmviz.runs.Run(rbmviz.RBM(4, 3, seed=0), X, "cd", epochs=0, **kw)  # noqa: E731
+    assert _bound_problems(run, "max_weight", p) == []
+
+
+def test_the_race_tabs_budget_is_the_rules():
+    pytest.importorskip("panel")
+    from rbmviz.algorithms.dcp import DEFAULT_D
+    from rbmviz.app.race_tab import BudgetKnobs
+    assert BudgetKnobs().d == DEFAULT_D
+    assert _copy_problems(BudgetKnobs.param.d, algorithms.get("sdcp").Knobs.param.d) == []
+
+
+@pytest.mark.xfail(strict=True, reason="rbmviz/estimator (another developer's) declares "
+                   "init_scale's constraint as [0, inf) by hand; it should read "
+                   "rbmviz.settings.ModelSettings.init_scale, bounded [0, 10]")
+def test_the_estimators_init_scale_is_the_model_settings():
+    p = settings.ModelSettings.param.init_scale
+    assert RBMEstimator().get_params()["init_scale"] == p.default
+    for bad in _outside(p):
+        with pytest.raises(InvalidParameterError, match="init_scale"):
+            RBMEstimator(init_scale=bad)._validate_params()

@@ -21,7 +21,7 @@ import pandas as pd
 import panel as pn
 
 from .. import algorithms, datasets, presets
-from ..algorithms.dcp import DEFAULT_K_INNER, resolve_budget
+from ..algorithms.dcp import DEFAULT_D, DEFAULT_K_INNER, resolve_budget
 from ..algorithms.knobs import derive_knobs
 from ..live import warmup
 from ..live.race import DC_RULES, Race, RaceSettings, live_knob_names, rule_title
@@ -81,9 +81,10 @@ RACE_EVAL_EVERY = {"bars_and_stripes": 5}
 #: Shifting Bar's point is the DC rules escaping the plateau where CD and PCD stay
 RACE_RULES = {"shifting_bar": ["cd", "pcd", "csdcp"]}
 #: the S-DCP/CS-DCP inner-step count d, declared once by the rule (the data sets' own ``d``
-#: takes that name in the settings, so the tab keeps the rule's d in its own object)
+#: takes that name in the settings, so the tab keeps the rule's d in its own object), starting
+#: at the rule's own default budget (rbmviz.algorithms.dcp.DEFAULT_D)
 BudgetKnobs = derive_knobs("BudgetKnobs", [algorithms.get("sdcp")], include=["d"],
-                           defaults={"d": 3})
+                           defaults={"d": DEFAULT_D})
 
 
 def _available_datasets():

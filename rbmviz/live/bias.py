@@ -36,7 +36,7 @@ import param
 
 from .. import datasets
 from ..algorithms.knobs import GibbsKnobs as _GibbsKnobs
-from ..bounds import narrowed
+from ..bounds import narrowed, parameters_doc
 from ..settings import ModelSettings as _ModelSettings
 from ..bias import train_expected_cd
 from ..model import RBM
@@ -101,6 +101,9 @@ class BiasSettings(param.Parameterized):
                                          doc="Expected-CD iterations between two plotted points.")
     points_per_second = param.Integer(20, bounds=(1, 200), label="Points per second",
                                       doc="Pace of the stream.")
+
+
+BiasSettings.__doc__ = BiasSettings.__doc__.rstrip() + "\n\n" + parameters_doc(BiasSettings)
 
 
 class BiasRace(SettingsLoop):

@@ -75,14 +75,17 @@ from .. import checkpoints as _checkpoints
 from .. import datasets
 from .._blas import single_threaded_blas
 from .._seeds import stream_seed
-from ..algorithms.knobs import derive_knobs
+from ..algorithms.knobs import AlgorithmKnobs as _AlgorithmKnobs, derive_knobs
+from ..bounds import narrowed
 from ..errors import RunDiverged
 from ..evaluate.metrics import Metric, register
 from ..model import RBM
 from ..runs import Run
+from ..settings import ModelSettings as _ModelSettings, TrainSettings as _TrainSettings
 from ..tap.denoising import corrupt, data_marginals, mcc, nearest_neighbour, ope, tap_means
 from ..tap.inference import damping_ladder, log_likelihood, solve, solve_counted, unique_solutions
 from ..tap.landscape import SolutionMap, free_energy_histogram, solution_features
+from ..tap.options import TAPSolverOptions as _O
 from .loop import SettingsLoop
 
 __all__ = ["TapSettings", "TapRace", "TAP_DATASETS", "TAP_MODELS", "LIVE_TAP_KNOBS", "PACE_KNOBS",
@@ -102,15 +105,18 @@ TAP_DATASETS = {"mnist": "binary MNIST 28×28 (threshold 0.5; files)",
 #: model name → label: the machine trained with TAP (``"dbm-2"``: :mod:`rbmviz.live.tap_dbm`)
 TAP_MODELS = {"rbm": "RBM (Alg. 2)",
               "dbm-2": "deep TAP machine, 2 hidden layers (App. E)"}
-#: TAP solver settings of every solve (Fig. 3 caption: MSE change below 1e-8)
-TOL, MAX_ITER = 1e-8, 1000
-#: the smallest damping of the live counting solves (:func:`damping_ladder`): the deeper rungs
-#: cost up to 10x the iterations per non-converging row, too slow for a streamed metric
-LIVE_FLOOR = 0.2
+#: TAP solver settings of every solve (Fig. 3 caption: MSE change below 1e-8), the solver's
+#: declared defaults (:class:`rbmviz.tap.options.TAPSolverOptions`)
+TOL, MAX_ITER = _O.tol, _O.max_iter
+#: the smallest damping of the live counting solves (:func:`damping_ladder`): the ladder's
+#: first rung (0.2), narrowed from the declared floor — the deeper rungs cost up to 10x the
+#: iterations per non-converging row, too slow for a streamed metric
+LIVE_FLOOR = _O.ladder_rungs[0]
 #: convergence of the solves whose solutions are counted (see the module docstring)
-COUNT_TOL = 1e-12
-#: parameters larger than this in magnitude count as a diverged run (as rbmviz.runs.Run)
-MAX_WEIGHT = 1e3
+COUNT_TOL = _O.count_tol
+#: parameters larger than this in magnitude count as a diverged run (the run settings' default,
+#: :class:`rbmviz.settings.TrainSettings`, as rbmviz.runs.Run)
+MAX_WEIGHT = _TrainSettings.param.max_weight.default
 #: share of the wall time spent on the evaluation solve when points are spaced by time (as
 #: rbmviz.runs.Run's own default: the updates are what the tab is about)
 LIVE_EVAL_BUDGET = 0.1
@@ -165,8 +171,8 @@ def _counted_solve(rbm, ctx):
         alg = ctx.algorithm
         with warnings.catch_warnings():   # non-converged runs are counted in the record
             warnings.simplefilter("ignore", RuntimeWarning)
-            return log_likelihood(rbm, ctx.subset, unique=True, order=getattr(alg, "order", 2),
-                                  damping=damping_ladder(getattr(alg, "damping", 0.5), floor=LIVE_FLOOR),
+            return log_likelihood(rbm, ctx.subset, unique=True, order=getattr(alg, "order", _O.order),
+                                  damping=damping_ladder(getattr(alg, "damping", _O.damping), floor=LIVE_FLOOR),
                                   tol=COUNT_TOL,
                                   max_iter=MAX_ITER, details=True, undamped_first=True)
     return ctx.cached("live_tap_solve", solve_once)
@@ -227,12 +233,16 @@ class _TapViewKnobs(param.Parameterized):
                              doc="Training images (binary MNIST needs the files; digits always works).")
     limit = param.Integer(2000, bounds=(10, 60_000), softbounds=(100, 10_000),
                           label="Training rows", doc="How many training images (kept small to be live).")
-    n_hidden = param.Integer(100, bounds=(2, 1000), softbounds=(5, 500), label="Hidden units Nh",
-                             doc="N_h (Table 1: 25, 50, 100, 500).")
-    batch_size = param.Integer(100, bounds=(1, 10_000), softbounds=(10, 500), label="Batch M",
-                               doc="M, data points per mini-batch (Table 1: 100).")
-    seed = param.Integer(0, bounds=(0, None), label="Seed",
-                         doc="Seed of the initial weights, the batch order and the subsets.")
+    # copies of the declarations (rbmviz.settings, rbmviz.algorithms.knobs), narrowed to a
+    # machine and a batch that train live
+    n_hidden = narrowed(_ModelSettings.param.n_hidden, default=100, low=2, high=1000,
+                        softbounds=(5, 500), label="Hidden units Nh",
+                        doc_suffix=" Here N_h from 2 to 1,000 (Table 1: 25, 50, 100, 500).")
+    batch_size = narrowed(_TrainSettings.param.batch_size, default=100, high=10_000,
+                          allow_None=False, softbounds=(10, 500), label="Batch M",
+                          doc_suffix=" Here M, at most 10,000 (Table 1: 100).")
+    seed = narrowed(_AlgorithmKnobs.param.seed, label="Seed",
+                    doc_suffix=" Here also the initial weights and the subsets.")
     eval_rows = param.Integer(100, bounds=(1, 10_000), softbounds=(10, 2000),
                               label="Evaluation rows",
                               doc="Fixed training rows on which the TAP log-likelihood is measured.")

@@ -34,7 +34,7 @@ from typing import Any
 import param
 
 from .._validation import check_choice, check_float, check_int
-from ..bounds import narrowed
+from ..bounds import narrowed, parameters_doc
 
 __all__ = ["TAPSolverOptions", "DeepLikelihoodOptions", "option_param", "check_option"]
 
@@ -42,31 +42,7 @@ __all__ = ["TAPSolverOptions", "DeepLikelihoodOptions", "option_param", "check_o
 class TAPSolverOptions(param.Parameterized):
     """Options of the TAP fixed-point iteration (Tramel et al. 2018, Alg. 1; Gabrié et al. 2015).
 
-    Parameters
-    ----------
-    order : int
-        Order of the TAP expansion, 1 to 3 (default 2).
-    damping : float
-        Weight δ of the new iterate, in (0, 1] (default 0.5).
-    tol : float
-        Convergence threshold of the mean squared change, > 0 (default 1e-8, Fig. 3).
-    max_iter : int
-        Largest number of iterations, >= 1 (default 1000).
-    unique_tol : float
-        Tolerance of the de-duplication of solutions, > 0 (default 1e-4).
-    count_tol : float
-        Convergence threshold of solves whose solutions are counted, > 0 (default 1e-12).
-    first_max_iter : int
-        Iterations of the undamped first attempt of a counting solve, >= 1 (default 200).
-    first_damping : float
-        Damping of the first attempt of a counting solve, in (0, 1] (default 1, undamped).
-    ladder_rungs : tuple of float
-        The dampings a counting solve descends to below the training damping
-        (default (0.2, 0.1, 0.05)).
-    ladder_floor : float
-        The smallest damping of the ladder, in (0, 1] (default 0.05).
-    products : str
-        Precision of the iteration's matrix products, "float64" or "float32".
+    The Parameters section below is written from the declarations.
     """
 
     order = param.Integer(
@@ -121,13 +97,18 @@ class TAPSolverOptions(param.Parameterized):
 
 class DeepLikelihoodOptions(TAPSolverOptions):
     """The solver options of the TAP log-likelihood of a deep TAP machine
-    (:func:`rbmviz.dbm.log_likelihood`, Tramel et al. 2018, App. E): a tighter tolerance and
-    a larger iteration budget than training's (the paper states none for App. E; the value is
-    a difference of two averaged free energies).  Bounds and help are
+    (:func:`rbmviz.dbm.log_likelihood`, Tramel et al. 2018, App. E): a tighter tolerance
+    (1e-10) and a larger iteration budget (2,000) than training's; the paper gives neither for
+    App. E.  Only these defaults are re-declared: bounds and help are
     :class:`TAPSolverOptions`'."""
 
     tol = param.Number(1e-10)
     max_iter = param.Integer(2000)
+
+
+TAPSolverOptions.__doc__ = TAPSolverOptions.__doc__.rstrip() + "\n\n" + parameters_doc(TAPSolverOptions)
+DeepLikelihoodOptions.__doc__ = (DeepLikelihoodOptions.__doc__.rstrip() + "\n\n"
+                                 + parameters_doc(DeepLikelihoodOptions))
 
 
 def option_param(name: str, options: type = TAPSolverOptions, **narrow: Any) -> param.Parameter:
