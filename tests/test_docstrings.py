@@ -1,9 +1,12 @@
 """Every public function, class and method of rbmviz has a numpydoc docstring and type hints.
 
 The public API is what each module's ``__all__`` names (modules found by
-:func:`pkgutil.walk_packages`, private ``_`` modules and the dashboard packages ``rbmviz.app`` /
-``rbmviz.live`` left out), plus what ``rbmviz/__init__.py`` exports, plus the public methods and
-properties of those classes.  Each object is checked by :func:`numpydoc.validate.validate`
+:func:`pkgutil.walk_packages`, private ``_`` modules left out), plus what ``rbmviz/__init__.py``
+exports, plus the public methods and properties of those classes.  In the explorer's packages
+``rbmviz.live`` and ``rbmviz.app``, a module without ``__all__`` (a tab's session module)
+contributes every public class and function it defines; the two ``panel serve`` scripts
+(:data:`SCRIPTS`) are not imported.  Objects of the modules listed in :data:`EXEMPT` are checked
+too, and a failure of theirs is reported as an expected failure with the listed reason.  Each object is checked by :func:`numpydoc.validate.validate`
 against the checks below, and by two checks numpydoc does not have: a ``Raises`` section when the
 function itself raises, and annotations on every parameter and on the return value.
 """
@@ -32,18 +35,52 @@ CHECKS = {
 }
 #: exceptions that are not raised on bad input (abstract methods, the CLI's exit)
 NOT_BAD_INPUT = {"NotImplementedError", "SystemExit", "KeyboardInterrupt", "StopIteration"}
-SKIPPED_PACKAGES = ("rbmviz.app", "rbmviz.live")
+#: the explorer's packages: a module without ``__all__`` contributes what it defines
+EXPLORER_PACKAGES = ("rbmviz.app", "rbmviz.live")
+#: modules that are scripts, not libraries: importing one has the effect it exists for
+SCRIPTS = {
+    "rbmviz.app.explorer": "the script panel serve runs: importing it serves the explorer",
+    "rbmviz.app.warm_start": "panel serve's --setup script: importing it starts the warm-up",
+}
+
+
+#: modules whose docstrings are another change's to bring up to the standard: their objects
+#: are still checked, and one that fails is reported as an expected failure naming the reason
+#: (an object of theirs that passes passes); remove a module once its objects pass
+EXEMPT = {
+    module: "owned by the knob-declaration change (issue 28 item 1), which rewrites its "
+            "settings and signatures"
+    for module in ("rbmviz.live.bias", "rbmviz.live.tap", "rbmviz.live.tap_dbm",
+                   "rbmviz.app.race_tab", "rbmviz.app.tap_tab", "rbmviz.app.limits")
+}
+
+
+def _exempt(name, problems):
+    """Report ``problems`` of ``name`` as an expected failure when its module is exempt."""
+    module = next((m for m in EXEMPT if name.startswith(m + ".")), None)
+    if problems and module is not None:
+        pytest.xfail(f"{EXEMPT[module]}: {problems}")
 
 
 def _public_modules():
     names = ["rbmviz"]
     for info in pkgutil.walk_packages(rbmviz.__path__, "rbmviz."):
-        if info.name.startswith(SKIPPED_PACKAGES):
+        if info.name in SCRIPTS:
             continue
         if any(part.startswith("_") for part in info.name.split(".")[1:]):
             continue
         names.append(info.name)
     return names
+
+
+def _public_names(module):
+    """What ``module`` makes public: its ``__all__``; in the explorer's packages, a module
+    without one makes public every class and function it defines without a leading ``_``."""
+    if hasattr(module, "__all__") or not module.__name__.startswith(EXPLORER_PACKAGES):
+        return getattr(module, "__all__", ())
+    return [name for name, obj in vars(module).items() if not name.startswith("_")
+            and (inspect.isclass(obj) or inspect.isfunction(obj))
+            and obj.__module__ == module.__name__]
 
 
 def _public_objects():
@@ -52,12 +89,12 @@ def _public_objects():
     OWNERS.clear()
     for module_name in _public_modules():
         module = importlib.import_module(module_name)
-        for name in getattr(module, "__all__", ()):
+        for name in _public_names(module):
             obj = getattr(module, name)
             if inspect.ismodule(obj) or not (inspect.isclass(obj) or inspect.isfunction(obj)):
                 continue
             owner = getattr(obj, "__module__", "") or ""
-            if not owner.startswith("rbmviz") or owner.startswith(SKIPPED_PACKAGES):
+            if not owner.startswith("rbmviz"):
                 continue
             qualname = f"{owner}.{obj.__qualname__}"
             found.setdefault(qualname, obj)
@@ -123,7 +160,21 @@ def _own_raises(node):
 def test_the_public_api_is_found():
     assert len(OBJECTS) > 300
     assert "rbmviz.model.RBM" in OBJECTS and "rbmviz.model.RBM.free_energy" in OBJECTS
-    assert not any(name.startswith(SKIPPED_PACKAGES) for name in OBJECTS)
+    # the explorer's engines and tabs, with and without __all__
+    for name in ("rbmviz.live.race.Race", "rbmviz.live.race.Race.update_settings",
+                 "rbmviz.live.loop.BackgroundLoop.discard_pending", "rbmviz.live.lessons.Lesson",
+                 "rbmviz.app.bias_tab.BiasSession.reset", "rbmviz.app.feed.DocumentFeed",
+                 "rbmviz.app.layout.build", "rbmviz.app.race_tab.ExplorerSession"):
+        assert name in OBJECTS, name
+    assert not any(name.startswith(tuple(SCRIPTS)) for name in OBJECTS)
+
+
+def test_exemptions_name_modules_of_the_explorer_that_are_checked():
+    """Every exempt module exists, is in the explorer's packages and has objects checked (an
+    exemption is a listed, explained expected failure, not a module left out)."""
+    for module in EXEMPT:
+        assert module.startswith(EXPLORER_PACKAGES) and module in _public_modules(), module
+        assert any(name.startswith(module + ".") for name in OBJECTS), module
 
 
 def _only_param_name(obj, message):
@@ -146,6 +197,7 @@ def test_numpydoc(name):
         checks.discard("PR02")       # the keywords ``**kwargs`` takes are documented by name
     errors = [f"{code}: {message}" for code, message in result["errors"] if code in checks
               and not (code == "PR01" and _only_param_name(obj, message))]
+    _exempt(name, errors)
     assert not errors, f"{name}:\n  " + "\n  ".join(errors)
 
 
@@ -163,6 +215,7 @@ def test_raises_section(name):
     if not raised:
         return
     doc = inspect.getdoc(_function(OBJECTS[name]) if name in OWNERS else OBJECTS[name]) or ""
+    _exempt(name, [] if "\nRaises\n------" in doc else [f"raises {sorted(raised)}"])
     assert "\nRaises\n------" in doc, f"{name} raises {sorted(raised)} but has no Raises section"
 
 
@@ -176,4 +229,5 @@ def test_type_hints(name):
                if p.name not in ("self", "cls") and p.annotation is inspect.Parameter.empty]
     if func.__name__ != "__init__" and signature.return_annotation is inspect.Signature.empty:
         missing.append("return")
+    _exempt(name, missing)
     assert not missing, f"{name}: no annotation on {missing}"

@@ -12,6 +12,8 @@ stops its thread.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import panel as pn
@@ -57,7 +59,14 @@ CAPTION = (f"Log axes: values are clipped to [{CLIP[0]:g}, {CLIP[1]:g}] before p
 
 
 class BiasSession(SessionControls, DocumentFeed):
-    """What one browser session's "CD bias" tab owns: settings, the race, streams, widgets."""
+    """What one browser session's "CD bias" tab owns: settings, the race, streams, widgets.
+
+    Parameters
+    ----------
+    doc : bokeh.document.Document, optional
+        The session's document (default: Panel's current one; None outside a server, e.g.
+        in a test or a notebook, where batches apply at once).
+    """
 
     finished_message = ("This run stopped (diverged or reached its point limit): press "
                         "Reset (bias).")
@@ -67,7 +76,7 @@ class BiasSession(SessionControls, DocumentFeed):
     hold_document = False          # plain Bokeh sources only (rbmviz.app.live_plots)
     applies_from = "the next point"
 
-    def __init__(self, doc=None):
+    def __init__(self, doc: Any = None) -> None:
         self.settings = BiasSettings()
         self.doc = doc if doc is not None else pn.state.curdoc
         self.race: BiasRace | None = None
@@ -114,7 +123,11 @@ class BiasSession(SessionControls, DocumentFeed):
         s.param.watch(self._on_knob, [n for n in s.param if n != "name"])
 
     # ------------------------------------------------------------------ controls
-    def reset(self):
+    def reset(self) -> None:
+        """The Reset (bias) button: stop the running engine and start a new
+        :class:`~rbmviz.live.bias.BiasRace` from the current settings (refused, with a
+        notification, beyond the classroom caps), with fresh plots showing its point at
+        iteration 0."""
         if self.race is not None:
             self.race.stop(timeout=2)
         self._clear_feed()
@@ -200,7 +213,14 @@ class BiasSession(SessionControls, DocumentFeed):
 
     # ------------------------------------------------------------------ layout
     def sidebar(self) -> list:
-        """The controls of this tab (shown in the sidebar while the tab is active)."""
+        """The controls of this tab (shown in the sidebar while the tab is active).
+
+        Returns
+        -------
+        list
+            Panel objects: the data and live training knobs, then a box of the advanced
+            ones that classroom mode hides.
+        """
         w = self.widgets
         # the lesson knobs first; the rest in a box that classroom mode hides
         self.advanced = pn.Column(
@@ -215,11 +235,23 @@ class BiasSession(SessionControls, DocumentFeed):
         ]
 
     def figures(self) -> list:
-        """The bias and factor plots."""
+        """The bias and factor plots.
+
+        Returns
+        -------
+        list of bokeh.plotting.figure
+            The figures of the current engine (empty before the first Reset).
+        """
         return [c.figure for c in self.plots.values()]
 
-    def panel(self):
-        """The tab's main area: text, buttons, plots and the help page."""
+    def panel(self) -> pn.Column:
+        """The tab's main area: text, buttons, plots and the help page.
+
+        Returns
+        -------
+        panel.Column
+            The tab, named "CD bias".
+        """
         buttons = pn.Row(self.start_button, self.pause_button, self.step_button, self.reset_button)
         text = pn.Column(
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
@@ -236,9 +268,21 @@ class BiasSession(SessionControls, DocumentFeed):
             help_card("cd_bias"), name="CD bias", sizing_mode="stretch_width")
 
 
-def make_bias_tab(session=None) -> BiasSession:
-    """The "CD bias" tab's session for this browser session (``session``: the explorer's
-    :class:`~rbmviz.app.race_tab.ExplorerSession`, whose document it shares — the tab has
-    its own race).  Its :meth:`~BiasSession.panel` is the tab, its
-    :meth:`~BiasSession.sidebar` the controls."""
+def make_bias_tab(session: Any = None) -> BiasSession:
+    """The "CD bias" tab's session for this browser session.
+
+    Its :meth:`~BiasSession.panel` is the tab, its :meth:`~BiasSession.sidebar` the
+    controls; :func:`rbmviz.app.layout.build` calls it when the tab is first opened.
+
+    Parameters
+    ----------
+    session : rbmviz.app.race_tab.ExplorerSession, optional
+        The explorer's race-tab session, whose document the tab shares (the tab has its own
+        engine); None for Panel's current document.
+
+    Returns
+    -------
+    BiasSession
+        The new session, with its first engine made (not started).
+    """
     return BiasSession(doc=getattr(session, "doc", None) if session is not None else None)

@@ -60,7 +60,17 @@ class LoopShare:
         self._drains: collections.deque = collections.deque()   # (end time, seconds, session)
 
     def record(self, session: int, seconds: float, now: float | None = None) -> None:
-        """One update of ``session`` took ``seconds`` of the loop, ending at ``now``."""
+        """Note that one update of ``session`` took ``seconds`` of the loop.
+
+        Parameters
+        ----------
+        session : int
+            Identifies the session (any hashable id; the feed uses ``id(self)``).
+        seconds : float
+            How long the update held the event loop.
+        now : float, optional
+            ``time.perf_counter()`` when it ended (default: now).
+        """
         now = time.perf_counter() if now is None else now
         with self._lock:
             self._drains.append((now, seconds, session))
@@ -71,8 +81,19 @@ class LoopShare:
             self._drains.popleft()
 
     def spacing(self, now: float | None = None) -> float:
-        """Seconds between two updates of one session: (sessions updating in the window) ×
-        (mean update seconds) / ``share``; 0 without history."""
+        """Seconds between two updates of one session, so the updates keep within ``share``.
+
+        Parameters
+        ----------
+        now : float, optional
+            ``time.perf_counter()`` to measure the window back from (default: now).
+
+        Returns
+        -------
+        float
+            (sessions updating in the window) × (mean update seconds) / ``share``; 0
+            without history.
+        """
         now = time.perf_counter() if now is None else now
         with self._lock:
             self._prune(now)
@@ -88,8 +109,12 @@ LOOP = LoopShare()
 
 
 class DocumentFeed:
-    """Mix-in: ``self.doc`` and ``self.race`` (with ``stop``) are set by the subclass, which
-    implements ``_apply_batch(records, state)`` and calls :meth:`_init_feed` first."""
+    """Mix-in of every tab's session object: hands the engine's records from its training
+    thread to the tab's Bokeh document (see the module docstring).
+
+    ``self.doc`` and ``self.race`` (with ``stop``) are set by the subclass, which implements
+    ``_apply_batch(records, state)`` and calls :meth:`_init_feed` first.
+    """
 
     #: apply each batch under ``doc.models.freeze()`` and ``pn.io.hold`` (for tabs whose
     #: HoloViews streams create models on every update); tabs that only feed plain Bokeh
@@ -186,10 +211,13 @@ class DocumentFeed:
 
 
 class SessionControls:
-    """Mix-in: Start / Pause / Step and the knob watcher of a tab whose engine is a
-    :class:`rbmviz.live.loop.BackgroundLoop` (``self.race``).  The subclass implements
-    ``reset()`` and ``_refresh_state()`` and sets the class attributes below; it has
-    ``settings_text`` and :meth:`DocumentFeed._notify`."""
+    """Mix-in of every tab's session object: its Start / Pause / Step buttons, the knob
+    watcher, the classroom style and a lesson's scheduled changes.
+
+    The tab's engine is a :class:`rbmviz.live.loop.BackgroundLoop` (``self.race``).  The
+    subclass implements ``reset()`` and ``_refresh_state()`` and sets the class attributes
+    below; it has ``settings_text`` and :meth:`DocumentFeed._notify`.
+    """
 
     #: shown when Start is pressed on a finished run
     finished_message = "This run stopped: press Reset."
@@ -203,7 +231,9 @@ class SessionControls:
     reset_label = "Reset"
     applies_from = "the next update"
 
-    def start(self):
+    def start(self) -> None:
+        """The Start button: train on the engine's thread (a new engine if there is none; a
+        warning instead when the engine is finished)."""
         if self.race is None:
             self.reset()
         if self.race is not None:
@@ -213,12 +243,15 @@ class SessionControls:
             self.race.start()
             self._refresh_state()
 
-    def pause(self):
+    def pause(self) -> None:
+        """The Pause button: the engine stops after its current point."""
         if self.race is not None:
             self.race.pause()
             self._refresh_state()
 
-    def step(self):
+    def step(self) -> None:
+        """The Step button: pause, then advance the engine by one point (on a worker thread
+        when ``step_in_thread``, since delivering may wait for the browser)."""
         if self.race is None:
             return
         if self.race.running:
@@ -249,13 +282,25 @@ class SessionControls:
             **{k: v for k, v in changes.items() if k in settings.param}))
 
     def figures(self) -> list:
-        """The tab's live Bokeh figures (restyled by :meth:`set_classroom`)."""
+        """The tab's live Bokeh figures (restyled by :meth:`set_classroom`).
+
+        Returns
+        -------
+        list of bokeh.plotting.figure
+            None here; tabs with figures override it.
+        """
         return []
 
     def set_classroom(self, on: bool) -> None:
         """Classroom mode: projector fonts and thick curves on every figure of the tab, and
         only the lesson knobs in its sidebar (``self.advanced``, a box of the other controls,
-        is hidden)."""
+        is hidden).
+
+        Parameters
+        ----------
+        on : bool
+            Switch classroom mode on (True) or back to the normal style (False).
+        """
         from .live_plots import projector_style
         self.classroom = bool(on)
         for fig in self.figures():

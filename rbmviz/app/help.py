@@ -20,6 +20,11 @@ def help_text(page: str) -> str:
     page : str
         One of :data:`PAGES`.
 
+    Returns
+    -------
+    str
+        The page's Markdown (``rbmviz/app/help/<page>.md``).
+
     Raises
     ------
     ValueError
@@ -31,6 +36,22 @@ def help_text(page: str) -> str:
 
 
 def help_card(page: str) -> pn.Card:
-    """A collapsed card showing a help page."""
+    """A collapsed card showing a help page, at the bottom of the tab it explains.
+
+    Parameters
+    ----------
+    page : str
+        One of :data:`PAGES`.
+
+    Returns
+    -------
+    panel.Card
+        The card (collapsed), titled by :data:`PAGES`.
+
+    Raises
+    ------
+    ValueError
+        For an unknown page (from :func:`help_text`).
+    """
     return pn.Card(pn.pane.Markdown(help_text(page), sizing_mode="stretch_width"),
                    title=PAGES[page], collapsed=True, sizing_mode="stretch_width")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import urllib.parse
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import holoviews as hv
 import panel as pn
@@ -142,7 +144,9 @@ class _TabSessions(dict):
         return out
 
 
-def build(*, threads: int = 1, sync_url: bool = True, extra_tabs=None, template: bool = True):
+def build(*, threads: int = 1, sync_url: bool = True,
+          extra_tabs: Sequence[tuple[str, Callable[[Any], Any]]] | None = None,
+          template: bool = True) -> pn.viewable.Viewable:
     """The explorer's layout for this session.
 
     Parameters
@@ -160,10 +164,12 @@ def build(*, threads: int = 1, sync_url: bool = True, extra_tabs=None, template:
 
     Returns
     -------
-    The layout, with ``layout.session`` (the race's :class:`~rbmviz.app.race_tab.ExplorerSession`),
-    ``layout.tab_sessions`` (title → tab session; the tabs after the first are made when
-    first shown or first looked up here), ``layout.tabs`` and ``layout.sidebars`` (title →
-    the sidebar column of that tab; only the active tab's is visible).
+    panel.template.FastListTemplate or panel.Row
+        The layout, with ``layout.session`` (the race's
+        :class:`~rbmviz.app.race_tab.ExplorerSession`), ``layout.tab_sessions`` (title → tab
+        session; the tabs after the first are made when first shown or first looked up
+        here), ``layout.tabs`` and ``layout.sidebars`` (title → the sidebar column of that
+        tab; only the active tab's is visible).
     """
     link = read_link() if sync_url else Link()
     here = link.tab == "race"
@@ -345,9 +351,24 @@ def lessons_menu():
                    collapsed=True, sizing_mode="stretch_width", name="lessons-menu")
 
 
-def serve_app(threads: int = 1):
+def serve_app(threads: int = 1) -> pn.viewable.Viewable:
     """Load the Panel/HoloViews extensions and mark this session's explorer servable (called
-    by the script that ``panel serve`` runs)."""
+    by the script that ``panel serve`` runs, once per page).
+
+    It also starts the kernel warm-up (once per process) and, under classroom caps, refuses
+    a page beyond the class size with a "class is full" page.
+
+    Parameters
+    ----------
+    threads : int
+        Not read: each engine's Numba threads are the classroom caps' per-session threads
+        (:mod:`rbmviz.app.limits`, 1 without caps).
+
+    Returns
+    -------
+    panel.viewable.Viewable
+        The servable page: the explorer, or the "class is full" page.
+    """
     pn.extension("katex", notifications=True, sizing_mode="stretch_width")
     hv.extension("bokeh")
     # Without a handler Panel re-raises an exception of any pending change callback inside the

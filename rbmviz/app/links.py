@@ -131,11 +131,13 @@ def check_query(query: Mapping[str, Any], objects: Sequence[param.Parameterized]
             continue
         p = owner.param[key]
         v = _coerce(p, value)
+        ok = not (isinstance(v, float) and not math.isfinite(v))
         try:
-            if isinstance(v, float) and not math.isfinite(v):
-                raise ValueError("not a finite number")
-            p._validate(v)              # the declaration's own check (type, bounds, choices)
+            if ok:
+                p._validate(v)          # the declaration's own check (type, bounds, choices)
         except Exception:
+            ok = False
+        if not ok:
             shown = (raw or {}).get(key)
             if shown is None:
                 shown = value if isinstance(value, str) else json.dumps(value)
@@ -148,16 +150,18 @@ def check_query(query: Mapping[str, Any], objects: Sequence[param.Parameterized]
 
 
 def encode_query(query: Mapping[str, Any]) -> str:
-    """``?a=1&b=["x","y"]`` for a query of parsed values (lists as JSON, as Panel's
-    location sync writes them), or ``""`` when empty.
+    """The URL query of a tab's settings, for the links a lesson or a shared page opens.
 
     Parameters
     ----------
     query : mapping
+        ``{key: value}`` of parsed values (lists, booleans, None, numbers, strings).
 
     Returns
     -------
     str
+        ``?a=1&b=["x","y"]`` (lists as JSON, as Panel's location sync writes them), or
+        ``""`` when ``query`` is empty.
     """
     if not query:
         return ""

@@ -49,6 +49,9 @@ VIRIDIS = tuple(Viridis256)
 class LiveCurves:
     """Learning curves of several runs in one figure, fed point by point.
 
+    The race tab's and the CD-bias tab's curves.  The legend sits to the right of the plot
+    area (it never covers the newest points); clicking an entry hides that curve.
+
     Parameters
     ----------
     names : sequence of str
@@ -85,9 +88,6 @@ class LiveCurves:
         Columns shown by the hover tool (default: all).
     reference_label : str, optional
         The legend entry of ``reference`` (default "best possible <value>").
-
-    The legend sits to the right of the plot area (it never covers the newest points);
-    clicking an entry hides that curve.
 
     Raises
     ------
@@ -202,6 +202,13 @@ class LiveCurves:
     def set_label(self, name: str, label: str) -> None:
         """Rename curve ``name`` in the legend (e.g. "CD-12" after k moved to 4).
 
+        Parameters
+        ----------
+        name : str
+            One of the curves' names.
+        label : str
+            The new legend entry.
+
         Raises
         ------
         KeyError
@@ -214,6 +221,13 @@ class LiveCurves:
 
     def set_x(self, x: str) -> None:
         """Draw every curve against another of its columns (e.g. ``"updates"``).
+
+        The race tab's "x axis" choice; the knob-change markers move along.
+
+        Parameters
+        ----------
+        x : str
+            One of the curves' columns.
 
         Raises
         ------
@@ -233,7 +247,23 @@ class LiveCurves:
                 span.location = text.x = float(pos)
 
     def frame(self, name: str) -> pd.DataFrame:
-        """The points of one curve as a DataFrame (what the browser has been sent)."""
+        """The points of one curve (what the browser has been sent).
+
+        Parameters
+        ----------
+        name : str
+            One of the curves' names.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per point, one float column per curve column.
+
+        Raises
+        ------
+        KeyError
+            When ``name`` is not one of the curves.
+        """
         data = self.sources[name].data
         return pd.DataFrame({c: np.asarray(data[c], dtype=np.float64) for c in self.columns})
 
@@ -299,6 +329,11 @@ class LiveImage:
     def update(self, grid: np.ndarray) -> None:
         """Show a new image (row 0 at the top, as in a tile of digits).
 
+        Parameters
+        ----------
+        grid : numpy.ndarray
+            The 2-D image (NaN pixels are drawn transparent, e.g. tile gaps).
+
         Raises
         ------
         ValueError
@@ -321,12 +356,32 @@ class LiveImage:
 
     def update_tiles(self, rows: np.ndarray, shape: tuple[int, int] | None = None,
                      fill: float = np.nan) -> None:
-        """Tile ``rows`` (one image per row, :func:`rbmviz.viz.tile_images`) and show them."""
+        """Tile ``rows`` (one image per row, :func:`rbmviz.viz.tile_images`) and show them.
+
+        The race tab's receptive fields (columns of ``W``) and chain samples.
+
+        Parameters
+        ----------
+        rows : numpy.ndarray
+            One flattened image per row.
+        shape : tuple of int, optional
+            ``(height, width)`` of one image (default :func:`rbmviz.viz.image_shape`: square
+            when the row length is a square number, else one row).
+        fill : float
+            Value of the gaps between tiles (NaN: transparent).
+
+        Raises
+        ------
+        ValueError
+            When the rows do not hold ``shape`` pixels each (numpy's reshape).
+        """
         self.update(tile_images(rows, shape, fill=fill))
 
 
 class LiveBars:
     """Grouped bars, e.g. p(v) of the model next to the data's, with fixed categories.
+
+    The race tab's distribution over all patterns of a small model.
 
     Parameters
     ----------
@@ -338,6 +393,10 @@ class LiveBars:
         One colour per series.
     title, y_label : str
         Figure title and y-axis label.
+    height : int
+        Minimum height in pixels.
+    labels : mapping of str to str, optional
+        Legend names by series (default: the series).
     """
 
     def __init__(self, categories: Sequence[str], series: Sequence[str], *,
@@ -369,12 +428,23 @@ class LiveBars:
         return [labels.get(s, s) for _ in self.categories for s in self.series]
 
     def set_labels(self, labels: Mapping[str, str]) -> None:
-        """New legend names for the series (e.g. a rule's k changed), by series."""
+        """New legend names for the series (e.g. a rule's k changed).
+
+        Parameters
+        ----------
+        labels : mapping of str to str
+            ``{series: name}``; a series left out is named by itself.
+        """
         self.source.patch({"label": [(slice(0, len(self.source.data["label"])),
                                       self._labels(labels))]})
 
     def update(self, heights: Mapping[str, Sequence[float]]) -> None:
-        """New bar heights, one sequence (aligned with ``categories``) per series.
+        """New bar heights.
+
+        Parameters
+        ----------
+        heights : mapping of str to sequence of float
+            One sequence per series, aligned with ``categories``.
 
         Raises
         ------
@@ -453,7 +523,14 @@ class LiveScatter:
 
     def update(self, points: Mapping[str, Sequence[float]] | pd.DataFrame,
                background: Mapping[str, Sequence[float]] | None = None) -> None:
-        """Replace the points (every column, equal lengths) and, if given, the background.
+        """Replace the points and, if given, the background.
+
+        Parameters
+        ----------
+        points : mapping or pandas.DataFrame
+            Every column of the scatter, of equal lengths.
+        background : mapping, optional
+            Columns ``x`` and ``y`` of the grey background layer (with ``background_name``).
 
         Raises
         ------
@@ -519,7 +596,14 @@ class LiveHistogram:
         self.figure.y_range.start = 0
 
     def update(self, edges: Sequence[float], heights: Sequence[float]) -> None:
-        """Replace the bins (``len(edges) == len(heights) + 1``, or both empty).
+        """Replace the bins.
+
+        Parameters
+        ----------
+        edges : sequence of float
+            Bin edges, ``len(heights) + 1`` of them (or none, with no heights).
+        heights : sequence of float
+            The bin counts.
 
         Raises
         ------
@@ -540,7 +624,7 @@ _FONTS = {"title": ("13px", "20px"), "axis_label": ("13px", "18px"),
 _LINE = (2, 4)
 
 
-def projector_style(fig, on: bool) -> None:
+def projector_style(fig: figure, on: bool) -> None:
     """Projector fonts and thick curves for a Bokeh figure (classroom mode), or back to normal.
 
     Titles, axis labels, tick labels and legends grow to sizes readable from the back of a
@@ -550,6 +634,7 @@ def projector_style(fig, on: bool) -> None:
     Parameters
     ----------
     fig : bokeh.plotting.figure
+        A live figure of a tab (restyled in place).
     on : bool
         Projector style (True) or the normal one.
     """

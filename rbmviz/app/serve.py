@@ -32,12 +32,24 @@ _ALL_INTERFACES = ("0.0.0.0", "::", "")
 
 
 def script_path() -> str:
-    """Path of the served script inside the installed package."""
+    """Path of the served script inside the installed package.
+
+    Returns
+    -------
+    str
+        The file :mod:`rbmviz.app.explorer` (``panel serve`` runs it once per page).
+    """
     return str(resources.files("rbmviz.app").joinpath("explorer.py"))
 
 
 def warm_start_path() -> str:
-    """Path of the script that starts the kernel warm-up when the server starts."""
+    """Path of the script that starts the kernel warm-up when the server starts.
+
+    Returns
+    -------
+    str
+        The file :mod:`rbmviz.app.warm_start` (``panel serve --setup`` runs it once).
+    """
     return str(resources.files("rbmviz.app").joinpath("warm_start.py"))
 
 
@@ -71,6 +83,18 @@ def panel_argv(argv: list[str]) -> list[str]:
     ``rbmviz explore`` arguments ``argv`` (the classroom caps are read by
     :func:`environ_for`, not passed to ``panel serve``).
 
+    Parameters
+    ----------
+    argv : list of str
+        ``rbmviz explore`` arguments: ``[--port N] [--address A] [--show]``, the classroom
+        caps, and ``panel serve`` options passed on unchanged.
+
+    Returns
+    -------
+    list of str
+        ``["serve", <script>, "--port", ..., "--setup", <warm-up script>, ...]``, with the
+        websocket origins of a local address allowed unless given.
+
     Raises
     ------
     ValueError
@@ -102,6 +126,11 @@ def main(argv: list[str] | None = None) -> int:
     ----------
     argv : list of str, optional
         ``[--port N] [--address A] [--show] [panel serve options]``; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status: 0 after Ctrl-C, 2 for bad arguments, else ``panel serve``'s.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     try:

@@ -20,8 +20,20 @@ import param
 __all__ = ["widget_for", "slider_range", "autohide"]
 
 
-def slider_range(p: param.Parameter):
-    """``(start, end)`` of a slider for ``p`` (soft bounds, else hard bounds), or None."""
+def slider_range(p: param.Parameter) -> tuple[float, float] | None:
+    """The range of a knob's slider in the sidebar: soft bounds, else hard bounds.
+
+    Parameters
+    ----------
+    p : param.Parameter
+        A knob declaration.
+
+    Returns
+    -------
+    tuple of float or None
+        ``(start, end)``, or None when a bound is missing or the range is empty (the knob
+        then gets a number input).
+    """
     soft = getattr(p, "softbounds", None) or (None, None)
     hard = getattr(p, "bounds", None) or (None, None)
     lo = soft[0] if soft[0] is not None else hard[0]
@@ -36,7 +48,8 @@ def _step(lo, hi):
     return 10.0 ** math.floor(math.log10((hi - lo) / 200.0))
 
 
-def widget_for(obj: param.Parameterized, name: str, *, kind: str | None = None, **overrides):
+def widget_for(obj: param.Parameterized, name: str, *, kind: str | None = None,
+               **overrides: object) -> pn.viewable.Viewable:
     """The widget of knob ``name`` of ``obj``, bound to it both ways.
 
     Parameters
@@ -50,6 +63,12 @@ def widget_for(obj: param.Parameterized, name: str, *, kind: str | None = None, 
         emptied in this tab).
     **overrides
         Passed to the widget (e.g. ``label=`` for a tab-specific title).
+
+    Returns
+    -------
+    panel.widgets.Widget
+        The widget, linked to ``obj.<name>`` (the widget kind follows the rules of this
+        module's docstring).
     """
     p = obj.param[name]
     label = overrides.pop("label", None) or p.label or name
@@ -86,17 +105,21 @@ def widget_for(obj: param.Parameterized, name: str, *, kind: str | None = None, 
     return pn.panel(p)
 
 
-def autohide(pane):
-    """``pane`` (a Markdown pane) visible only while it has text: an empty Markdown pane
-    still takes ~40 px, and a few of them left a blank band above the plots.
+def autohide(pane: pn.pane.Markdown) -> pn.pane.Markdown:
+    """``pane`` visible only while it has text.
+
+    The tabs' status and alert lines use it: an empty Markdown pane still takes ~40 px, and
+    a few of them left a blank band above the plots.
 
     Parameters
     ----------
     pane : panel.pane.Markdown
+        A text pane of a tab.
 
     Returns
     -------
-    The same pane.
+    panel.pane.Markdown
+        The same pane, now hidden whenever its text is empty.
     """
     pane.visible = bool(pane.object)
     pane.param.watch(lambda e: setattr(pane, "visible", bool(e.new)), "object")

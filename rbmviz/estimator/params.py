@@ -25,6 +25,8 @@ from .._numerics import softplus as _softplus
 from ..algorithms import knobs as _knobs
 
 if TYPE_CHECKING:
+    import param
+
     from ..model import RBM
 
 __all__ = ["KNOBS", "RULE_DEPENDENT", "ALGORITHM_NAME", "interval", "options", "constraint",
@@ -164,7 +166,7 @@ ALGORITHM_NAME = _values_type("str naming a registered algorithm (rbmviz.algorit
                               lambda value: isinstance(value, str) and value in _algorithms.names())
 
 
-def constraint(p) -> list:
+def constraint(p: param.Parameter) -> list:
     """The scikit-learn constraints of a knob declaration (bounds, choices, None allowed).
 
     Parameters

@@ -44,7 +44,7 @@ import json
 import math
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import param
@@ -659,7 +659,8 @@ def engine(lesson: Lesson | str, sink: Callable | None = None, *,
     return eng
 
 
-def schedule(eng: Any, changes, on_change=None) -> None:
+def schedule(eng: Any, changes: Sequence[tuple[float, dict]],
+             on_change: Callable[[float, dict], None] | None = None) -> None:
     """Make ``eng`` apply ``changes`` after the point that reaches each ``at``.
 
     The explorer's tabs call it on every engine they make for a lesson (each Reset), so the

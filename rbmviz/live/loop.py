@@ -47,6 +47,8 @@ class BackgroundLoop:
     # ------------------------------------------------------------------ hooks
     @property
     def finished(self) -> bool:  # pragma: no cover - abstract
+        """Whether the loop should idle: its target is reached or everything failed (the tab
+        then says "press Reset" at Start)."""
         raise NotImplementedError
 
     def _advance(self) -> list[dict]:  # pragma: no cover - abstract
@@ -71,11 +73,18 @@ class BackgroundLoop:
 
     @property
     def running(self) -> bool:
+        """Whether the loop trains now (started, not paused, not stopped)."""
         return self._running.is_set() and not self._stopped.is_set()
 
     # ------------------------------------------------------------------ controls
     def start(self) -> None:
-        """Start (or resume) on the background thread."""
+        """Start (or resume) on the background thread (a tab's Start button).
+
+        Raises
+        ------
+        RuntimeError
+            If the loop was stopped: a stopped engine cannot restart (build a new one).
+        """
         if self._stopped.is_set():
             raise RuntimeError(f"this {type(self).__name__} was stopped; build a new one")
         self._running.set()
@@ -88,7 +97,13 @@ class BackgroundLoop:
         self._running.clear()
 
     def stop(self, timeout: float = 5.0) -> None:
-        """End the loop and its thread (e.g. when the browser tab closes)."""
+        """End the loop and its thread (e.g. when the browser tab closes, or at Reset).
+
+        Parameters
+        ----------
+        timeout : float
+            Seconds to wait for the thread to finish its point (0: do not wait).
+        """
         self._stopped.set()
         self._running.set()            # wake the thread so it can exit
         th = self._thread
@@ -112,7 +127,13 @@ class BackgroundLoop:
         return dropped
 
     def step(self) -> list[dict]:
-        """Advance by one point and deliver at once (the "Step" button; use while paused)."""
+        """Advance by one point and deliver at once (the "Step" button; use while paused).
+
+        Returns
+        -------
+        list of dict
+            The new records of that point.
+        """
         recs = self._advance()
         self._emit(force=True)
         return recs

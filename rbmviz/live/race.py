@@ -13,6 +13,7 @@ weight decay) apply at the next update via :meth:`Race.update_settings`; everyth
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,7 @@ from .. import algorithms as _algorithms
 from .. import evaluate as _evaluate
 from ..runs import Run, RunDiverged
 from ..evaluate.metrics import METRICS
+from ..bounds import parameters_doc
 from ..presets import for_dataset
 from ..settings import (DataSettings, ModelSettings, TrainSettings, algorithm_knobs, build_model,
                         dataset_knobs, from_dict, live_knobs, load_data, to_dict)
@@ -38,9 +40,22 @@ POINT_SECONDS = 0.15
 LIVE_EVAL_BUDGET = 0.25
 
 
-def live_knob_names(algorithms) -> tuple[str, ...]:
-    """The knobs at least one of ``algorithms`` accepts while running (each rule's
-    ``LIVE_KNOBS``), in a stable order."""
+def live_knob_names(algorithms: Iterable[str]) -> tuple[str, ...]:
+    """The knobs at least one of ``algorithms`` accepts while running.
+
+    The race tab keeps these widgets live (a change reaches the running rules at their next
+    update) and marks every other knob "press Reset".
+
+    Parameters
+    ----------
+    algorithms : iterable of str
+        Names of training rules (:func:`rbmviz.algorithms.names`).
+
+    Returns
+    -------
+    tuple of str
+        The union of the rules' ``LIVE_KNOBS``, in the order first met.
+    """
     out: dict[str, None] = {}
     for name in algorithms:
         out.update(dict.fromkeys(live_knobs(name)))
@@ -51,9 +66,11 @@ def live_knob_names(algorithms) -> tuple[str, ...]:
 DC_RULES = ("sdcp", "csdcp")
 
 
-def rule_title(algorithm) -> str:
-    """The name a student reads for a running rule, with its Gibbs budget: ``"CD-12"``,
-    ``"PCD-1"``, ``"centered gradient (k = 12)"``, ``"S-DCP (k = d·K′ = 3·4)"``, ``"TAP"``.
+def rule_title(algorithm: _algorithms.Algorithm) -> str:
+    """The name a student reads for a running rule, with its Gibbs budget.
+
+    The race tab's legends and plot titles use it: ``"CD-12"``, ``"PCD-1"``,
+    ``"centered gradient (k = 12)"``, ``"S-DCP (k = d·K′ = 3·4)"``, ``"TAP"``.
 
     Parameters
     ----------
@@ -63,6 +80,7 @@ def rule_title(algorithm) -> str:
     Returns
     -------
     str
+        The rule's label with its current ``k`` (and ``d``, ``K′`` for the S-DCP rules).
     """
     label = algorithm.label or algorithm.name
     k = getattr(algorithm, "k", None)
@@ -81,7 +99,12 @@ LIVE_KNOBS = live_knob_names(_algorithms.names())
 
 
 class RaceSettings(param.Parameterized):
-    """What the race shows and how fast it goes (knobs of the explorer, not of a run)."""
+    """What the race tab shows and how fast it goes: knobs of the explorer, not of a run.
+
+    The race tab's sidebar holds them next to the run settings
+    (:class:`rbmviz.settings.DataSettings`, ``ModelSettings``, ``TrainSettings``); a
+    :class:`Race` is built with their values.
+    """
 
     algorithms = param.ListSelector(
         default=["cd", "pcd"], objects=_algorithms.names(),
@@ -101,8 +124,15 @@ class RaceSettings(param.Parameterized):
                               doc="Hide advanced controls.")
 
 
+RaceSettings.__doc__ = RaceSettings.__doc__.rstrip() + "\n\n" + parameters_doc(RaceSettings) + "\n"
+
+
 class Race(BackgroundLoop):
     """Train one run per algorithm side by side on a background thread.
+
+    The engine of the explorer's race tab (:mod:`rbmviz.app.race_tab`): every rule starts
+    from the same initial parameters on the same data, and the tab draws the records and
+    snapshots the race hands to its ``sink``.
 
     Parameters
     ----------
@@ -111,6 +141,7 @@ class Race(BackgroundLoop):
         through :meth:`update_settings`).  ``train.algorithm`` is ignored: ``algorithms``
         says which rules race; each takes the knobs it accepts.
     algorithms : sequence of str
+        The racing rules (names of :func:`rbmviz.algorithms.names`; duplicates dropped).
     sink : callable(records, snapshot), optional
         Called from the training thread with the new records (list of dicts, each with an
         ``algorithm`` key) and a :meth:`snapshot` dict.  Must be quick and thread-safe (the
@@ -119,16 +150,30 @@ class Race(BackgroundLoop):
         Called when a run diverges (that run stops; the others go on) or the thread fails.
     threads : int
         Numba threads for this race's thread (cap it so several sessions share 2 cores).
+    points_per_second : int
+        Evaluation points per algorithm per second at most (the pace).
+    max_speed : bool
+        Ignore the pace: train as fast as the machine can.
     max_updates_per_second : float
         Upper bound on sink calls per second.
+    focus : str, optional
+        The rule whose weights and chains :meth:`snapshot` shows (default: the last one).
+
+    Raises
+    ------
+    ValueError
+        If ``algorithms`` is empty or names an unknown rule, or the settings cannot make a
+        model and data (the message names the setting).
     """
 
     thread_name = "rbmviz-race"
 
     def __init__(self, data: DataSettings, model: ModelSettings, train: TrainSettings,
-                 algorithms=("cd", "pcd"), *, sink=None, on_error=None, threads=1,
-                 points_per_second=40, max_speed=False, max_updates_per_second=10.0,
-                 focus=None):
+                 algorithms: Sequence[str] = ("cd", "pcd"), *,
+                 sink: Callable[[list[dict], dict], None] | None = None,
+                 on_error: Callable[[str | None, str], None] | None = None, threads: int = 1,
+                 points_per_second: int = 40, max_speed: bool = False,
+                 max_updates_per_second: float = 10.0, focus: str | None = None) -> None:
         if not algorithms:
             raise ValueError("algorithms is empty: choose at least one training rule to race")
         for name in algorithms:
@@ -195,6 +240,7 @@ class Race(BackgroundLoop):
 
     @property
     def active(self) -> list[str]:
+        """The racing rules that have not diverged, in race order."""
         return [n for n in self.algorithms if n not in self.failed]
 
     @property
@@ -204,11 +250,28 @@ class Race(BackgroundLoop):
         return not self.active or (target is not None and target > 0 and self.epoch >= target)
 
     # ------------------------------------------------------------------ controls
-    def update_settings(self, **changes) -> dict:
-        """Apply live knobs (each rule's ``LIVE_KNOBS``: learning rate, k, momentum, weight
-        decay, S-DCP's ``k_inner`` ...) to every running algorithm that takes them; they take
-        effect at the next update.  Returns the changes applied per algorithm.  Knobs that no
-        racing rule changes while running raise ``ValueError`` (they need a new race)."""
+    def update_settings(self, **changes: object) -> dict:
+        """Apply live knobs to every running algorithm that takes them.
+
+        The race tab calls it when a student moves a live widget (each rule's
+        ``LIVE_KNOBS``: learning rate, k, momentum, weight decay, S-DCP's ``k_inner`` ...);
+        the changes take effect at the next update.
+
+        Parameters
+        ----------
+        **changes
+            New knob values by name.
+
+        Returns
+        -------
+        dict
+            ``{algorithm: {knob: value}}``: the changes applied per algorithm.
+
+        Raises
+        ------
+        ValueError
+            If a knob is one no racing rule changes while running (it needs a new race).
+        """
         allowed = live_knob_names(self.algorithms)
         bad = sorted(set(changes) - set(allowed))
         if bad:
@@ -264,11 +327,22 @@ class Race(BackgroundLoop):
 
     # ------------------------------------------------------------------ views
     def snapshot(self, n_samples: int = 36) -> dict:
-        """Copies of what the views show: ``W`` of the focus algorithm, samples of its
-        Gibbs chains (persistent chains, or ``k`` steps from training rows for CD),
-        ``p_data`` and every running rule's ``p_models[name]`` over all patterns
-        (n_visible ≤ 16; ``p_model`` is the focus rule's), and per-algorithm
-        ``epoch``/``failed``."""
+        """Copies of what the race tab's views show.
+
+        Parameters
+        ----------
+        n_samples : int
+            Chain samples to include at most.
+
+        Returns
+        -------
+        dict
+            ``focus`` (the rule shown), ``W`` of the focus rule, ``samples`` of its Gibbs
+            chains (persistent chains, or ``k`` steps from training rows for CD), ``epoch``
+            and ``failed`` per rule; for models with at most 16 visible units also
+            ``p_data`` and every running rule's ``p_models[name]`` over all patterns
+            (``p_model`` is the focus rule's).
+        """
         name = self.focus if self.focus in self.runs else self.algorithms[0]
         run = self.runs[name]
         rbm = run.rbm
@@ -293,10 +367,18 @@ class Race(BackgroundLoop):
 
     @property
     def n_records(self) -> int:
+        """Records kept so far, over all rules."""
         return sum(len(c) for c in self._chunks) + len(self._recent)
 
-    def frame(self):
-        """All records so far as a pandas DataFrame."""
+    def frame(self) -> pd.DataFrame:
+        """All records so far, for the race tab's download and summary table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per record (an ``algorithm`` column names the rule); empty before the
+            first record.
+        """
         with self._lock:
             parts = self._chunks + ([pd.DataFrame.from_records(self._recent)] if self._recent else [])
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()

@@ -126,7 +126,23 @@ STAGES = (
 
 @dataclass
 class WarmupStatus:
-    """Where the warm-up stands.
+    """Where the warm-up stands: what the explorer's tabs read to say "preparing ..." while
+    a kernel they need compiles (:func:`status` returns a copy).
+
+    Parameters
+    ----------
+    started : bool
+        Whether :func:`start` has been called in this process.
+    done : tuple of str
+        Keys of the finished stages (:data:`STAGES`).
+    current : str or None
+        Key of the stage compiling now.
+    seconds : dict
+        Measured seconds of each finished stage.
+    failed : dict
+        ``{key: message}`` of stages that raised (the tab then compiles on first use).
+    stage_started : float
+        ``time.perf_counter()`` when the current stage started.
 
     Attributes
     ----------
@@ -140,6 +156,8 @@ class WarmupStatus:
         Measured seconds of each finished stage.
     failed : dict
         ``{key: message}`` of stages that raised (the tab then compiles on first use).
+    stage_started : float
+        ``time.perf_counter()`` when the current stage started.
     """
 
     started: bool = False
@@ -150,7 +168,18 @@ class WarmupStatus:
     stage_started: float = 0.0
 
     def ready(self, key: str) -> bool:
-        """Whether stage ``key`` is compiled (or failed: then waiting does not help)."""
+        """Whether stage ``key`` is compiled (or failed: then waiting does not help).
+
+        Parameters
+        ----------
+        key : str
+            A key of :data:`STAGES`.
+
+        Returns
+        -------
+        bool
+            True once the stage finished or failed.
+        """
         return key in self.done or key in self.failed
 
     def message(self, key: str, then: str = "Start now and training begins as soon as they "
@@ -221,12 +250,16 @@ def prefer(key: str) -> None:
             _PENDING.insert(0, key)
 
 
-def run_stage(stage) -> float:
+def run_stage(stage: _Stage) -> float:
     """Run one warm-up stage on this thread.
+
+    The warm-up thread runs every stage in turn; a test or a benchmark runs one to compile
+    its kernels on purpose.
 
     Parameters
     ----------
     stage : one of :data:`STAGES`
+        The stage (its ``run`` trains a tiny version of a tab's engine).
 
     Returns
     -------
