@@ -26,19 +26,47 @@ import numpy as np  # noqa: E402
 RESULTS = ROOT / "bench" / "results"
 
 
+#: fraction of ones of threshold-binarised MNIST training images (pixel ≥ 128): the density
+#: of the synthetic stand-in used when the MNIST files are missing
+MNIST_DENSITY = 0.132
+
+
+def synthetic_mnist_like(limit: int, seed: int = 0) -> np.ndarray:
+    """``limit`` rows of 784 0/1 pixels with MNIST's density (:data:`MNIST_DENSITY`), float64:
+    each row lights a random blob of pixels around a random centre of a 28×28 grid, so the
+    ones cluster as in digits (the products' cost depends on the density, not the content)."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:28, 0:28]
+    cy, cx = rng.uniform(9, 19, size=(2, limit, 1, 1))
+    sy, sx = rng.uniform(3.0, 7.0, size=(2, limit, 1, 1))
+    d = ((yy - cy) / sy) ** 2 + ((xx - cx) / sx) ** 2
+    score = d + rng.exponential(0.6, size=d.shape)
+    k = int(round(MNIST_DENSITY * 784))
+    thr = np.partition(score.reshape(limit, 784), k - 1, axis=1)[:, k - 1:k]
+    return (score.reshape(limit, 784) <= thr).astype(np.float64)
+
+
 def load_mnist_binary(limit: int) -> tuple[np.ndarray, str]:
     """First ``limit`` MNIST training images, threshold-binarised (pixel ≥ 128 → 1), float64.
 
     Uses ``rbmviz.datasets.mnist`` when it is available and works, else reads the IDX file
-    directly (same definition).  Returns ``(X, source)``."""
+    directly (same definition), else — no MNIST files at all — :func:`synthetic_mnist_like`
+    rows of the same density, and says so.  Returns ``(X, source)``; ``source`` names which
+    (it starts with ``"SYNTHETIC"`` for the stand-in)."""
     try:
         import rbmviz
         X = rbmviz.datasets.mnist(split="train", binarize="threshold", limit=limit)
         return np.ascontiguousarray(X, dtype=np.float64), "rbmviz.datasets.mnist"
     except Exception as exc:  # noqa: BLE001 - fall back to the raw file, say why
-        p = Path(os.environ["RBMVIZ_DATA"]) / "mnist" / "train-images-idx3-ubyte.gz"
+        why = f"{type(exc).__name__}: {exc}"
+    p = Path(os.environ["RBMVIZ_DATA"]) / "mnist" / "train-images-idx3-ubyte.gz"
+    try:
         raw = np.frombuffer(gzip.open(p).read(), np.uint8, offset=16).reshape(-1, 784)[:limit]
-        return (raw >= 128).astype(np.float64), f"IDX file directly ({type(exc).__name__}: {exc})"
+        return (raw >= 128).astype(np.float64), f"IDX file directly ({why})"
+    except (OSError, ValueError, EOFError) as exc:
+        return (synthetic_mnist_like(limit),
+                f"SYNTHETIC 0/1 rows of MNIST's density {MNIST_DENSITY:.3f} (no MNIST files: "
+                f"{type(exc).__name__}: {exc})")
 
 
 def machine_info() -> dict:
@@ -140,6 +168,43 @@ def interleaved(contenders: dict, rounds: int, reps: int, warmup: int = 2) -> di
             per[name].append((time.perf_counter() - t0) / n)
     return {name: {"median": statistics.median(v), "min": min(v), "max": max(v), "rounds": v}
             for name, v in per.items()}
+
+
+def interleaved_checked(contenders: dict, rounds: int, reps: int, warmup: int = 2,
+                        busy_cores: float = 0.25) -> dict:
+    """:func:`interleaved` with a noise reading per round: the CPU that other processes used
+    during that round (:class:`OtherLoad`, in cores; 1-minute load average where ``/proc``
+    is missing).  A round in which they used more than ``busy_cores`` is *noisy*: its times
+    are kept in ``rounds`` but left out of ``median``/``min``/``max``, which come from the
+    quiet rounds only (``None`` when no round was quiet).  Also returns, under the key
+    ``"_noise"``, ``{"round_other_cores": [...], "quiet_rounds": [...]}``."""
+    names = list(contenders)
+    spec = {n: (c if isinstance(c, tuple) else (c, reps)) for n, c in contenders.items()}
+    for name in names:
+        for _ in range(warmup):
+            spec[name][0]()
+    per = {name: [] for name in names}
+    other = []
+    for r in range(rounds):
+        k = r % len(names)
+        mon = OtherLoad()
+        load0 = os.getloadavg()[0]
+        for name in names[k:] + names[:k]:
+            f, n = spec[name]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                f()
+            per[name].append((time.perf_counter() - t0) / n)
+        oc = mon.cores()
+        other.append(oc if oc is not None else max(0.0, min(load0, os.getloadavg()[0]) - 1.0))
+    quiet = [o <= busy_cores for o in other]
+    out = {}
+    for name, v in per.items():
+        q = [x for x, ok in zip(v, quiet) if ok]
+        out[name] = {"median": statistics.median(q) if q else None, "min": min(q) if q else None,
+                     "max": max(q) if q else None, "rounds": v}
+    out["_noise"] = {"round_other_cores": other, "quiet_rounds": quiet}
+    return out
 
 
 def fmt_ms(s: float) -> str:

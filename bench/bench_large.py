@@ -240,6 +240,9 @@ class InstrumentedUpdate:
         self.k_sample = gibbs.sample_rows_
         self.k_sample_scaled = gibbs.sample_rows_scaled_
         self.k_sigmoid_scaled = gibbs.sigmoid_rows_scaled_
+        self.k_gather_first = gibbs.gather_pcd_first_layer_
+        self.k_gather_sigmoid = gibbs.gather_sigmoid_rows_scaled_
+        self.k_sample_listed = gibbs.sample_rows_listed_
         self.alg = alg
         self.buf = None
 
@@ -283,21 +286,26 @@ class InstrumentedUpdate:
         s_pos, s_neg = dt.type(eta / nb), dt.type(-eta / n)
         seed, ctr, k = alg.gibbs_seed, alg.counter, alg.k
         idx, cnt = buf["idx"], buf["cnt"]
-        d_x = _blas.binary_rows(Xb, idx[n:rows], cnt[n:rows])
         if alg.persistent:
             V[...] = alg.chains
-            d_v = _blas.binary_rows(V, idx[:n], cnt[:n])
+            d_v, d_x = _blas.binary_rows_split(S[:rows], n, idx[:rows], cnt[:rows])
             sec.lap("python set-up + copy batch, chains into S, list the ones")
-            if _dense(d_v) == _dense(d_x):
-                _bmm(S[:rows], W, Pre[:rows], idx[:rows], cnt[:rows], _both(d_v, d_x))
+            if not _dense(d_v) and not _dense(d_x):
+                self.k_gather_first(idx[:rows], cnt[:rows], W, Pre[:rows], c, n, Y[n:rows], s_pos,
+                                    H, seed, ctr, F, B)
+                sec.lap("fused [V;Xb]@W as sums of rows + sample h | eta/|B| P0")
             else:
-                _bmm(V, W, Pre[:n], idx[:n], cnt[:n], d_v)
-                _bmm(Xb, W, Pre[n:rows], idx[n:rows], cnt[n:rows], d_x)
-            sec.lap("product [V;Xb]@W (chains h + positive; sums of rows if sparse)")
-            self.k_first_pcd(Pre[:rows], c, n, Y[n:rows], s_pos, H, seed, ctr, F, B)
-            sec.lap("numba pcd_first_layer_ (sample h | eta/|B| P0)")
+                if _dense(d_v) == _dense(d_x):
+                    _bmm(S[:rows], W, Pre[:rows], idx[:rows], cnt[:rows], _both(d_v, d_x))
+                else:
+                    _bmm(V, W, Pre[:n], idx[:n], cnt[:n], d_v)
+                    _bmm(Xb, W, Pre[n:rows], idx[n:rows], cnt[n:rows], d_x)
+                sec.lap("product [V;Xb]@W (chains h + positive; sums of rows if sparse)")
+                self.k_first_pcd(Pre[:rows], c, n, Y[n:rows], s_pos, H, seed, ctr, F, B)
+                sec.lap("numba pcd_first_layer_ (sample h | eta/|B| P0)")
         else:
             V[...] = Xb
+            d_x = _blas.binary_rows(Xb, idx[n:rows], cnt[n:rows])
             sec.lap("python set-up + copy batch into S, list the ones")
             _bmm(Xb, W, Pre[:nb], idx[n:rows], cnt[n:rows], d_x)
             sec.lap("product Xb@W (positive = step-0 h)")
@@ -305,21 +313,21 @@ class InstrumentedUpdate:
             sec.lap("numba sample_rows_scaled_ (h, eta/|B| P0)")
         for t in range(k):
             if t > 0:
-                d_v = _blas.binary_rows(V, idx[:n], cnt[:n])
                 _bmm(V, W, Pre[:n], idx[:n], cnt[:n], d_v)
                 sec.lap("product V@W (Gibbs h, t>0)")
                 self.k_sample(Pre[:n], c, H[:n], seed, ctr + 2 * t, F, B)
                 sec.lap("numba sample_rows_ h (t>0)")
             _mm(H[:n], W.T, PreV[:n])
             sec.lap("gemm  H@W.T (Gibbs v)")
-            self.k_sample(PreV[:n], b, V, seed, ctr + 2 * t + 1, F, B)
-            sec.lap("numba sample_rows_ v")
-        d_v = _blas.binary_rows(V, idx[:n], cnt[:n])
-        sec.lap("list the ones of V")
-        _bmm(V, W, Pre[:n], idx[:n], cnt[:n], d_v)
-        sec.lap("product V@W (negative)")
-        self.k_sigmoid_scaled(Pre[:n], c, Y[:n], s_neg, F, B)
-        sec.lap("numba sigmoid_rows_scaled_ (-eta/n Pk)")
+            self.k_sample_listed(PreV[:n], b, V, seed, ctr + 2 * t + 1, F, B, idx[:n], cnt[:n])
+            d_v = float(cnt[:n].sum()) / V.size
+            sec.lap("numba sample_rows_listed_ v (+ list its ones)")
+        if _dense(d_v):
+            _mm(V, W, Pre[:n])
+            self.k_sigmoid_scaled(Pre[:n], c, Y[:n], s_neg, F, B)
+        else:
+            self.k_gather_sigmoid(idx[:n], cnt[:n], W, Pre[:n], c, Y[:n], s_neg, F, B)
+        sec.lap("fused V@W (sums of rows if sparse) + sigmoid (-eta/n Pk)")
         alg.counter = ctr + 2 * k
         if alg.persistent:
             alg.chains[...] = V

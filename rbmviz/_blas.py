@@ -25,10 +25,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .kernels.binary import active_index_, gather_rows_, scatter_rows_T_
+from .kernels.binary import active_index_, gather_rows_, gather_rows_T_
 
 __all__ = ["matmul", "row_blocks", "single_threaded_blas", "set_threads", "get_threads",
-           "binary_rows", "binary_matmul", "binary_matmul_T", "BINARY_DENSITY_MAX"]
+           "binary_rows", "binary_rows_split", "binary_matmul", "binary_matmul_T", "BINARY_DENSITY_MAX"]
 
 #: a 0/1 left factor with at most this fraction of ones is multiplied as sums of rows
 #: (:mod:`rbmviz.kernels.binary`): measured on 784×500 float32, single-threaded, the sum of
@@ -156,6 +156,37 @@ def binary_rows(A: np.ndarray, idx: np.ndarray, cnt: np.ndarray) -> float | None
     return float(cnt.sum()) / A.size
 
 
+def binary_rows_split(A: np.ndarray, n: int, idx: np.ndarray, cnt: np.ndarray
+                      ) -> tuple[float | None, float | None]:
+    """:func:`binary_rows` of the row blocks ``A[:n]`` and ``A[n:]`` in one kernel call.
+
+    Parameters
+    ----------
+    A : numpy.ndarray, shape (r, m)
+        The stacked left factor (e.g. the chains above the data batch).
+    n : int
+        Rows of the first block (0 ≤ n ≤ r).
+    idx, cnt
+        As in :func:`binary_rows`, for all ``r`` rows.
+
+    Returns
+    -------
+    tuple
+        The fractions of ones of the two blocks (None for a block that holds another value
+        or has no rows).
+    """
+    r, m = A.shape
+    if r == 0 or m == 0:
+        return None, None
+    active_index_(A, idx, cnt)
+
+    def part(c):
+        if c.size == 0 or c.min() < 0:
+            return None
+        return float(c.sum()) / (c.size * m)
+    return part(cnt[:n]), part(cnt[n:r])
+
+
 def binary_matmul(A, B, out, idx, cnt, density):
     """``out[...] = A @ B``: as sums of rows of ``B`` when ``A`` is 0/1 with at most
     :data:`BINARY_DENSITY_MAX` ones (``density`` from :func:`binary_rows` on ``A``, whose lists
@@ -171,7 +202,7 @@ def binary_matmul_T(blocks, out):
     """``out[...] = Σ_i A_iᵀ @ Y_i`` over ``blocks`` = ``[(A_i, Y_i, idx_i, cnt_i, density_i),
     …]`` (row blocks of a stacked product ``Aᵀ Y``): the dense blocks by :func:`matmul` (one
     product when all are dense), then the 0/1 blocks with at most :data:`BINARY_DENSITY_MAX`
-    ones added row by row (:func:`rbmviz.kernels.binary.scatter_rows_T_`).  Bit-identical for
+    ones added as sums of rows of ``Y_i`` (:func:`rbmviz.kernels.binary.gather_rows_T_`).  Bit-identical for
     any thread count; returns ``out``."""
     sparse = [b for b in blocks if b[4] is not None and b[4] <= BINARY_DENSITY_MAX]
     dense = [b for b in blocks if not (b[4] is not None and b[4] <= BINARY_DENSITY_MAX)]
@@ -183,7 +214,7 @@ def binary_matmul_T(blocks, out):
             matmul(A.T, Y, out)
         acc = True
     for A, Y, idx, cnt, _ in sparse:
-        scatter_rows_T_(idx, cnt, Y, out, acc)
+        gather_rows_T_(idx, cnt, Y, out, acc)
         acc = True
     if not acc:
         out[...] = 0

@@ -104,6 +104,9 @@ def test_a_cd_update_is_the_same_with_sums_of_rows(cls, monkeypatch):
     models, calls = [], []
     real_gather = _blas.gather_rows_
     monkeypatch.setattr(_blas, "gather_rows_", lambda *a: (calls.append(1), real_gather(*a)))
+    for fused in ("gather_pcd_first_layer_", "gather_sigmoid_rows_scaled_"):   # sums of rows + sampling
+        real = getattr(cdmod, fused)
+        monkeypatch.setattr(cdmod, fused, lambda *a, _f=real: (calls.append(1), _f(*a)))
     for dense in (False, True):
         monkeypatch.setattr(_blas, "BINARY_DENSITY_MAX", -1.0 if dense else 0.25)
         monkeypatch.setattr(cdmod, "BINARY_DENSITY_MAX", -1.0 if dense else 0.25)

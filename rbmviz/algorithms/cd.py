@@ -23,9 +23,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import param
 
-from .._blas import BINARY_DENSITY_MAX, binary_matmul, binary_matmul_T, binary_rows, matmul, single_threaded_blas
-from ..kernels.gibbs import (cd_updates_serial_, pcd_first_layer_, sample_rows_,
-                             sample_rows_scaled_, sigmoid_rows_scaled_, use_pattern_table)
+from .._blas import (BINARY_DENSITY_MAX, binary_matmul, binary_matmul_T, binary_rows, binary_rows_split, matmul,
+                     single_threaded_blas)
+from ..kernels.gibbs import (cd_updates_serial_, gather_pcd_first_layer_, gather_sigmoid_rows_scaled_,
+                             pcd_first_layer_, sample_rows_, sample_rows_listed_, sample_rows_scaled_,
+                             sigmoid_rows_scaled_, use_pattern_table)
 from .base import Algorithm, stream_seed
 from .knobs import GibbsKnobs
 
@@ -174,30 +176,36 @@ class CD(Algorithm):
         idx, cnt = buf["idx"], buf["cnt"]
         # the visible rows are 0/1 (samples always, the data mostly): their products are
         # sums of rows of W where the ones are few (rbmviz._blas.binary_matmul)
-        d_x = binary_rows(Xb, idx[n:rows], cnt[n:rows])
         if self.persistent:
             V[...] = self.chains
-            d_v = binary_rows(V, idx[:n], cnt[:n])
-            if _dense(d_v) == _dense(d_x):                    # one product for both
-                binary_matmul(S[:rows], W, Pre[:rows], idx[:rows], cnt[:rows], _both(d_v, d_x))
+            d_v, d_x = binary_rows_split(S[:rows], n, idx[:rows], cnt[:rows])
+            if not _dense(d_v) and not _dense(d_x):     # one fused pass: sums of rows + sampling
+                gather_pcd_first_layer_(idx[:rows], cnt[:rows], W, Pre[:rows], c, n, Y[n:rows], s_pos,
+                                        H, seed, ctr, F, B)
             else:
-                binary_matmul(V, W, Pre[:n], idx[:n], cnt[:n], d_v)
-                binary_matmul(Xb, W, Pre[n:rows], idx[n:rows], cnt[n:rows], d_x)
-            pcd_first_layer_(Pre[:rows], c, n, Y[n:rows], s_pos, H, seed, ctr, F, B)
+                if _dense(d_v) == _dense(d_x):                # one product for both
+                    binary_matmul(S[:rows], W, Pre[:rows], idx[:rows], cnt[:rows], _both(d_v, d_x))
+                else:
+                    binary_matmul(V, W, Pre[:n], idx[:n], cnt[:n], d_v)
+                    binary_matmul(Xb, W, Pre[n:rows], idx[n:rows], cnt[n:rows], d_x)
+                pcd_first_layer_(Pre[:rows], c, n, Y[n:rows], s_pos, H, seed, ctr, F, B)
         else:
             V[...] = Xb
+            d_x = binary_rows(Xb, idx[n:rows], cnt[n:rows])
             binary_matmul(Xb, W, Pre[:nb], idx[n:rows], cnt[n:rows], d_x)
             sample_rows_scaled_(Pre[:nb], c, Y[n:rows], s_pos, H, seed, ctr, F, B)
         for t in range(k):
-            if t > 0:
-                d_v = binary_rows(V, idx[:n], cnt[:n])
+            if t > 0:                  # the lists of V's ones come from the last draw
                 binary_matmul(V, W, Pre[:n], idx[:n], cnt[:n], d_v)
                 sample_rows_(Pre[:n], c, H[:n], seed, ctr + 2 * t, F, B)
             matmul(H[:n], W.T, PreV[:n])
-            sample_rows_(PreV[:n], b, V, seed, ctr + 2 * t + 1, F, B)
-        d_v = binary_rows(V, idx[:n], cnt[:n])
-        binary_matmul(V, W, Pre[:n], idx[:n], cnt[:n], d_v)
-        sigmoid_rows_scaled_(Pre[:n], c, Y[:n], s_neg, F, B)
+            sample_rows_listed_(PreV[:n], b, V, seed, ctr + 2 * t + 1, F, B, idx[:n], cnt[:n])
+            d_v = float(cnt[:n].sum()) / V.size
+        if _dense(d_v):
+            matmul(V, W, Pre[:n])
+            sigmoid_rows_scaled_(Pre[:n], c, Y[:n], s_neg, F, B)
+        else:
+            gather_sigmoid_rows_scaled_(idx[:n], cnt[:n], W, Pre[:n], c, Y[:n], s_neg, F, B)
         self.counter = ctr + 2 * k
         if self.persistent:
             self.chains[...] = V

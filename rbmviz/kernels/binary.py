@@ -28,15 +28,29 @@ def active_index_(S, idx, cnt):
     r, n = S.shape
     for a in prange(r):
         k = 0
-        for i in range(n):
+        bad = False
+        for i in range(n):               # branch-free: write every column, keep the ones
             v = S[a, i]
-            if v != 0.0:
-                if v != 1.0:
-                    k = -1
-                    break
-                idx[a, k] = i
-                k += 1
-        cnt[a] = k
+            idx[a, k] = i
+            k += v != 0.0
+            bad |= (v != 0.0) & (v != 1.0)
+        cnt[a] = -1 if bad else k
+
+
+@njit(cache=True, error_model="numpy", boundscheck=False)
+def _gather_range(idx, cnt, W, out, lo, hi, accumulate):
+    """Rows ``[lo, hi)`` of ``out = S @ W`` (``out += S @ W`` if ``accumulate``): each row the
+    sum of its picked rows of ``W``, in list order."""
+    m = W.shape[1]
+    for a in range(lo, hi):
+        o = out[a]
+        if not accumulate:
+            for j in range(m):
+                o[j] = 0.0
+        for t in range(cnt[a]):
+            wi = W[idx[a, t]]
+            for j in range(m):
+                o[j] += wi[j]
 
 
 @njit(parallel=True, cache=True, error_model="numpy", boundscheck=False)
@@ -44,15 +58,38 @@ def gather_rows_(idx, cnt, W, out):
     """``out[a] = Σ_t W[idx[a, t]]`` over ``t < cnt[a]`` — ``S @ W`` for a 0/1 ``S`` given by
     its :func:`active_index_` lists; parallel over the rows of ``out``."""
     r = out.shape[0]
-    m = W.shape[1]
     for a in prange(r):
-        o = out[a]
-        for j in range(m):
-            o[j] = 0.0
+        _gather_range(idx, cnt, W, out, a, a + 1, False)
+
+
+@njit(cache=True, error_model="numpy", boundscheck=False)
+def transpose_index_(idx, cnt, n, tidx, tcnt):
+    """The rows holding each column's ones: ``tidx[i, :tcnt[i]]`` lists, ascending, the rows
+    ``a`` of ``S`` with ``S[a, i] = 1`` (from the row lists ``idx``/``cnt`` of
+    :func:`active_index_`; ``S`` has ``n`` columns).  Serial (a pass over the ones)."""
+    for i in range(n):
+        tcnt[i] = 0
+    for a in range(cnt.shape[0]):
         for t in range(cnt[a]):
-            wi = W[idx[a, t]]
-            for j in range(m):
-                o[j] += wi[j]
+            i = idx[a, t]
+            tidx[i, tcnt[i]] = a
+            tcnt[i] += 1
+
+
+@njit(parallel=True, cache=True, error_model="numpy", boundscheck=False)
+def gather_rows_T_(idx, cnt, Y, G, accumulate):
+    """``G = Sᵀ @ Y`` (``G += Sᵀ @ Y`` if ``accumulate``) for a 0/1 ``S`` given by its
+    :func:`active_index_` lists: row ``i`` of ``G`` is the sum of the rows of ``Y`` whose
+    ``S`` row has a one in column ``i``, in row order — the same sums, in the same order, as
+    :func:`scatter_rows_T_`, so the same bits.  Lists the column ones
+    (:func:`transpose_index_`), then gathers in parallel over the rows of ``G``."""
+    n = G.shape[0]
+    r = Y.shape[0]
+    tidx = np.empty((n, max(r, 1)), dtype=np.int32)
+    tcnt = np.empty(n, dtype=np.int32)
+    transpose_index_(idx, cnt, n, tidx, tcnt)
+    for i in prange(n):
+        _gather_range(tidx, tcnt, Y, G, i, i + 1, accumulate)
 
 
 @njit(parallel=True, cache=True, error_model="numpy", boundscheck=False)

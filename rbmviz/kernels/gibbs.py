@@ -11,6 +11,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .binary import _gather_range
 from .random import stream_key, uniform
 
 
@@ -375,3 +376,60 @@ def cd_updates_serial_(W, b, c, X, order, bounds, k, persistent, chains, lr, mom
         if not healthy:
             return counter, e + 1
     return counter, order.shape[0]
+
+
+# ------------------------------------------------------------------ fused with sums of rows
+# The BLAS path's products whose left factor is a sparse 0/1 layer are sums of rows
+# (:mod:`rbmviz.kernels.binary`); these kernels do such a product row by row and treat the row
+# at once, while it is in cache, in one parallel region.  Same sums in the same order and the
+# same draws as the separate kernels, so the same bits.
+
+@njit(parallel=True, cache=True, fastmath=_FM, error_model="numpy")
+def gather_pcd_first_layer_(idx, cnt, W, pre, bias, n, out, scale, sample, seed, counter, F, B):
+    """``pre = S @ W`` for a 0/1 ``S`` given by its lists (:func:`rbmviz.kernels.binary.gather_rows_`),
+    then :func:`pcd_first_layer_` on it, row by row in one parallel region."""
+    rows, m = pre.shape
+    key = stream_key(seed, counter)
+    for r in prange(rows):
+        _gather_range(idx, cnt, W, pre, r, r + 1, False)
+        Fr = F[r]
+        _row_denominator(pre[r], bias, Fr, B[r], m)
+        if r < n:
+            base = r * m
+            for j in range(m):
+                sample[r, j] = 1.0 if uniform(key, base + j) * Fr[j] < 1.0 else 0.0
+        else:
+            for j in range(m):
+                out[r - n, j] = scale / Fr[j]
+
+
+@njit(parallel=True, cache=True, fastmath=_FM, error_model="numpy")
+def gather_sigmoid_rows_scaled_(idx, cnt, W, pre, bias, out, scale, F, B):
+    """``pre = S @ W`` for a 0/1 ``S`` given by its lists, then :func:`sigmoid_rows_scaled_`
+    on it, row by row in one parallel region."""
+    n, m = pre.shape
+    for r in prange(n):
+        _gather_range(idx, cnt, W, pre, r, r + 1, False)
+        Fr = F[r]
+        _row_denominator(pre[r], bias, Fr, B[r], m)
+        for j in range(m):
+            out[r, j] = scale / Fr[j]
+
+
+@njit(parallel=True, cache=True, fastmath=_FM, error_model="numpy")
+def sample_rows_listed_(pre, bias, sample, seed, counter, F, B, idx, cnt):
+    """:func:`sample_rows_`, also listing the ones of each sampled row as
+    :func:`rbmviz.kernels.binary.active_index_` does (``idx[r, :cnt[r]]``, ascending)."""
+    n, m = pre.shape
+    key = stream_key(seed, counter)
+    for r in prange(n):
+        Fr = F[r]
+        _row_denominator(pre[r], bias, Fr, B[r], m)
+        base = r * m
+        k = 0
+        for j in range(m):
+            one = uniform(key, base + j) * Fr[j] < 1.0
+            sample[r, j] = 1.0 if one else 0.0
+            idx[r, k] = j
+            k += one
+        cnt[r] = k
