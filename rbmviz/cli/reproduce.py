@@ -67,6 +67,8 @@ def add_settings_options(parser: argparse.ArgumentParser, settings_class: type, 
         kw: dict = {"dest": name, "default": None}
         if kind is not None:
             kw["metavar"] = cls.METAVARS.get(name, f"{kind.__name__.upper()},...")
+        elif isinstance(p, param.Selector):
+            kw["choices"] = list(p.objects)
         elif isinstance(p, param.Integer):
             kw.update(type=int, metavar=cls.METAVARS.get(name, "INT"))
         else:

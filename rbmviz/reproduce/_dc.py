@@ -8,7 +8,8 @@
   time to 90 %, distance to the theoretical bound, trials stuck at the Shifting Bar local
   optimum, divergences;
 * :func:`run_grid` — the trials through :func:`rbmviz.sweep.sweep`;
-* output directories that never overwrite (:func:`check_out_dir`, :func:`save`).
+* output directories that never overwrite (:func:`check_out_dir`; the files are written by
+  :func:`rbmviz.reproduce.report.save`).
 
 Every trial starts all algorithms (and every grid point) from the same initial parameters
 and the same Gibbs-stream seed (the sweep's contract), as in the paper ("all the
@@ -27,7 +28,7 @@ from ._io import finite_or_none as _f
 
 __all__ = ["ALGORITHMS", "ALGORITHM_LABELS", "DATASET_LABELS", "BOUNDS", "LOCAL_OPTIMUM",
            "STUCK_BELOW", "parse_list", "still_rising", "time_to_fraction", "curve_means", "summarize",
-           "run_grid", "check_out_dir", "save", "write_json", "FILES"]
+           "run_grid", "check_out_dir", "write_json", "FILES"]
 
 #: the algorithms of the paper's small- and large-data comparisons, in its legend order
 ALGORITHMS = ("cd", "pcd", "cg", "sdcp", "csdcp")
@@ -189,18 +190,3 @@ def check_out_dir(out, overwrite=False, files=FILES):
 
 
 write_json = _io.write_json
-
-
-def save(records, summary, out, *, figure=None, title="", overwrite=False):
-    """Write ``summary.json`` and ``figure.html`` (``figure()``: HoloViews, Bokeh resources
-    inline; none when ``figure`` is None) to directory ``out``; ``records.csv`` too unless
-    the sweep already streamed it there (:func:`rbmviz.reproduce.report.save`; ``out`` is
-    checked before the runs, :func:`check_out_dir`).
-
-    Returns
-    -------
-    list of the paths of the directory's result files.
-    """
-    from . import report
-    return report.save(out, summary, {"records": records}, figure=figure, title=title,
-                       overwrite=overwrite, streamed=("records",))

@@ -135,10 +135,29 @@ class StudySettings(param.Parameterized, metaclass=_Documented):
     FLAGS: ClassVar[dict] = {}
     METAVARS: ClassVar[dict] = {}
 
+    @classmethod
+    def quick_presets(cls, given: Mapping) -> list[dict]:
+        """The presets ``--quick`` applies, in order (default: ``[QUICK]``); a study whose
+        quick form depends on a setting given (e.g. dc-mnist's study) overrides it.
+
+        Parameters
+        ----------
+        given : mapping
+            The settings given.
+
+        Returns
+        -------
+        list of dict
+            The presets.
+        """
+        return [cls.QUICK]
+
 
 def _checked(p: param.Parameter, name: str, value: Any) -> Any:
     from ..algorithms.knobs import check_knob, knob_kind
     if isinstance(p, param.List):
+        if value is None and p.allow_None:
+            return None
         if isinstance(value, str):          # "0.3,0.5", "none": as on the command line
             from ._io import parse_list
             return parse_list(value, list_kind(p), name, allow_empty=True)
@@ -154,8 +173,9 @@ def _checked(p: param.Parameter, name: str, value: Any) -> Any:
 
 def resolve(cls: type, given: Any = None, overrides: Mapping | None = None, *,
             quick: bool = False) -> StudySettings:
-    """The settings of one run: the declared defaults, the ``QUICK`` preset (when
-    ``quick``), the values of ``given`` (an instance, or a mapping), then ``overrides``.
+    """The settings of one run: the declared defaults, the ``--quick`` presets (when
+    ``quick``: :meth:`StudySettings.quick_presets`), then the values of ``given`` (an
+    instance, or a mapping) updated with ``overrides``.
 
     Parameters
     ----------
@@ -182,12 +202,12 @@ def resolve(cls: type, given: Any = None, overrides: Mapping | None = None, *,
         For a value outside the setting's bounds (``"reps must be >= 1, got 0"``).
     """
     params = settings(cls)
-    chosen: dict = dict(cls.QUICK) if quick else {}
-    if isinstance(given, StudySettings):
-        chosen.update(values(given))
-    elif given is not None:
-        chosen.update(given)
-    chosen.update(overrides or {})
+    given = values(given) if isinstance(given, StudySettings) else dict(given or {})
+    given.update(overrides or {})
+    chosen: dict = {}
+    for preset in (cls.quick_presets(given) if quick else ()):
+        chosen.update(preset)
+    chosen.update(given)
     unknown = sorted(set(chosen) - set(params))
     if unknown:
         raise TypeError(f"{cls.__name__} has no setting(s) {unknown}; it has {list(params)}")

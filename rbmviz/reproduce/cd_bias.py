@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -387,19 +385,8 @@ def claims(final: list[dict]) -> list[dict]:
     return out
 
 
-def format_summary(summary: dict) -> str:
-    """The summary as a text table (printed by ``rbmviz reproduce cd-bias``).
-
-    Parameters
-    ----------
-    summary : dict
-        The summary (as returned by ``summarize``).
-
-    Returns
-    -------
-    str
-        The text.
-    """
+def _summary_lines(summary: dict) -> list[str]:
+    """The lines of the printed summary before its claims (:func:`format_summary`)."""
     s = summary.get("settings") or {}
     lines = []
     if s:
@@ -421,8 +408,11 @@ def format_summary(summary: dict) -> str:
     lines.append(f"bias <= bound in every record: {'yes' if ok else 'NO'}; "
                  f"bound always below one: "
                  f"{'yes' if all(r['bound_peak'] < 1 for r in summary['final']) else 'NO'}")
-    lines += report.summary_tail(summary)
-    return "\n".join(lines)
+    return lines
+
+
+format_summary = report.study_summary(_summary_lines, command="rbmviz reproduce cd-bias",
+                                      module=__name__)
 
 
 def figure(records: "pandas.DataFrame", *,
@@ -445,36 +435,11 @@ def figure(records: "pandas.DataFrame", *,
     return reproduction_figure(records, band=band)
 
 
-def save(records: "pandas.DataFrame", summary: dict, out: str | os.PathLike, *,
-         overwrite: bool = False, html: bool = True) -> list[Path]:
-    """Write ``curves.csv`` (the records), ``summary.json`` and ``figure.html`` (HoloViews,
-    Bokeh resources inline so it opens offline) to directory ``out``.
-
-    An existing, non-empty ``out`` is refused (``FileExistsError``) unless ``overwrite``,
-    which replaces only these three files.
-
-    Parameters
-    ----------
-    records : pandas.DataFrame
-        Tidy records of the experiment (as returned by ``run``).
-    summary : dict
-        The summary (as returned by ``summarize``).
-    out : str or os.PathLike
-        Output directory.
-    overwrite : bool
-        Replace the files of an existing, non-empty ``out``.
-    html : bool
-        Also write ``figure.html`` (HoloViews, Bokeh resources inline so it opens offline).
-
-    Returns
-    -------
-    list of pathlib.Path
-        list of the written paths.
-    """
-    return report.save(out, summary, {"curves": records},
-                       figure=(lambda: figure(records)) if html else None,
-                       title="Fischer & Igel 2011: bias of CD-k and its bound", files=FILES,
-                       overwrite=overwrite, require_empty=True, clean=True)
+save = report.study_saver(
+    tables=lambda records: {"curves": records}, figure=lambda records, summary: figure(records),
+    title="Fischer & Igel 2011: bias of CD-k and its bound", module=__name__,
+    what="Tidy records of the experiment (as returned by ``run``), written as curves.csv.",
+    files=FILES, require_empty=True, clean=True)
 
 
 def check_out_dir(out, overwrite=False):

@@ -40,7 +40,6 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from . import _dc
@@ -637,19 +636,8 @@ def _value(r, column):
     return str(r.get(column))
 
 
-def format_summary(summary: dict) -> str:
-    """The summary as text (printed by ``rbmviz reproduce dc-mnist``).
-
-    Parameters
-    ----------
-    summary : dict
-        The summary (as returned by ``summarize``).
-
-    Returns
-    -------
-    str
-        The text.
-    """
+def _summary_lines(summary: dict) -> list[str]:
+    """The lines of the printed summary before its claims (:func:`format_summary`)."""
     s = summary.get("settings") or {}
     lines = []
     if s:
@@ -684,10 +672,17 @@ def format_summary(summary: dict) -> str:
         head = ", ".join(f"{k} {v}" for k, v in g.items() if k != "order")
         lines.append(f"  {head}: " + ", ".join(
             f"{lab} {'-' if t is None else f'{t:g}'}" for lab, t in g["order"]))
-    lines += report.summary_tail(summary, before_time=[
-        f"{summary['not_ok']} run(s) diverged or failed (status column of the records)"]
-        if summary.get("not_ok") else [])
-    return "\n".join(lines)
+    return lines
+
+
+def _not_ok(summary):
+    return ([f"{summary['not_ok']} run(s) diverged or failed (status column of the records)"]
+            if summary.get("not_ok") else [])
+
+
+format_summary = report.study_summary(_summary_lines, command="rbmviz reproduce dc-mnist",
+                                      module=__name__,
+                                      before_time=_not_ok)
 
 
 def figure(records: "pandas.DataFrame", *, study: str = "main", k: int = 24,
@@ -715,32 +710,18 @@ def figure(records: "pandas.DataFrame", *, study: str = "main", k: int = 24,
                         dataset_labels=_dc.DATASET_LABELS)
 
 
-def save(records: "pandas.DataFrame", summary: dict, out: str | os.PathLike, *,
-         overwrite: bool = False, html: bool = True) -> list[Path]:
-    """Write ``records.csv`` (unless streamed there), ``summary.json``, ``figure.html``.
-
-    Parameters
-    ----------
-    records : pandas.DataFrame
-        Tidy records of the experiment (as returned by ``run``).
-    summary : dict
-        The summary (as returned by ``summarize``).
-    out : str or os.PathLike
-        Output directory.
-    overwrite : bool
-        Replace the files of an existing, non-empty ``out``.
-    html : bool
-        Also write ``figure.html`` (HoloViews, Bokeh resources inline so it opens offline).
-
-    Returns
-    -------
-    list of pathlib.Path
-        The files written.
-    """
+def _figure(records, summary):
     s = summary.get("settings") or {}
-    fig = (lambda: figure(records, study=s.get("study", "main"), k=s.get("k", 24))) if html else None
-    return _dc.save(records, summary, out, figure=fig, overwrite=overwrite,
-                    title=f"Upadhya & Sastry 2017: {s.get('study', 'main')} (large data)")
+    return figure(records, study=s.get("study", "main"), k=s.get("k", 24))
+
+
+save = report.study_saver(
+    tables=lambda records: {"records": records}, figure=_figure,
+    title=lambda summary: f"Upadhya & Sastry 2017: "
+                          f"{(summary.get('settings') or {}).get('study', 'main')} (large data)",
+    module=__name__,
+    what="Tidy records of the experiment (as returned by ``run``), written as records.csv.",
+    streamed=("records",))
 
 
 # ---------------------------------------------------------------------------- command line

@@ -27,7 +27,6 @@ import math
 import os
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 import param
@@ -531,19 +530,8 @@ def claims(rows: list[dict]) -> list[dict]:
     return out
 
 
-def format_summary(summary: dict) -> str:
-    """The summary as text (printed by ``rbmviz reproduce dc-small``).
-
-    Parameters
-    ----------
-    summary : dict
-        The summary (as returned by ``summarize``).
-
-    Returns
-    -------
-    str
-        The text.
-    """
+def _summary_lines(summary: dict) -> list[str]:
+    """The lines of the printed summary before its claims (:func:`format_summary`)."""
     s = summary.get("settings") or {}
     lines = []
     if s:
@@ -579,8 +567,11 @@ def format_summary(summary: dict) -> str:
     for g in summary["first_to_90"]:
         order = ", ".join(f"{lab} {'-' if t is None else f'{t:,.0f}'}" for lab, t in g["order"])
         lines.append(f"  {DATASETS.get(g['dataset'], g['dataset'])}, eta {g['learning_rate']:g}: {order}")
-    lines += report.summary_tail(summary)
-    return "\n".join(lines)
+    return lines
+
+
+format_summary = report.study_summary(_summary_lines, command="rbmviz reproduce dc-small",
+                                      module=__name__)
 
 
 def figure(records: "pandas.DataFrame", *, band: bool = True) -> hv.Layout:
@@ -604,31 +595,11 @@ def figure(records: "pandas.DataFrame", *, band: bool = True) -> hv.Layout:
                         local_optima={"shifting_bar": _dc.LOCAL_OPTIMUM})
 
 
-def save(records: "pandas.DataFrame", summary: dict, out: str | os.PathLike, *,
-         overwrite: bool = False, html: bool = True) -> list[Path]:
-    """Write ``records.csv`` (unless the sweep streamed it there), ``summary.json`` and
-    ``figure.html`` to directory ``out``; returns the paths.
-
-    Parameters
-    ----------
-    records : pandas.DataFrame
-        Tidy records of the experiment (as returned by ``run``).
-    summary : dict
-        The summary (as returned by ``summarize``).
-    out : str or os.PathLike
-        Output directory.
-    overwrite : bool
-        Replace the files of an existing, non-empty ``out``.
-    html : bool
-        Also write ``figure.html`` (HoloViews, Bokeh resources inline so it opens offline).
-
-    Returns
-    -------
-    list of pathlib.Path
-        The files written.
-    """
-    return _dc.save(records, summary, out, figure=(lambda: figure(records)) if html else None,
-                    overwrite=overwrite, title="Upadhya & Sastry 2017: small data sets")
+save = report.study_saver(
+    tables=lambda records: {"records": records}, figure=lambda records, summary: figure(records),
+    title="Upadhya & Sastry 2017: small data sets", module=__name__,
+    what="Tidy records of the experiment (as returned by ``run``), written as records.csv.",
+    streamed=("records",))
 
 
 # ---------------------------------------------------------------------------- command line

@@ -62,7 +62,8 @@ from .. import _files
 from . import _io
 
 __all__ = ["VERDICTS", "make_claim", "status", "claim_rows", "results_rows", "claims_markdown",
-           "lookup", "check", "render", "judged_text", "summary_tail", "save"]
+           "lookup", "check", "render", "judged_text", "summary_tail", "save", "study_summary",
+           "study_saver"]
 
 #: the verdicts a claim check can return (a reason in parentheses may follow)
 VERDICTS = ("agrees", "differs", "inconclusive", "not run", "not comparable")
@@ -388,6 +389,129 @@ def save(out: str | os.PathLike, summary: dict, tables: Mapping[str, Any], *,
     if clean and files is not None:
         _io.remove_unwritten(out, files, paths)
     return paths
+
+
+_save = save
+
+
+def study_summary(lines: Callable[[dict], Iterable[str]], *, command: str, module: str,
+                  heading: str = "the paper's claims:", form: str = "verdict",
+                  before_time: Callable[[dict], Sequence[str]] | None = None
+                  ) -> Callable[[dict], str]:
+    """A study's ``format_summary``: its own lines, then :func:`summary_tail`.
+
+    Parameters
+    ----------
+    lines : callable
+        ``lines(summary)``: the study's lines (its settings, its tables).
+    command : str
+        The command that prints it (named in the docstring).
+    module : str
+        The study's module (``__name__``), which the function belongs to.
+    heading, form : str
+        See :func:`summary_tail`.
+    before_time : callable, optional
+        ``before_time(summary)``: lines between the claims and the run time.
+
+    Returns
+    -------
+    callable
+        ``format_summary(summary) -> str``.
+    """
+    def format_summary(summary: dict) -> str:
+        text = list(lines(summary))
+        text += summary_tail(summary, heading=heading, form=form,
+                             before_time=before_time(summary) if before_time else ())
+        return "\n".join(text)
+
+    format_summary.__doc__ = f"""The summary as text (printed by ``{command}``).
+
+    Parameters
+    ----------
+    summary : dict
+        The summary (as returned by ``summarize``).
+
+    Returns
+    -------
+    str
+        The text: the study's settings and tables, then its claims and run time
+        (:func:`rbmviz.reproduce.report.summary_tail`).
+    """
+    format_summary.__module__, format_summary.__qualname__ = module, "format_summary"
+    return format_summary
+
+
+def study_saver(*, tables: Callable[[Any], Mapping[str, Any]],
+                figure: Callable[[Any, dict], Any], title: str | Callable[[dict], str],
+                module: str, what: str, files: Sequence[str] | None = None,
+                require_empty: bool = False, clean: bool = False,
+                streamed: Iterable[str] = ()) -> Callable[..., list[Path]]:
+    """A study's ``save(results, summary, out, *, overwrite=False, html=True)``: its results
+    through :func:`save`.
+
+    Parameters
+    ----------
+    tables : callable
+        ``tables(results)``: ``{name: pandas.DataFrame}`` written as ``<name>.csv``.
+    figure : callable
+        ``figure(results, summary)``: the study's HoloViews figure.
+    title : str or callable
+        Title of the HTML page (``title(summary)`` when callable).
+    module : str
+        The study's module (``__name__``), which the function belongs to.
+    what : str
+        What ``results`` is, in the docstring.
+    files, require_empty, clean, streamed
+        See :func:`save`.
+
+    Returns
+    -------
+    callable
+        ``save(results, summary, out, *, overwrite=False, html=True) -> list of Path``.
+    """
+    streamed = tuple(streamed)
+
+    def save(results: Any, summary: dict, out: str | os.PathLike, *, overwrite: bool = False,
+             html: bool = True) -> list[Path]:
+        return _save(out, summary, tables(results),
+                     figure=(lambda: figure(results, summary)) if html else None,
+                     title=title(summary) if callable(title) else title, files=files,
+                     overwrite=overwrite, require_empty=require_empty, clean=clean,
+                     streamed=streamed)
+
+    refused = ("An existing, non-empty ``out`` is refused (``FileExistsError``) unless "
+               "``overwrite``, which replaces only these files." if require_empty else
+               "An ``out`` already holding them is refused (``FileExistsError``) unless "
+               "``overwrite``." if files is not None else
+               "``out`` is checked before the runs start.")
+    kept = (" (a table streamed there while the study ran is written only when missing or "
+            "with ``overwrite``)" if streamed else "")
+    save.__doc__ = f"""Write the study's tables (``<name>.csv``){kept}, ``summary.json`` and
+    ``figure.html`` (HoloViews, Bokeh resources inline so it opens offline) to directory
+    ``out``, each file whole or not at all (:func:`rbmviz.reproduce.report.save`).
+
+    {refused}
+
+    Parameters
+    ----------
+    results : pandas.DataFrame or dict
+        {what}
+    summary : dict
+        The summary (as returned by ``summarize``).
+    out : str or os.PathLike
+        Output directory.
+    overwrite : bool
+        Replace the files of an existing ``out``.
+    html : bool
+        Also write ``figure.html``.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written.
+    """
+    save.__module__, save.__qualname__ = module, "save"
+    return save
 
 
 def lookup(data: Any, path: str) -> Any:

@@ -11,7 +11,8 @@ import math
 import numpy as np
 
 from ._io import finite_or_none as _f
-from .report import make_claim, status, summary_tail
+from . import report
+from .report import make_claim, status
 
 __all__ = ["PAPER", "NOTES", "TABLES", "DATASETS", "DEFAULT_PS", "DATA_MAP_DIGITS", "EXACT_MAX_HIDDEN",
            "summarize", "claims", "format_summary", "bimodality", "free_energy_bands"]
@@ -463,19 +464,8 @@ def claims(summary: dict, tables: dict) -> list[dict]:
     return out
 
 
-def format_summary(summary: dict) -> str:
-    """The summary as text (printed by ``rbmviz reproduce tap``).
-
-    Parameters
-    ----------
-    summary : dict
-        The summary (as returned by ``summarize``).
-
-    Returns
-    -------
-    str
-        The text.
-    """
+def _summary_lines(summary: dict) -> list[str]:
+    """The lines of the printed summary before its claims (:func:`format_summary`)."""
     s = summary.get("settings") or {}
     lines = []
     if summary.get("quick_form"):
@@ -515,7 +505,11 @@ def format_summary(summary: dict) -> str:
             lines.append(f"{name:<14} {'' if r['mcc_p0'] is None else '%.3f' % r['mcc_p0']:>8} "
                          f"{'' if r['mcc_moderate'] is None else '%.3f' % r['mcc_moderate']:>12} "
                          f"{r['p_max']:>6.2f} {r['mcc_p_max']:>9.3f}")
-    lines += summary_tail(summary, heading="The paper's claims and this run:", form="holds")
-    return "\n".join(lines)
+    return lines
+
+
+format_summary = report.study_summary(_summary_lines, command="rbmviz reproduce tap",
+                                      module=__name__,
+                                      heading="The paper's claims and this run:", form="holds")
 
 
