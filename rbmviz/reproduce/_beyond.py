@@ -101,3 +101,67 @@ def rng_from(state: dict | None, seed: int) -> np.random.Generator:
     if state is not None:
         rng.bit_generator.state = state
     return rng
+
+
+#: the help of the settings the studies share, written once: ``{name: (type, text)}``
+#: (each study's docstring lists its own settings from its signature, :func:`documented`)
+SETTINGS_DOC = {
+    "hidden": ("int", "Hidden units."),
+    "samples": ("int", "Training rows (the first of binarised MNIST's training split)."),
+    "test_samples": ("int", "Test rows."),
+    "epochs": ("int", "Training epochs."),
+    "learning_rate": ("float", "Learning rate."),
+    "batch_size": ("int", "Rows per update."),
+    "weight_decay": ("float", "ℓ2 weight decay."),
+    "momentum": ("float", "Heavy-ball momentum."),
+    "eval_every": ("int", "Epochs between evaluations."),
+    "eval_samples": ("int", "Rows the likelihoods are evaluated on."),
+    "init_scale": ("float", "Scale of the initial weights."),
+    "seed": ("int", "Seed of the study's randomness."),
+    "state": ("str or os.PathLike", "Directory keeping the study's state after every "
+                                    "evaluation, so that an interrupted study continues."),
+    "data": ("numpy.ndarray", "Training rows to use instead of loading the data set (tests)."),
+    "progress": ("bool", "Print progress lines to standard error."),
+}
+
+_RETURNS = """
+    Returns
+    -------
+    tables : dict
+        ``{name: pandas.DataFrame}``.
+    summary : dict
+        The study's summary."""
+
+
+def documented(**own: tuple[str, str]):
+    """A decorator writing the ``Parameters`` and ``Returns`` sections of a study's docstring:
+    one entry per parameter of its signature, from ``own`` (``name=(type, text)``) or
+    :data:`SETTINGS_DOC`.
+
+    Parameters
+    ----------
+    **own : tuple of str
+        ``(type, text)`` of the parameters :data:`SETTINGS_DOC` does not hold.
+
+    Returns
+    -------
+    callable
+        The decorator.
+
+    Raises
+    ------
+    KeyError
+        When a parameter is documented nowhere.
+    """
+    import inspect
+
+    def decorate(func):
+        lines = ["", "", "    Parameters", "    ----------"]
+        for name, p in inspect.signature(func).parameters.items():
+            kind, text = own[name] if name in own else SETTINGS_DOC[name]
+            star = "**" if p.kind is inspect.Parameter.VAR_KEYWORD else ""
+            lines += [f"    {star}{name} : {kind}" if not star else f"    {star}{name}",
+                      f"        {text}"]
+        func.__doc__ = func.__doc__.rstrip() + "\n".join(lines) + "\n" + _RETURNS + "\n    "
+        return func
+    return decorate

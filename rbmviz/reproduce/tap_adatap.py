@@ -24,6 +24,7 @@ from ..model import RBM
 from ..tap import adatap, solve
 from . import _io
 from ._beyond import base_rate as _base_rate
+from ._beyond import documented as _documented
 from ._beyond import mnist as _mnist
 from ._beyond import progress as _progress
 from .report import make_claim
@@ -170,6 +171,15 @@ def time_inference(X: np.ndarray, *, hidden: int = 500, batches: Sequence[int] =
     return pd.DataFrame(rows)
 
 
+@_documented(damping=("float", "Damping of the TAP iteration."),
+             iterations=("sequence of int", "Iteration counts of TAP and adaTAP (Fig. 10's "
+                                            "curves)."),
+             pl_rows=("int", "Rows of the pseudo-likelihood."),
+             timing_hidden=("int", "Hidden units of the timing model."),
+             timing_batches=("sequence of int", "Batch sizes of the timing."),
+             timing_iters=("sequence of int", "Iterations timed per batch size."),
+             timing_direct=("bool", "Also time adaTAP's direct Gaussian step."),
+             timing_seconds=("float", "Least seconds per timing."))
 def study_adatap(*, hidden: int, samples: int, epochs: int, learning_rate: float, batch_size: int,
                  damping: float, iterations: Sequence[int], pl_rows: int, eval_every: int,
                  timing_hidden: int, timing_batches: Sequence[int], timing_iters: Sequence[int],
@@ -179,52 +189,6 @@ def study_adatap(*, hidden: int, samples: int, epochs: int, learning_rate: float
     """Fig. 10 (module docstring).  Returns ``(tables, summary)`` with tables ``curves``
     (method, iterations, updates, epoch, pl, seconds) and ``timing`` (method, batch_size,
     seconds_per_iteration).
-
-    Parameters
-    ----------
-    hidden : int
-        Hidden units.
-    samples : int
-        Training rows.
-    epochs : int
-        Training epochs.
-    learning_rate : float
-        Learning rate.
-    batch_size : int
-        Rows per update.
-    damping : float
-        Damping of the TAP iteration.
-    iterations : sequence of int
-        Iteration counts of TAP and adaTAP (Fig. 10's curves).
-    pl_rows : int
-        Rows of the pseudo-likelihood.
-    eval_every : int
-        Epochs between evaluations.
-    timing_hidden : int
-        Hidden units of the timing model.
-    timing_batches : sequence of int
-        Batch sizes of the timing.
-    timing_iters : sequence of int
-        Iterations timed per batch size.
-    timing_direct : bool
-        Also time adaTAP's direct Gaussian step.
-    timing_seconds : float
-        Least seconds per timing.
-    init_scale : float
-        Scale of the initial weights.
-    seed : int
-        Seed of the experiment's randomness.
-    data : numpy.ndarray
-        Training rows to use instead of loading the data set (tests).
-    progress : bool
-        Show progress (a tqdm bar).
-
-    Returns
-    -------
-    tables : dict
-        ``{name: pandas.DataFrame}``.
-    summary : dict
-        The study's summary.
     """
     import pandas as pd
 

@@ -79,10 +79,9 @@ def run(name: str, *, quick: bool = False, progress: bool = False,
 
     Returns
     -------
-    tables : dict
-        ``{name: pandas.DataFrame}``.
-    summary : dict
-        The study's summary.
+    tuple of dict
+        ``(tables, summary)``: the study's tables (``{name: pandas.DataFrame}``) and its
+        summary, with the settings, notes and wall time.
 
     Raises
     ------

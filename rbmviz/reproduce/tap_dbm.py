@@ -22,6 +22,7 @@ from .. import _files
 from ..dbm import DBM, DBMTrainer, log_likelihood, pretrain
 from . import _io
 from ._beyond import base_rate as _base_rate
+from ._beyond import documented as _documented
 from ._beyond import load_state as _load_state
 from ._beyond import mnist as _mnist
 from ._beyond import progress as _progress
@@ -47,6 +48,11 @@ NOTES = ["Layer sizes are not given in the paper (UNCONFIRMED): 784-500-1000 and
          "converged free solutions started from the evaluation rows, per unit = / sum_l N_l."]
 
 
+@_documented(models=("sequence of sequence of int", "Layer sizes of the DBMs."),
+             pretrain_epochs=("int", "Epochs of layer-wise pretraining."),
+             pretrain_lr=("float", "Learning rate of the pretraining."),
+             data=("tuple of numpy.ndarray", "Training and test rows to use instead of loading "
+                                             "the data set (tests)."))
 def study_dbm(*, models: Sequence[Sequence[int]], samples: int, test_samples: int,
               pretrain_epochs: int, pretrain_lr: float, epochs: int, learning_rate: float,
               batch_size: int, eval_every: int, eval_samples: int, init_scale: float = 0.001,
@@ -56,46 +62,6 @@ def study_dbm(*, models: Sequence[Sequence[int]], samples: int, test_samples: in
     its curve after every evaluation; running again continues from there.  Returns
     ``(tables, summary)`` with table ``curves`` (model, epoch, train_ll_per_unit,
     test_ll_per_unit, seconds).
-
-    Parameters
-    ----------
-    models : sequence of sequence of int
-        Layer sizes of the DBMs.
-    samples : int
-        Training rows.
-    test_samples : int
-        Test rows.
-    pretrain_epochs : int
-        Epochs of layer-wise pretraining.
-    pretrain_lr : float
-        Learning rate of the pretraining.
-    epochs : int
-        Training epochs.
-    learning_rate : float
-        Learning rate.
-    batch_size : int
-        Rows per update.
-    eval_every : int
-        Epochs between evaluations.
-    eval_samples : int
-        Rows the likelihoods are evaluated on.
-    init_scale : float
-        Scale of the initial weights.
-    seed : int
-        Seed of the experiment's randomness.
-    state : str or os.PathLike
-        Directory keeping each model, its trainer and records, so that an interrupted study continues.
-    data : numpy.ndarray
-        Training rows to use instead of loading the data set (tests).
-    progress : bool
-        Show progress (a tqdm bar).
-
-    Returns
-    -------
-    tables : dict
-        ``{name: pandas.DataFrame}``.
-    summary : dict
-        The study's summary.
     """
     import pandas as pd
 

@@ -27,6 +27,7 @@ from ..evaluate import ais_betas, ais_log_partition, spl_subset, stochastic_pseu
 from ..model import RBM
 from . import _io
 from ._beyond import base_rate as _base_rate
+from ._beyond import documented as _documented
 from ._beyond import load_state as _load_state
 from ._beyond import mnist as _mnist
 from ._beyond import progress as _progress
@@ -75,6 +76,9 @@ def sm_schedule(thin: int = 1) -> np.ndarray:
     return np.unique(np.r_[b[::int(thin)], 1.0])
 
 
+@_documented(ais_chains=("int", "AIS runs per evaluation."),
+             ais_thin=("int", "Thinning of the AIS schedule (:func:`sm_schedule`)."),
+             spl_sites=("int", "Sites of the stochastic pseudo-likelihood."))
 def study_fig12(*, hidden: int, samples: int, epochs: int, learning_rate: float, batch_size: int,
                 weight_decay: float, momentum: float, eval_samples: int, ais_chains: int,
                 ais_thin: int, spl_sites: int, init_scale: float = 0.001, seed: int = 0,
@@ -82,48 +86,6 @@ def study_fig12(*, hidden: int, samples: int, epochs: int, learning_rate: float,
                 progress: bool = False) -> tuple[dict, dict]:
     """Fig. 12 (module docstring).  Returns ``(tables, summary)`` with table ``curves``
     (epoch, tap_ll, ais_ll, ais_ll_low, ais_ll_high, spl, seconds).
-
-    Parameters
-    ----------
-    hidden : int
-        Hidden units.
-    samples : int
-        Training rows.
-    epochs : int
-        Training epochs.
-    learning_rate : float
-        Learning rate.
-    batch_size : int
-        Rows per update.
-    weight_decay : float
-        ℓ2 weight decay.
-    momentum : float
-        Momentum.
-    eval_samples : int
-        Rows the likelihoods are evaluated on.
-    ais_chains : int
-        AIS runs per evaluation.
-    ais_thin : int
-        Thinning of the AIS schedule (:func:`sm_schedule`).
-    spl_sites : int
-        Sites of the stochastic pseudo-likelihood.
-    init_scale : float
-        Scale of the initial weights.
-    seed : int
-        Seed of the experiment's randomness.
-    state : str or os.PathLike
-        Directory keeping the models, so that an interrupted study continues.
-    data : numpy.ndarray
-        Training rows to use instead of loading the data set (tests).
-    progress : bool
-        Show progress (a tqdm bar).
-
-    Returns
-    -------
-    tables : dict
-        ``{name: pandas.DataFrame}``.
-    summary : dict
-        The study's summary.
     """
     import pandas as pd
     from scipy.stats import spearmanr
