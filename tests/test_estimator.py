@@ -25,6 +25,7 @@ import rbmviz.estimator
 from rbmviz.estimator import KNOBS, PARAMETERS, RULE_DEPENDENT, RBMEstimator
 from rbmviz.evaluate import pseudo_log_likelihood_rows
 from rbmviz.model import base_rate_bias
+from rbmviz.settings import ModelSettings
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +161,8 @@ def _signature_drift(signature):
     given = {n: p.default for n, p in signature.parameters.items() if n != "self"}
     declared = _declared_knob_defaults()
     model = inspect.signature(rbmviz.RBM.__init__).parameters
-    declared.update(init_scale=model["scale"].default, dtype=model["dtype"].default)
+    declared.update(init_scale=ModelSettings.param.init_scale.default, dtype=model["dtype"].default)
+    assert model["scale"].default == declared["init_scale"]
     drift = {n: (given.get(n, "<missing>"), d) for n, d in declared.items()
              if n not in given or type(given[n]) is not type(d) or given[n] != d}
     drift.update({n: (v, "<not declared>") for n, v in given.items()
@@ -171,8 +173,8 @@ def _signature_drift(signature):
 def test_written_out_signature_has_the_declared_defaults():
     """``RBMEstimator.__init__`` is written out (for linters, IDEs and readers); its knob
     defaults are the rules' declarations (None for a knob whose default differs between the
-    rules), its init_scale and dtype the model's: a declaration changed without the
-    signature, or the other way round, fails here."""
+    rules), its init_scale the model settings' (and the model's), its dtype the model's: a
+    declaration changed without the signature, or the other way round, fails here."""
     signature = inspect.signature(RBMEstimator.__init__)
     assert _signature_drift(signature) == {}
     assert {"learning_rate", "k"} <= set(RULE_DEPENDENT)

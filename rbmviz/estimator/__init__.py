@@ -50,6 +50,7 @@ from .._seeds import stream_seed
 from ..bounds import EPOCHS_MAX, UNITS_MAX, check_model_size
 from ..model import RBM
 from ..runs import Run
+from ..settings import ModelSettings
 from .params import (ALGORITHM_NAME, KNOBS, RULE_DEPENDENT, _check_unit_interval, _knob_docs, constraint,
                      interval, options, pseudo_log_likelihood_expected)
 
@@ -99,7 +100,8 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         Epochs (full passes over the training data) of ``fit``.
 {KNOB_DOCS}
     init_scale : float, default=0.01
-        Standard deviation of the normal initial weights (>= 0).
+        Standard deviation of the normal initial weights, within the bounds of
+        :class:`rbmviz.settings.ModelSettings`'s ``init_scale`` ([0, 10]).
     init_visible_bias : {"zeros", "base_rate"}, default="zeros"
         ``"base_rate"`` starts the visible biases at the logit of the training data's
         column means (Hinton's practical guide); ``"zeros"`` as ``BernoulliRBM``.
@@ -184,7 +186,7 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         "batch_size": [interval("int", 1, None, closed="left")],
         "n_iter": [interval("int", 0, EPOCHS_MAX, closed="both")],
         **{name: constraint(p) for name, p in KNOBS.items()},
-        "init_scale": [interval("float", 0, None, closed="left")],
+        "init_scale": constraint(ModelSettings.param.init_scale),   # the model settings' bounds
         "init_visible_bias": [options({"zeros", "base_rate"})],
         "dtype": [options({"float64", "float32"})],
         "random_state": ["random_state"],
