@@ -35,7 +35,7 @@ from pathlib import Path
 
 if __package__ in (None, ""):   # run as a script: make the project root importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench._common import OtherLoad, interleaved, table  # noqa: E402
+from bench._common import OtherLoad, interleaved, load_mnist_binary, table  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -52,12 +52,9 @@ TARGETS = {"large": 3.0, "small": 20.0, "stream": 2.0}
 
 
 def mnist_rows(n):
-    try:
-        X = rbmviz.datasets.mnist(limit=n)
-        return X.astype(np.float64), "MNIST (threshold-binarised)"
-    except Exception:                    # no data directory: same size and density
-        rng = np.random.default_rng(0)
-        return (rng.random((n, 784)) < 0.13).astype(np.float64), "random rows, density 0.13"
+    """``n`` threshold-binarised MNIST rows, or synthetic rows of MNIST's density when the
+    files are missing (:func:`bench._common.load_mnist_binary`); returns ``(X, source)``."""
+    return load_mnist_binary(n)
 
 
 class PCDReuseHidden(PCD):

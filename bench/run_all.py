@@ -3,6 +3,10 @@
 * ``bench_defaults.py`` — ``rbmviz.train`` at its defaults (no ``eval_every``, no ``metrics``) vs
   scikit-learn ``BernoulliRBM.fit`` (784×500 PCD-1 epoch) and vs a plain numpy CD-12 loop (3×3 bars &
   stripes), the 5-product PCD variant, explorer-style streaming on the MNIST preset.
+* ``bench_floors.py`` — every hot path (the PCD-1 784×500 update in float32 and float64, AIS,
+  one TAP2 iteration, exact enumeration) against its own GEMM floor measured in the same
+  process, next to its peers, with a per-round noise check that refuses a ratio from a noisy
+  round.
 * ``bench_large.py`` — PCD-1 on MNIST 784×500 (batch 100): rbmviz ``CD.update`` vs
   scikit-learn's ``BernoulliRBM`` (updates/s), the share of the update its GEMMs account
   for, a breakdown of ``CD.update`` and a thread sweep.
@@ -34,6 +38,21 @@ from pathlib import Path
 if __package__ in (None, ""):   # run as a script: make the project root importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench._common import RESULTS, table
+
+
+def floor_rows(floors):
+    """One row per hot path of ``bench_floors``: its fraction of its own GEMM floor (``noisy``
+    when the noise check refused the ratio)."""
+    rows = []
+    for title, rec in floors["paths"].items():
+        f, t = rec["fraction_of_floor"], rec["target"]
+        rows.append(("floor", f"{title}: of its GEMM floor", "noisy" if f is None else f"{100 * f:.0f}%",
+                     "" if rec["quiet"] else rec["why_noisy"], f">= {100 * t:.0f}%" if t else "",
+                     "" if t is None or f is None else ("PASS" if f >= t else "MISS")))
+    v = floors.get("pcd_f32_vs_sklearn_f32")
+    rows.append(("floor", "PCD-1 float32: sklearn float32 fit / rbmviz", "noisy" if v is None else f"{v:.2f}x",
+                 "", ">= 1.5x", "" if v is None else ("PASS" if v >= 1.5 else "MISS")))
+    return rows
 
 
 def summary_rows(large, small):
@@ -70,8 +89,10 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="short run")
     ap.add_argument("--out", default=str(RESULTS / "latest.json"), help="JSON results file")
     a = ap.parse_args(argv)
-    from bench import bench_defaults, bench_large, bench_small
+    from bench import bench_defaults, bench_floors, bench_large, bench_small
     t0 = time.perf_counter()
+    floors = bench_floors.run(quick=a.quick)     # each hot path against its own floor
+    print()
     bench_defaults.run(quick=a.quick)      # the front doors at their defaults (issue: fast defaults)
     print()
     small = bench_small.run(quick=a.quick)
@@ -86,7 +107,7 @@ def main(argv=None):
     print()
     from bench import bench_dc
     dcb = bench_dc.run(quick=a.quick)
-    rows = summary_rows(large, small)
+    rows = floor_rows(floors) + summary_rows(large, small)
     rp = dcb["reproduction"]
     for name in bench_dc.RULES:
         rows.append(("dc", f"{name} fused / numpy (kernel, CPU time)",
@@ -116,7 +137,7 @@ def main(argv=None):
     if small["noise"]["busy"]:
         print("WARNING: the machine was busy during bench_small (see its warning); rerun when idle.")
     res = {"quick": a.quick, "seconds": time.perf_counter() - t0,
-           "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "large": large, "small": small,
+           "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "floors": floors, "large": large, "small": small,
            "tap_train": tap_train, "tap_inference": tap_inf, "dc": dcb}
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -198,6 +198,21 @@ def binary_matmul(A, B, out, idx, cnt, density):
     return matmul(A, B, out)
 
 
+_scratch = threading.local()
+
+
+def _column_lists(n: int, r: int) -> tuple[np.ndarray, np.ndarray]:
+    """int32 scratch for the column lists of :func:`rbmviz.kernels.binary.gather_rows_T_`
+    (``n`` columns, ``r`` rows), kept per thread and grown as needed (no allocation per
+    product; concurrent callers never share it)."""
+    tidx = getattr(_scratch, "tidx", None)
+    if tidx is None or tidx.shape[0] < n or tidx.shape[1] < r:
+        shape = (max(n, 0 if tidx is None else tidx.shape[0]), max(r, 1, 0 if tidx is None else tidx.shape[1]))
+        tidx = _scratch.tidx = np.empty(shape, dtype=np.int32)
+        _scratch.tcnt = np.empty(shape[0], dtype=np.int32)
+    return tidx, _scratch.tcnt
+
+
 def binary_matmul_T(blocks, out):
     """``out[...] = Σ_i A_iᵀ @ Y_i`` over ``blocks`` = ``[(A_i, Y_i, idx_i, cnt_i, density_i),
     …]`` (row blocks of a stacked product ``Aᵀ Y``): the dense blocks by :func:`matmul` (one
@@ -214,7 +229,8 @@ def binary_matmul_T(blocks, out):
             matmul(A.T, Y, out)
         acc = True
     for A, Y, idx, cnt, _ in sparse:
-        gather_rows_T_(idx, cnt, Y, out, acc)
+        tidx, tcnt = _column_lists(out.shape[0], Y.shape[0])
+        gather_rows_T_(idx, cnt, Y, out, acc, tidx, tcnt)
         acc = True
     if not acc:
         out[...] = 0

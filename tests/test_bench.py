@@ -105,3 +105,48 @@ def test_dc_contenders_and_numpy_references():
         f = bench_dc.make_numpy(X, name, 600)
         f()
         assert npref.exact_atll(*f.params, X) > start + 1.0, name
+
+
+def test_without_mnist_files_the_bench_uses_labelled_synthetic_rows(tmp_path, monkeypatch):
+    """No MNIST files: synthetic 0/1 rows of MNIST's density, said so, instead of a traceback."""
+    from bench import _common
+    import rbmviz
+    monkeypatch.setenv("RBMVIZ_DATA", str(tmp_path))
+
+    def missing(**kw):
+        raise FileNotFoundError("no mnist here")
+    monkeypatch.setattr(rbmviz.datasets, "mnist", missing)
+    X, source = _common.load_mnist_binary(200)
+    assert source.startswith("SYNTHETIC") and "density" in source
+    assert X.shape == (200, 784) and set(np.unique(X)) <= {0.0, 1.0}
+    assert abs(X.mean() - _common.MNIST_DENSITY) < 0.01
+
+
+def test_noisy_rounds_are_left_out_and_a_noisy_path_gets_no_ratio(monkeypatch):
+    from bench import _common, bench_floors
+    loads = iter([0.0, 1.0, 0.0, 1.0, 1.0, 1.0])
+    monkeypatch.setattr(_common.OtherLoad, "cores", lambda self: next(loads))
+    res = _common.interleaved_checked({"a": lambda: None, "b": lambda: None}, rounds=3, reps=1,
+                                      warmup=0)
+    assert res["_noise"]["quiet_rounds"] == [True, False, True]
+    assert res["a"]["median"] is not None and len(res["a"]["rounds"]) == 3
+    ok, why = bench_floors.verdict(res, "a", "b", 3)
+    assert ok or "spread" in why
+    res = _common.interleaved_checked({"a": lambda: None, "b": lambda: None}, rounds=3, reps=1,
+                                      warmup=0)
+    ok, why = bench_floors.verdict(res, "a", "b", 3)
+    assert not ok and "quiet rounds" in why and res["a"]["median"] is None
+
+
+def test_numpy_enumeration_peer_is_the_exact_log_z():
+    import rbmviz
+    from bench import bench_floors
+    from rbmviz.evaluate import log_partition_exact
+    rbm = rbmviz.RBM(30, 9, seed=0, scale=0.5)
+    lz = bench_floors.numpy_log_z_batched(rbm.W, rbm.b, rbm.c, batch=64)
+    assert abs(lz - log_partition_exact(rbm)) < 1e-9
+
+
+def test_cpu_model_names_a_simd_width():
+    from bench import bench_floors
+    assert "bit)" in bench_floors.cpu_model() or "CPU" in bench_floors.cpu_model()

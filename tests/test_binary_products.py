@@ -36,6 +36,29 @@ def test_sums_of_rows_equal_the_dense_products(density):
     np.testing.assert_array_equal(G, S.T @ Y)
     scatter_rows_T_(idx, cnt, Y, G, True)                 # accumulate
     np.testing.assert_array_equal(G, 2 * (S.T @ Y))
+    from rbmviz.kernels.binary import gather_rows_T_     # the same sums, gathered per row of G
+    tidx, tcnt = np.empty((53, 40), np.int32), np.empty(53, np.int32)
+    G2 = np.full((53, 29), np.nan)
+    gather_rows_T_(idx, cnt, Y, G2, False, tidx, tcnt)
+    np.testing.assert_array_equal(G2, S.T @ Y)
+    gather_rows_T_(idx, cnt, Y, G2, True, tidx, tcnt)
+    np.testing.assert_array_equal(G2, G)
+
+
+def test_gathered_and_scattered_transposed_sums_are_the_same_bits():
+    """Sᵀ Y gathered per row of the result adds the same rows in the same order as the
+    scatter: the same bits for inexact values too."""
+    from rbmviz.kernels.binary import gather_rows_T_, scatter_rows_T_
+    rng = np.random.default_rng(7)
+    S = (rng.random((90, 140)) < 0.15).astype(np.float32)
+    Y = rng.standard_normal((90, 70)).astype(np.float32)
+    idx, cnt = np.empty(S.shape, np.int32), np.empty(90, np.int32)
+    binary_rows(S, idx, cnt)
+    G1, G2 = rng.standard_normal((2, 140, 70)).astype(np.float32)
+    G1c = G1.copy()
+    scatter_rows_T_(idx, cnt, Y, G1, True)
+    gather_rows_T_(idx, cnt, Y, G1c, True, np.empty((140, 90), np.int32), np.empty(140, np.int32))
+    np.testing.assert_array_equal(G1, G1c)
 
 
 def test_a_row_that_is_not_binary_falls_back_to_blas():

@@ -77,16 +77,14 @@ def transpose_index_(idx, cnt, n, tidx, tcnt):
 
 
 @njit(parallel=True, cache=True, error_model="numpy", boundscheck=False)
-def gather_rows_T_(idx, cnt, Y, G, accumulate):
+def gather_rows_T_(idx, cnt, Y, G, accumulate, tidx, tcnt):
     """``G = Sᵀ @ Y`` (``G += Sᵀ @ Y`` if ``accumulate``) for a 0/1 ``S`` given by its
     :func:`active_index_` lists: row ``i`` of ``G`` is the sum of the rows of ``Y`` whose
     ``S`` row has a one in column ``i``, in row order — the same sums, in the same order, as
-    :func:`scatter_rows_T_`, so the same bits.  Lists the column ones
-    (:func:`transpose_index_`), then gathers in parallel over the rows of ``G``."""
+    :func:`scatter_rows_T_`, so the same bits.  Lists the column ones into ``tidx``/``tcnt``
+    (int32 scratch of shapes ≥ (G.shape[0], Y.shape[0]) and (G.shape[0],);
+    :func:`transpose_index_`), then gathers in parallel over the rows of ``G``."""
     n = G.shape[0]
-    r = Y.shape[0]
-    tidx = np.empty((n, max(r, 1)), dtype=np.int32)
-    tcnt = np.empty(n, dtype=np.int32)
     transpose_index_(idx, cnt, n, tidx, tcnt)
     for i in prange(n):
         _gather_range(tidx, tcnt, Y, G, i, i + 1, accumulate)
