@@ -104,7 +104,6 @@ def _caption(paper: str, fig: Path) -> str:
 
 
 _RES_OUT.mkdir(exist_ok=True)
-_gallery = []
 for _paper, _title in _PAPERS.items():
     _src = ROOT / "results" / _paper
     _dir = _RES_OUT / _paper
@@ -115,8 +114,6 @@ for _paper, _title in _PAPERS.items():
     for _fig in _figs:
         _runs.setdefault(_fig.parent.relative_to(_src), []).append(_fig)
     _page = []
-    if _runs:
-        _gallery += [f"## {_title}", "", f"On the paper's page: {{doc}}`/papers/{_paper}`.", ""]
     for _run, _run_figs in _runs.items():
         _label = "the quick form (top level)" if str(_run) == "." else f"`{_run}/`"
         _stamp = _provenance(_src / _run / "summary.json")
@@ -125,12 +122,9 @@ for _paper, _title in _PAPERS.items():
             _rel = _fig.relative_to(_src).as_posix()
             _cap = _caption(_paper, _fig)
             _page += [f"![{_cap}]({_rel})", "", f"*{_rel}*: {_cap}.", ""]
-            _gallery += [f"![{_cap}]({_paper}/{_rel})", "", f"*{_paper}/{_rel}*: {_cap}.", ""]
     (_dir / "_figures.md").write_text(
         "\n".join(_page or ["No rendered figures of this paper are in the repository."]) + "\n",
         encoding="utf-8")
-if not _gallery:
-    _gallery = ["No rendered figures are in `results/`."]
 # each paper page opens with its scorecard, generated from the runs' summary.json files
 # (rbmviz.reproduce.report): one row per claim of the paper, one column per run folder, each
 # cell the run's verdict; the runs' own claims tables (numbers judged, criteria) follow below.
@@ -140,27 +134,64 @@ for _paper in _PAPERS:
     (_RES_OUT / _paper / "_scorecard.md").write_text(
         scorecards.scorecard(_paper, ROOT / "results" / _paper, order=_run_order), encoding="utf-8")
 # each paper page includes results/<paper>/_page.md: the README of the full-scale results, or
-# a plain statement that they are not in the repository
+# a plain statement that they are not in the repository.  A paper with a run-by-run page
+# (docs/papers/<paper>-runs.md) keeps its discussion short: the README's per-run sections
+# under "The paper's claims and ours" go to results/<paper>/_runs.md, which that page includes.
+_CLAIMS_HEADING = re.compile(r"(?m)^## The paper's claims and ours\s*$")
+
+
+def _split_runs(readme: str, paper: str) -> tuple[str, str]:
+    """``(discussion, runs)``: the README without its per-run ``###`` sections (a link to the
+    run-by-run page in their place), and those sections one heading level up."""
+    m = _CLAIMS_HEADING.search(readme)
+    if not m:
+        return readme, ""
+    end = re.search(r"(?m)^## ", readme[m.end():])
+    stop = m.end() + end.start() if end else len(readme)
+    runs = readme[m.end():stop]
+    runs = re.sub(r"(?m)^(#{3,6}) ", lambda h: h.group(1)[1:] + " ", runs)
+    link = ("\nEach run's numbers beside the paper's, the tables it printed and the criterion of "
+            f"each verdict are on {{doc}}`/papers/{paper}-runs`; the scorecard at the top of this "
+            "page sums them up.\n\n")
+    return readme[:m.end()] + link + readme[stop:], runs
+
+
 for _paper in _PAPERS:
     _readme = ROOT / "results" / _paper / "README.md"
-    (_RES_OUT / _paper / "_page.md").write_text(
-        _readme.read_text(encoding="utf-8") if _readme.is_file() else
+    _text = _readme.read_text(encoding="utf-8") if _readme.is_file() else (
         "The full-scale results of this paper are not in the repository; the quick forms of "
-        "the commands above reproduce the paper's claims at a smaller scale.\n", encoding="utf-8")
-(_RES_OUT / "_gallery.md").write_text("\n".join(_gallery) + "\n", encoding="utf-8")
-# the gallery's table of notebooks: each page and its .ipynb for download
-(_RES_OUT / "_notebooks.md").write_text("\n".join(
-    ["| notebook | download |", "|---|---|"] +
-    [f"| {{doc}}`notebooks/{p.stem}` | {{download}}`{p.name} <notebooks/{p.name}>` |"
-     for p in sorted((ROOT / "notebooks").glob("*.ipynb"), key=lambda p: (p.stem != "quickstart", p.stem))]
-) + "\n", encoding="utf-8")
+        "the commands above reproduce the paper's claims at a smaller scale.\n")
+    _runs_text = ""
+    if (DOCS / "papers" / f"{_paper}-runs.md").is_file():
+        _text, _runs_text = _split_runs(_text, _paper)
+        (_RES_OUT / _paper / "_runs.md").write_text(
+            _runs_text or "The runs of this paper are not in the repository.\n", encoding="utf-8")
+    (_RES_OUT / _paper / "_page.md").write_text(_text, encoding="utf-8")
 
 import rbmviz  # noqa: E402
 
+import gallery  # noqa: E402
 import lesson_pages  # noqa: E402
 
 # the lesson pages of the teaching path, from the explorer's own lessons (never hand-copied)
 lesson_pages.write()
+# the gallery's thumbnails (scikit-learn's style): every notebook figure, every view of the
+# explorer, every results/ figure, each a link to its page; the results' PNGs are served from
+# _static/results/ (docs/results/_static/ is a static path: generated, not in git)
+_THUMB_STATIC = _RES_OUT / "_static"
+_THUMB_STATIC.mkdir(exist_ok=True)
+_thumbs: dict[str, list[tuple[str, str]]] = {}
+for _paper in _PAPERS:
+    _src = ROOT / "results" / _paper
+    for _fig in sorted(_src.rglob("*.png"), key=lambda p: _run_order(p.relative_to(_src))) \
+            if _src.is_dir() else []:
+        _rel = _fig.relative_to(_src).as_posix()
+        _dst = _THUMB_STATIC / "results" / _paper / _rel
+        _dst.parent.mkdir(parents=True, exist_ok=True)
+        if not _dst.exists() or _dst.stat().st_mtime < _fig.stat().st_mtime:
+            shutil.copy2(_fig, _dst)
+        _thumbs.setdefault(_paper, []).append((_rel, _caption(_paper, _fig)))
+gallery.write(_PAPERS, _thumbs)
 
 project = "rbmviz"
 author = "rbmviz developers"
@@ -183,7 +214,7 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "results/**"]
 templates_path = ["_templates"]
-html_static_path = ["_static"]
+html_static_path = ["_static", "results/_static"]
 
 # --- myst / myst-nb --------------------------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist", "substitution"]
@@ -222,10 +253,10 @@ html_theme_options = {
     "navigation_depth": 2,
     "show_toc_level": 2,
     # the in-page table of contents beside the prose pages; the notebooks give that width to
-    # their plots (a pattern no page matches gets no secondary sidebar)
-    "secondary_sidebar_items": {"*": ["page-toc"], "papers/*": ["page-toc"],
-                                "theory/*": ["page-toc"], "howto/*": ["page-toc"],
-                                "api/**": ["page-toc"]},
+    # their plots, the paper pages to their scorecards (one column per run) and figures (a
+    # pattern no page matches gets no secondary sidebar)
+    "secondary_sidebar_items": {"*": ["page-toc"], "theory/*": ["page-toc"],
+                                "howto/*": ["page-toc"], "api/**": ["page-toc"]},
     "footer_start": ["copyright"],
 }
 html_show_sourcelink = False
@@ -255,6 +286,17 @@ def _link_theory_pages(app, what, name, obj, options, lines):
                                      line)
 
 
+def _drop_modules_without_source(app):
+    """viewcode lists on its index page every module an object of the API reference names,
+    those whose source it cannot read too (an object whose ``__module__`` is ``builtins``),
+    and links them to pages it does not write: leave them out."""
+    modules = getattr(app.env, "_viewcode_modules", {})
+    for name in [name for name, entry in modules.items() if not entry]:
+        del modules[name]
+    return []
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _link_theory_pages)
+    app.connect("html-collect-pages", _drop_modules_without_source, priority=400)
 

@@ -44,7 +44,7 @@ def render() -> str:
         if "files not found" in lesson.title:
             continue
         nb, heading = lesson.notebook or ("", "")
-        out += [f"## {lesson.title}", "",
+        out += [f"(lesson-{lesson.key})=", "", f"## {lesson.title}", "",
                 f"{lesson.summary}  *{TABS[lesson.tab]} tab; about {lesson.seconds} s; "
                 f"{lesson.figure}.*", "",
                 f"Open it: `rbmviz explore`, then <{EXPLORER}?lesson={lesson.key}> "
