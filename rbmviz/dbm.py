@@ -45,13 +45,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
+import param
 
 from . import _files
 from . import bounds as _bounds
 from ._numerics import sigmoid as _sigmoid
 from ._validation import (check_array, check_bool, check_data, check_float, check_int,
                           check_seed)
-from .algorithms.knobs import check_knob
+from .algorithms.knobs import check_knob, derive_knobs
 from .algorithms.tap import TAP
 from .errors import RunDiverged
 from .evaluate import all_states
@@ -59,7 +60,7 @@ from .model import RBM
 from .tap.options import DeepLikelihoodOptions as _DL, TAPSolverOptions as _O, check_option
 
 __all__ = ["DBM", "DBMSolution", "tap_solve", "tap_log_z", "log_likelihood", "gradient",
-           "DBMTrainer", "pretrain", "EXACT_MAX_UNITS"]
+           "DBMTrainer", "pretrain", "DBMKnobs", "EXACT_MAX_UNITS"]
 
 #: exact enumeration (log Z, marginals) is offered up to this many units in total
 EXACT_MAX_UNITS = 22
@@ -69,9 +70,33 @@ _FORMAT_TAG = "rbmviz.DBM"
 _FORMAT_VERSION = 1
 
 
-def _knob(name: str, value, knobs=TAP.Knobs):
-    """``value`` checked as the TAP rule's knob ``name`` (same bounds, same message as every
-    training rule: e.g. ``momentum`` in [0, 1), ``max_iter`` in [1, 100000])."""
+class _DBMRunKnobs(param.Parameterized):
+    batch_size = param.Integer(
+        100, bounds=(1, None), softbounds=(10, 500), label="Batch M",
+        doc="Rows per update M (Table 1: 100).")
+    epochs = param.Integer(
+        50, bounds=(0, _bounds.EPOCHS_MAX), softbounds=(0, 100), label="Pretraining epochs",
+        doc="Epochs of each layer's greedy TAP-RBM pretraining (Alg. 4: 50).")
+
+
+#: the training knobs of a deep TAP machine (Alg. 4), read by :class:`DBMTrainer` and
+#: :func:`pretrain`: the TAP rule's declarations (bounds, help) with App. E's defaults γ =
+#: 0.001 and Table 1's η = 0.5, ε = 0.001, plus the batch size and the pretraining epochs
+DBMKnobs = derive_knobs(
+    "DBMKnobs", [TAP],
+    include=["learning_rate", "momentum", "weight_decay", "n_solutions", "damping", "tol",
+             "max_iter", "seed"],
+    defaults={"learning_rate": 0.001, "momentum": 0.5, "weight_decay": 0.001},
+    bases=(_DBMRunKnobs,),
+    doc="The training knobs of a deep TAP machine (Tramel et al. 2018, Alg. 4): the TAP "
+        "rule's declarations with App. E's defaults.")
+DBMKnobs.__doc__ = DBMKnobs.__doc__ + "\n\n" + _bounds.parameters_doc(DBMKnobs)
+
+
+def _knob(name: str, value, knobs=DBMKnobs):
+    """``value`` checked as the deep TAP machine's knob ``name`` (the TAP rule's bounds, the
+    same message as every training rule: e.g. ``momentum`` in [0, 1), ``max_iter`` in
+    [1, 100000])."""
     return check_knob(knobs.param[name], value, name)
 
 
@@ -885,13 +910,14 @@ class DBMTrainer:
     """Joint TAP training of a DBM (Alg. 4, joint phase): per mini-batch of ``M`` rows, the
     free solutions from the first ``K`` rows and the clamped solutions of all rows, then
     ``W ← W + v``, ``v ← η v + γ(ΔW − εW)`` (heavy-ball momentum, ℓ2 strength ε) and
-    ``θ ← θ + γΔθ``.
+    ``θ ← θ + γΔθ``.  Every default and bound is :data:`DBMKnobs`'.
 
     Parameters
     ----------
     learning_rate, momentum, weight_decay : float
-        γ, η and ε; checked as every training rule checks them (the declarations of
-        :class:`rbmviz.algorithms.tap.TAP`'s knobs: γ > 0, η in [0, 1), ε ≥ 0).
+        γ, η and ε; checked as every training rule checks them (:data:`DBMKnobs`, the
+        declarations of :class:`rbmviz.algorithms.tap.TAP`'s knobs: γ > 0, η in [0, 1),
+        ε ≥ 0).
     batch_size : int
         Rows per update ``M``.
     n_solutions : int or None
@@ -910,14 +936,16 @@ class DBMTrainer:
         ``n_solutions`` above ``batch_size``.
     """
 
-    def __init__(self, *, learning_rate: float = 0.001, momentum: float = 0.5,
-                 weight_decay: float = 0.001, batch_size: int = 100, n_solutions: int | None = None,
-                 damping: float = _O.damping, tol: float = _O.tol, max_iter: int = _O.max_iter,
-                 seed: int = 0) -> None:
+    def __init__(self, *, learning_rate: float = DBMKnobs.learning_rate,
+                 momentum: float = DBMKnobs.momentum, weight_decay: float = DBMKnobs.weight_decay,
+                 batch_size: int = DBMKnobs.batch_size,
+                 n_solutions: int | None = DBMKnobs.n_solutions, damping: float = DBMKnobs.damping,
+                 tol: float = DBMKnobs.tol, max_iter: int = DBMKnobs.max_iter,
+                 seed: int = DBMKnobs.seed) -> None:
         self.learning_rate = _knob("learning_rate", learning_rate)
         self.momentum = _knob("momentum", momentum)
         self.weight_decay = _knob("weight_decay", weight_decay)
-        self.batch_size = check_int(batch_size, "batch_size", low=1)
+        self.batch_size = _knob("batch_size", batch_size)
         self.n_solutions = _knob("n_solutions", n_solutions)
         if self.n_solutions is not None and self.n_solutions > self.batch_size:
             raise ValueError(f"n_solutions (K={self.n_solutions}) must be at most the batch size "
@@ -1017,16 +1045,18 @@ class DBMTrainer:
                               last_good_epoch=self.epochs - 1, quantity="W", value=float("nan"))
 
 
-def pretrain(dbm: DBM, X: ArrayLike, *, epochs: int = 50, learning_rate: float = 0.001,
-             batch_size: int = 100, momentum: float = 0.5, weight_decay: float = 0.001,
-             damping: float = _O.damping, tol: float = _O.tol, max_iter: int = _O.max_iter,
-             seed: int = 0, callback: Callable[[int, int], Any] | None = None) -> DBM:
+def pretrain(dbm: DBM, X: ArrayLike, *, epochs: int = DBMKnobs.epochs,
+             learning_rate: float = DBMKnobs.learning_rate, batch_size: int = DBMKnobs.batch_size,
+             momentum: float = DBMKnobs.momentum, weight_decay: float = DBMKnobs.weight_decay,
+             damping: float = DBMKnobs.damping, tol: float = DBMKnobs.tol,
+             max_iter: int = DBMKnobs.max_iter, seed: int = DBMKnobs.seed, callback: Callable[[int, int], Any] | None = None) -> DBM:
     """Greedy layer-wise pretraining (Tramel et al. 2018, Alg. 4, first phase), in place.
 
     Layer 1 is a TAP RBM (Alg. 2, :class:`rbmviz.algorithms.tap.TAP`, heavy-ball momentum)
     trained on ``X``; layer ``l ≥ 2`` a TAP RBM trained on binary samples of layer ``l − 1``
     drawn bottom-up given the data (``H⁽ˡ⁻¹⁾ ~ P(h⁽ˡ⁻¹⁾ | H⁽ˡ⁻²⁾)``).  Each RBM gives ``W⁽ˡ⁾``
-    and the hidden biases ``θ⁽ˡ⁾`` (layer 1 also the visible biases).
+    and the hidden biases ``θ⁽ˡ⁾`` (layer 1 also the visible biases).  Every default and bound
+    is :data:`DBMKnobs`' (those of :class:`DBMTrainer`).
 
     Parameters
     ----------
@@ -1061,8 +1091,8 @@ def pretrain(dbm: DBM, X: ArrayLike, *, epochs: int = 50, learning_rate: float =
     """
     _check_dbm(dbm)
     X = check_data(X, "X", n_visible=dbm.layers[0])
-    epochs = check_int(epochs, "epochs", low=0, high=_bounds.EPOCHS_MAX)
-    batch_size = check_int(batch_size, "batch_size", low=1)
+    epochs = _knob("epochs", epochs)
+    batch_size = _knob("batch_size", batch_size)
     if batch_size > X.shape[0]:
         raise ValueError(f"batch_size={batch_size} is larger than the data ({X.shape[0]} rows of X)")
     learning_rate = _knob("learning_rate", learning_rate)

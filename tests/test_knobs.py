@@ -405,10 +405,10 @@ def _inside(p):
     return good
 
 
-def _bound_problems(call, arg, p):
+def _bound_problems(call, arg, p, *, inside=True):
     """What a front end gets wrong about the declaration ``p`` of its argument ``arg``: a value
     just outside the declared bounds that is not refused with a ValueError naming ``arg``, or
-    a value inside them (the default, an inclusive bound) that is refused."""
+    (with ``inside``) a value inside them (the default, an inclusive bound) that is refused."""
     problems = []
     for bad in _outside(p):
         try:
@@ -418,7 +418,7 @@ def _bound_problems(call, arg, p):
                 problems.append(f"{arg}={bad!r}: the error does not name {arg}: {e}")
         else:
             problems.append(f"{arg}={bad!r} is accepted, outside the declared {p.bounds}")
-    for good in _inside(p):
+    for good in (_inside(p) if inside else []):
         try:
             call(**{arg: good})
         except (TypeError, ValueError) as e:
@@ -440,7 +440,6 @@ def _solver_front_ends(s):
     declaration})``."""
     O, DL = TAPSolverOptions, DeepLikelihoodOptions
     X, rbm, d = s["X"], s["rbm"], s["dbm"]
-    tap_knob = algorithms.get("tap").Knobs.param
     five = lambda *names, o=O: {n: _option(n, o) for n in names}  # noqa: E731
     return [
         ("tap.solve", tap.solve, lambda **kw: tap.solve(rbm, X, **kw),
@@ -470,12 +469,15 @@ def _solver_front_ends(s):
          five("damping", "tol", "max_iter")),
         ("dbm.log_likelihood", _dbm.log_likelihood, lambda **kw: _dbm.log_likelihood(d, X, **kw),
          five("damping", "tol", "max_iter", o=DL)),
-        # the trainers take the TAP rule's knobs (copies of the options, max_iter narrowed)
-        ("dbm.DBMTrainer", _dbm.DBMTrainer, lambda **kw: _dbm.DBMTrainer(batch_size=4, **kw),
-         {n: tap_knob[n] for n in ("damping", "tol", "max_iter")}),
+        # the trainers take DBMKnobs: the TAP rule's knobs (copies of the options, max_iter
+        # narrowed) with App. E's defaults
+        ("dbm.DBMTrainer", _dbm.DBMTrainer, lambda **kw: _dbm.DBMTrainer(**{"batch_size": 4, **kw}),
+         {n: _dbm.DBMKnobs.param[n] for n in knobs.knob_params(_dbm.DBMKnobs) if n != "epochs"}),
         ("dbm.pretrain", _dbm.pretrain,
-         lambda **kw: _dbm.pretrain(_dbm.DBM([4, 3, 2], seed=0), X, epochs=0, batch_size=4, **kw),
-         {n: tap_knob[n] for n in ("damping", "tol", "max_iter")}),
+         lambda **kw: _dbm.pretrain(_dbm.DBM([4, 3, 2], seed=0), np.tile(X, (20, 1)),
+                                    **{"epochs": 0, "batch_size": 4, **kw}),
+         {n: _dbm.DBMKnobs.param[n] for n in knobs.knob_params(_dbm.DBMKnobs)
+          if n != "n_solutions"}),
         ("TAPPreset", tap_presets.TAPPreset, None, five("order", "damping", "tol", "max_iter")),
         ("TAPSolution", tap.TAPSolution, None, five("order", "damping", "tol")),
     ]
@@ -487,6 +489,7 @@ def test_every_solver_front_end_takes_the_declared_defaults(small):
     # the trainers' options are the TAP rule's, whose defaults are the solver options'
     for n in ("damping", "tol", "max_iter"):
         assert algorithms.get("tap").Knobs.param[n].default == TAPSolverOptions.param[n].default
+        assert _dbm.DBMKnobs.param[n].default == TAPSolverOptions.param[n].default
     # the module constants are read from the declaration
     assert tap.COUNT_TOL == TAPSolverOptions.count_tol
     assert tap.inference.FIRST_MAX_ITER == TAPSolverOptions.first_max_iter
@@ -508,7 +511,9 @@ def test_every_solver_front_end_checks_the_declared_bounds(small, front_end):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)     # non-converged runs at max_iter=1
         for arg, p in declared.items():
-            assert _bound_problems(call, arg, p) == [], (front_end, arg)
+            # (pretrain at the largest epoch count would train for days: outside values only)
+            inside = not (front_end == "dbm.pretrain" and arg == "epochs")
+            assert _bound_problems(call, arg, p, inside=inside) == [], (front_end, arg)
 
 
 def test_the_tap_rules_solver_knobs_are_copies_of_the_options():
@@ -691,3 +696,12 @@ def test_the_estimators_init_scale_is_the_model_settings():
     for bad in _outside(p):
         with pytest.raises(InvalidParameterError, match="init_scale"):
             RBMEstimator(init_scale=bad)._validate_params()
+
+
+def test_the_deep_tap_machines_knobs_are_the_tap_rules():
+    tap_knobs = knobs.knob_params(algorithms.get("tap"))
+    for n, p in knobs.knob_params(_dbm.DBMKnobs).items():
+        if n in tap_knobs:
+            assert _copy_problems(p, tap_knobs[n]) == [], n
+            assert p.bounds == tap_knobs[n].bounds, n
+    assert _dbm.DBMKnobs.learning_rate == 0.001 and _dbm.DBMKnobs.epochs == 50

@@ -23,6 +23,7 @@ import panel as pn
 from .. import algorithms, datasets, presets
 from ..algorithms.dcp import DEFAULT_D, DEFAULT_K_INNER, resolve_budget
 from ..algorithms.knobs import derive_knobs
+from ..bounds import parameters_doc
 from ..live import warmup
 from ..live.race import DC_RULES, Race, RaceSettings, live_knob_names, rule_title
 from ..settings import (
@@ -84,7 +85,10 @@ RACE_RULES = {"shifting_bar": ["cd", "pcd", "csdcp"]}
 #: takes that name in the settings, so the tab keeps the rule's d in its own object), starting
 #: at the rule's own default budget (rbmviz.algorithms.dcp.DEFAULT_D)
 BudgetKnobs = derive_knobs("BudgetKnobs", [algorithms.get("sdcp")], include=["d"],
-                           defaults={"d": DEFAULT_D})
+                           defaults={"d": DEFAULT_D},
+                           doc="The race tab's S-DCP/CS-DCP inner-step count d (a copy of the "
+                               "rule's declaration, starting at its default budget).")
+BudgetKnobs.__doc__ = BudgetKnobs.__doc__ + "\n\n" + parameters_doc(BudgetKnobs)
 
 
 def _available_datasets():

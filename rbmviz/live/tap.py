@@ -76,7 +76,7 @@ from .. import datasets
 from .._blas import single_threaded_blas
 from .._seeds import stream_seed
 from ..algorithms.knobs import AlgorithmKnobs as _AlgorithmKnobs, derive_knobs
-from ..bounds import narrowed
+from ..bounds import narrowed, parameters_doc
 from ..errors import RunDiverged
 from ..evaluate.metrics import Metric, register
 from ..model import RBM
@@ -278,6 +278,7 @@ TapSettings = derive_knobs(
         "rule's own knobs (copies of ``rbmviz.algorithms.TAP.Knobs``: bounds and docs from "
         "there, the live defaults :data:`LIVE_DEFAULTS`) plus the tab's data, evaluation, "
         "landscape and pace knobs.")
+TapSettings.__doc__ = TapSettings.__doc__.rstrip() + "\n\n" + parameters_doc(TapSettings)
 
 
 def refuse_model_change(changes) -> None:
