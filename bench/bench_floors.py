@@ -49,7 +49,6 @@ from bench._common import RESULTS, interleaved_checked, load_mnist_binary, machi
 import numpy as np  # noqa: E402
 
 import rbmviz  # noqa: E402
-from rbmviz import _blas  # noqa: E402
 from bench import bench_large as bl  # noqa: E402
 from bench import numpy_reference as npref  # noqa: E402
 
@@ -60,10 +59,6 @@ MAX_SPREAD = 1.15
 #: targets of the issue (fraction of the floor, and the PCD ratio to scikit-learn's float32 path)
 TARGETS = {"PCD-1 float32": 0.75, "AIS float32": 0.80, "AIS float64": 0.80, "TAP2 iteration": 0.70}
 TARGET_VS_SKLEARN_F32 = 1.5
-#: the PCD-1 float32 variant whose dense products use BLAS's own threads (not bit-identical
-#: across thread counts; ``rbmviz._blas.set_deterministic(False)``)
-THREADED = "rbmviz PCD.update f32, BLAS-threaded dense products"
-
 
 # ---------------------------------------------------------------- PCD-1
 def numpy_pcd(X, dtype):
@@ -88,18 +83,6 @@ def pcd_group(X, dtype):
     if dtype == np.float32:
         c["sklearn partial_fit (f64 default)"] = bl.make_sklearn_partial_fit(X, np.float64)[0]
     c[f"numpy PCD-1 {tag}"] = numpy_pcd(X, dtype)
-    if dtype == np.float32:           # the faster, thread-count-dependent variant (opt-in)
-        rvt, _, _ = bl.make_rbmviz(X, "float32")
-
-        def threaded():
-            _blas.set_deterministic(False)
-            try:
-                rvt()
-            finally:
-                _blas.set_deterministic(True)
-        for _ in range(3):
-            threaded()
-        c[THREADED] = threaded
     return c
 
 
@@ -283,13 +266,6 @@ def run(quick=False, verbose=True):
     p32 = out["paths"]["PCD-1 float32"]
     v = p32["peers"].get("sklearn fit loop f32")
     out["pcd_f32_vs_sklearn_f32"] = v
-    vt = p32["peers"].get(THREADED)
-    t = p32["times_s"]
-    if vt is not None:
-        out["pcd_f32_threaded"] = {
-            "fraction_of_floor": t["floor f32: 6 products"]["median"] / t[THREADED]["median"],
-            "vs_sklearn_f32": t["sklearn fit loop f32"]["median"] / t[THREADED]["median"],
-            "deterministic_over_threaded": 1.0 / vt}
     if verbose:
         mi = machine_info()
         out["machine"] = mi
@@ -302,12 +278,6 @@ def run(quick=False, verbose=True):
         if v is not None:
             print(f"PCD-1 float32: rbmviz / scikit-learn's float32 fit path = {v:.2f}x "
                   f"(target >= {TARGET_VS_SKLEARN_F32}x: {'PASS' if v >= TARGET_VS_SKLEARN_F32 else 'MISS'})")
-        th = out.get("pcd_f32_threaded")
-        if th:
-            print(f"PCD-1 float32 with BLAS-threaded dense products (opt-in, not bit-identical across thread counts): "
-                  f"{100 * th['fraction_of_floor']:.0f}% of its floor, {th['vs_sklearn_f32']:.2f}x scikit-learn's "
-                  f"float32 fit path; the default (bit-identical) update takes {th['deterministic_over_threaded']:.2f}x "
-                  "its time")
         print("(a peer's 'Nx' is its time over rbmviz's: above 1, rbmviz is faster; 'of floor' above 100 % means "
               "sums of rows of a 0/1 factor beat the dense products)")
     return out

@@ -28,7 +28,6 @@ import numpy as np
 from .kernels.binary import active_index_, gather_rows_, gather_rows_T_
 
 __all__ = ["matmul", "row_blocks", "single_threaded_blas", "set_threads", "get_threads",
-           "set_deterministic", "get_deterministic",
            "binary_rows", "binary_rows_split", "binary_matmul", "binary_matmul_T", "BINARY_DENSITY_MAX"]
 
 #: a 0/1 left factor with at most this fraction of ones is multiplied as sums of rows
@@ -49,38 +48,6 @@ _limiter = None
 _controller = None
 _pool: ThreadPoolExecutor | None = None
 _threads = max(1, min(MAX_BLOCKS, os.cpu_count() or 1))
-_deterministic = True
-
-
-def get_deterministic() -> bool:
-    """Whether :func:`matmul` gives the same bits for any thread count (the default)."""
-    return _deterministic
-
-
-def set_deterministic(flag: bool) -> None:
-    """Choose how :func:`matmul` computes its dense products.
-
-    Parameters
-    ----------
-    flag : bool
-        True (the default): fixed row blocks, each one single-threaded BLAS call — the same
-        bits for any thread count, and robust on a busy machine.  False: one product with
-        BLAS's own threads (:func:`get_threads` of them) — faster on an idle machine (this
-        OpenBLAS runs concurrent single-threaded calls one after the other, so the blocks
-        gain nothing from the pool), but the last bits then depend on the thread count, and
-        multi-threaded OpenBLAS slows down many times when another process holds a core.
-
-    Raises
-    ------
-    TypeError
-        If ``flag`` is not a bool.
-    """
-    global _deterministic
-    if not isinstance(flag, (bool, np.bool_)):
-        raise TypeError(f"flag must be True or False, got {flag!r}")
-    _deterministic = bool(flag)
-
-
 def get_threads() -> int:
     """Threads :func:`matmul` uses (default: the CPU count, at most :data:`MAX_BLOCKS`)."""
     return _threads
@@ -142,10 +109,7 @@ def row_blocks(m: int) -> list[tuple[int, int]]:
 
 def matmul(A, B, out):
     """``out[...] = A @ B`` (2-D arrays, ``out`` preallocated), bit-identical for any thread
-    count (unless :func:`set_deterministic` turned that off).  Call it inside
-    :func:`single_threaded_blas`; returns ``out``."""
-    if not _deterministic:
-        return _threaded_matmul(A, B, out)
+    count.  Call it inside :func:`single_threaded_blas`; returns ``out``."""
     blocks = row_blocks(A.shape[0])
     pool = _get_pool() if len(blocks) > 1 else None
     if pool is None:
@@ -158,17 +122,6 @@ def matmul(A, B, out):
     _run_blocks(A, B, out, groups[0])
     for f in futures:
         f.result()
-    return out
-
-
-def _threaded_matmul(A, B, out):
-    """One product with BLAS's own threads, lifting :func:`single_threaded_blas`'s limit
-    for its duration."""
-    if _controller is None or _depth == 0:
-        np.matmul(A, B, out=out)
-        return out
-    with _controller.limit(limits=_threads, user_api="blas"):
-        np.matmul(A, B, out=out)
     return out
 
 

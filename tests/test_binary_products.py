@@ -147,24 +147,3 @@ def test_a_cd_update_is_the_same_with_sums_of_rows(cls, monkeypatch):
     np.testing.assert_allclose(models[0].W, models[1].W, rtol=0, atol=1e-15)
     assert not np.array_equal(models[0].W, RBM(120, 70, seed=0).W)
 
-
-def test_the_threaded_variant_is_the_same_update_to_rounding():
-    """``_blas.set_deterministic(False)`` runs the dense products with BLAS's own threads:
-    the same update up to the rounding of those products; the default is restored."""
-    rng = np.random.default_rng(8)
-    X = (rng.random((60, 150)) < 0.4).astype(np.float64)     # dense: the products go to BLAS
-    models = []
-    assert _blas.get_deterministic()
-    for det in (True, False):
-        _blas.set_deterministic(det)
-        try:
-            rbm = RBM(150, 90, seed=0)
-            alg = PCD(k=1, learning_rate=0.05, seed=3)
-            alg.setup(rbm, X, 30)
-            alg.update(rbm, X[:30])
-        finally:
-            _blas.set_deterministic(True)
-        models.append(rbm)
-    np.testing.assert_allclose(models[0].W, models[1].W, rtol=0, atol=1e-12)
-    with pytest.raises(TypeError, match="flag"):
-        _blas.set_deterministic("yes")
