@@ -57,9 +57,9 @@ and re-exports the public names of the others.
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from . import _io, report, tap_beyond
@@ -115,37 +115,13 @@ def check_out_dir(out: str | os.PathLike, overwrite: bool = False) -> None:
     _io.check_out_dir(out, overwrite, FILES, require_empty=True)
 
 
-def save(tables: dict, summary: dict, out: str | os.PathLike, *, overwrite: bool = False,
-         html: bool = True) -> list[Path]:
-    """Write ``<table>.csv`` for every table, ``summary.json`` and ``figure.html``
-    (HoloViews, Bokeh resources inline) to directory ``out``.
-
-    An existing, non-empty ``out`` is refused (``FileExistsError``) unless ``overwrite``,
-    which replaces only these files.
-
-    Parameters
-    ----------
-    tables : dict
-        ``{name: pandas.DataFrame}``, the experiment's tables.
-    summary : dict
-        The summary (as returned by ``summarize``).
-    out : str or os.PathLike
-        Output directory.
-    overwrite : bool
-        Replace the files of an existing, non-empty ``out``.
-    html : bool
-        Also write ``figure.html`` (HoloViews, Bokeh resources inline so it opens offline).
-
-    Returns
-    -------
-    list of pathlib.Path
-        list of the written paths.
-    """
-    return report.save(out, summary, {name: tables[name] for name in TABLES},
-                       figure=(lambda: figure(tables)) if html else None,
-                       title="Tramel et al. 2018: TAP machines on "
-                             + str((summary.get("settings") or {}).get("data", "binary-MNIST")),
-                       files=FILES, overwrite=overwrite, require_empty=True, clean=True)
+save = report.study_saver(
+    tables=lambda tables: {name: tables[name] for name in TABLES},
+    figure=lambda tables, summary: figure(tables),
+    title=lambda summary: "Tramel et al. 2018: TAP machines on "
+                          + str((summary.get("settings") or {}).get("data", "binary-MNIST")),
+    module=__name__, files=FILES, require_empty=True, clean=True,
+    what="``{name: pandas.DataFrame}``, the experiment's tables (:data:`TABLES`).")
 
 
 # ---------------------------------------------------------------------------- command line
@@ -396,9 +372,9 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-#: the defaults of :func:`run` that the command line does not expose
-_DEFAULTS = dict(isomap_epochs=None, batch_size=None, n_solutions=None,
-                 weight_decay=None, momentum=0.5, momentum_form="heavy_ball", init_scale=0.001,
-                 damping=0.5,
-                 eval_damping=1.0, tol=1e-8, eval_tol=1e-12, max_iter=1000, unique_tol=1e-4,
-                 n_neighbors=5)
+#: the defaults of :func:`run` that the command line does not expose (read from its
+#: signature; the TAP solver's from :class:`rbmviz.tap.options.TAPSolverOptions`)
+_DEFAULTS = {name: p.default for name, p in inspect.signature(run).parameters.items()
+             if name in ("isomap_epochs", "batch_size", "n_solutions", "weight_decay", "momentum",
+                         "momentum_form", "init_scale", "damping", "eval_damping", "tol",
+                         "eval_tol", "max_iter", "unique_tol", "n_neighbors")}

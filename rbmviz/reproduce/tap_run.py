@@ -19,6 +19,7 @@ import numpy as np
 from .. import algorithms
 from .._validation import check_int
 from ..tap.inference import damping_ladder, fallback_dampings
+from ..tap.options import TAPSolverOptions as _Solver
 from . import _io
 from . import _tap_state as _state
 from .tap_summary import (DATA_MAP_DIGITS, DATASETS, DEFAULT_PS, EXACT_MAX_HIDDEN, PAPER,
@@ -190,10 +191,12 @@ def eval_schedule(epochs: int, eval_every: int = 1, extra: Sequence[int] = ()) -
 
 # ---------------------------------------------------------------------------- evaluation
 
-def evaluate_tap(rbm: RBM, V: np.ndarray, *, damping: float = 1.0, tol: float = 1e-12,
-                 max_iter: int = 1000, unique_tol: float = 1e-4,
+def evaluate_tap(rbm: RBM, V: np.ndarray, *, damping: float = _Solver.first_damping,
+                 tol: float = _Solver.count_tol, max_iter: int = _Solver.max_iter,
+                 unique_tol: float = _Solver.unique_tol,
                  fallback_damping: float | Sequence[float] = damping_ladder(),
-                 fallback_tol: float = 1e-12, first_max_iter: int = 200) -> dict:
+                 fallback_tol: float = _Solver.count_tol,
+                 first_max_iter: int = _Solver.first_max_iter) -> dict:
     """TAP evaluation of ``rbm`` from one data-anchored initialisation per row of ``V``
     (eqs. 37–38), the solutions being shared by the likelihood and the counting.
 
@@ -313,9 +316,11 @@ def run(*, dataset: str = "binary-mnist", epochs: int | None = None, samples: in
         n_solutions: int | None = None, learning_rate: float | None = None,
         learning_rate_final: float | None = None, decay_epochs: int | None = None,
         weight_decay: float | None = None, momentum: float = 0.5, momentum_form: str = "heavy_ball",
-        init_scale: float = 0.001, damping: float = 0.5, eval_damping: float = 1.0,
-        tol: float = 1e-8, max_iter: int = 1000, unique_tol: float = 1e-4, n_neighbors: int = 5,
-        seed: int = 0, eval_tol: float = 1e-12, eval_max_iter: int | None = None,
+        init_scale: float = 0.001, damping: float = _Solver.damping,
+        eval_damping: float = _Solver.first_damping, tol: float = _Solver.tol,
+        max_iter: int = _Solver.max_iter, unique_tol: float = _Solver.unique_tol,
+        n_neighbors: int = 5, seed: int = 0, eval_tol: float = _Solver.count_tol,
+        eval_max_iter: int | None = None,
         products: str = "float64", train_iter: int = TRAIN_ITER,
         eval_epochs: Sequence[int] = (), eval_fallback_damping: Sequence[float] | None = None,
         data: np.ndarray | None = None, progress: bool = False,
