@@ -687,9 +687,6 @@ def test_the_race_tabs_budget_is_the_rules():
     assert _copy_problems(BudgetKnobs.param.d, algorithms.get("sdcp").Knobs.param.d) == []
 
 
-@pytest.mark.xfail(strict=True, reason="rbmviz/estimator (another developer's) declares "
-                   "init_scale's constraint as [0, inf) by hand; it should read "
-                   "rbmviz.settings.ModelSettings.init_scale, bounded [0, 10]")
 def test_the_estimators_init_scale_is_the_model_settings():
     p = settings.ModelSettings.param.init_scale
     assert RBMEstimator().get_params()["init_scale"] == p.default
