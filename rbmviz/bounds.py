@@ -29,7 +29,7 @@ import textwrap
 from typing import Any
 
 __all__ = ["K_MAX", "EPOCHS_MAX", "UNITS_MAX", "WEIGHTS_MAX", "EXACT_BITS_MAX", "SEED_MAX",
-           "MEMORY_MAX", "TAP_ITER_MAX", "EXACT_BITS_DEFAULT", "narrowed",
+           "MEMORY_MAX", "TAP_ITER_MAX", "EXACT_BITS_DEFAULT", "MAX_WEIGHT_DEFAULT", "narrowed",
            "parameters_doc", "check_model_size", "check_memory"]
 
 #: most Gibbs steps per parameter update (k, and d·K′ for S-DCP / CS-DCP)
@@ -47,6 +47,10 @@ EXACT_BITS_MAX = 24
 #: smaller layer has at most this many units (2**20 ≈ 10⁶ states, well under a second for
 #: the small models), at most :data:`EXACT_BITS_MAX`
 EXACT_BITS_DEFAULT = 20
+#: the default of ``max_weight`` (:class:`rbmviz.runs.Run`, the run settings,
+#: :func:`rbmviz.bias.train_expected_cd`): a run stops as diverged when a parameter grows
+#: beyond this magnitude
+MAX_WEIGHT_DEFAULT = 1000.0
 #: seeds are integers in [0, SEED_MAX]
 SEED_MAX = 2**63 - 1
 #: most TAP iterations per solve of one training update (``max_iter`` and ``fixed_iter`` of

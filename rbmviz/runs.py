@@ -79,7 +79,7 @@ from . import algorithms as _algorithms
 from . import evaluate as _evaluate
 from ._blas import single_threaded_blas
 from ._seeds import stream_seed
-from .bounds import EPOCHS_MAX, EXACT_BITS_MAX
+from .bounds import EPOCHS_MAX, EXACT_BITS_DEFAULT, EXACT_BITS_MAX, MAX_WEIGHT_DEFAULT
 from ._validation import check_choice, check_data, check_float, check_int, check_seed
 from .algorithms.base import params_healthy
 from .errors import Interrupted, RunDiverged
@@ -352,7 +352,8 @@ class Run:
                  learning_rate: float | None = None, seed: int | None = None,
                  test_data: ArrayLike | None = None,
                  eval_every: str | int = "auto", metrics: str | Sequence[str] = "auto",
-                 max_weight: float = 1e3, pl_rows: int | None = None, exact_max_bits: int = 20,
+                 max_weight: float = MAX_WEIGHT_DEFAULT, pl_rows: int | None = None,
+                 exact_max_bits: int = EXACT_BITS_DEFAULT,
                  record_initial: bool = True, keep_records: bool = True,
                  metric_options: dict | None = None, record_every_updates: int | None = None,
                  eval_budget: float = 0.1, max_seconds: float | None = None,

@@ -43,7 +43,7 @@ from . import algorithms as _algorithms
 from . import datasets as _datasets
 from .algorithms import knobs as _knobs
 from . import presets as _presets
-from .bounds import EPOCHS_MAX, SEED_MAX, UNITS_MAX, narrowed, parameters_doc
+from .bounds import EPOCHS_MAX, MAX_WEIGHT_DEFAULT, SEED_MAX, UNITS_MAX, narrowed, parameters_doc
 from .model import RBM
 from .runs import Run
 
@@ -216,7 +216,7 @@ class TrainSettings(_AlgorithmKnobs):
             "the records so that it takes at most ~10% of the time (rbmviz.runs.Run "
             "eval_every='auto'; large models then also record within an epoch).")
     max_weight = param.Number(   # the bounds of rbmviz.runs.Run's check: any finite value > 0
-        1000.0, bounds=(0.0, None), inclusive_bounds=(False, True), softbounds=(1.0, 1e4),
+        MAX_WEIGHT_DEFAULT, bounds=(0.0, None), inclusive_bounds=(False, True), softbounds=(1.0, 1e4),
         doc="The run stops as diverged when a parameter grows beyond this magnitude.")
 
     def __init__(self, **params: Any) -> None:

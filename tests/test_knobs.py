@@ -8,6 +8,7 @@ import math
 import numpy as np
 import param
 import pytest
+from pathlib import Path
 from sklearn.utils._param_validation import InvalidParameterError
 
 import rbmviz
@@ -673,10 +674,29 @@ def test_max_weight_has_one_default_and_one_bound():
     p = settings.TrainSettings.param.max_weight
     for front_end in (rbmviz.runs.Run, train_expected_cd):
         assert _front_end_defaults(front_end)["max_weight"] == p.default, front_end
-    assert MAX_WEIGHT == p.default
+    assert MAX_WEIGHT == p.default == bounds.MAX_WEIGHT_DEFAULT
     X = rbmviz.datasets.bars_and_stripes(2)
     run = lambda **kw: rbmviz.runs.Run(rbmviz.RBM(4, 3, seed=0), X, "cd", epochs=0, **kw)  # noqa: E731
     assert _bound_problems(run, "max_weight", p) == []
+
+
+def _literal_defaults(pattern):
+    import re
+    root = Path(rbmviz.__file__).resolve().parent
+    rx = re.compile(pattern)
+    return [f"{f.relative_to(root.parent)}:{i}" for f in sorted(root.rglob("*.py"))
+            for i, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+            if rx.search(line)]
+
+
+def test_max_weight_and_exact_max_bits_defaults_are_not_written_as_numbers():
+    """Every signature reads bounds.MAX_WEIGHT_DEFAULT / EXACT_BITS_DEFAULT; a number
+    written as a default is a second declaration that can drift."""
+    pattern = r"(max_weight|exact_max_bits)\s*(:\s*[\w.| ]+)?=\s*[0-9]"
+    import re
+    assert re.search(pattern, "max_weight: float = 1e3, pl_rows")       # the scan can fail
+    assert re.search(pattern, "exact_max_bits: int = 20,")
+    assert _literal_defaults(pattern) == []
 
 
 def test_the_race_tabs_budget_is_the_rules():

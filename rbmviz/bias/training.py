@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import check_float, check_int
+from ..bounds import MAX_WEIGHT_DEFAULT
 from ..errors import Interrupted, RunDiverged
 from ..kernels import bias as _kb
 from ..model import RBM
@@ -61,7 +62,7 @@ def train_expected_cd(rbms: RBM | Sequence[RBM], data: ArrayLike, *, k: int = 1,
                       weight_decay: float = 0.0, record_every: int | None = None,
                       record_at: Sequence[int] | None = None,
                       progress: bool | Callable[[int], Any] = False, chunk: str | int = "auto",
-                      max_weight: float = 1e3, max_ll_drop: str | float = "auto"
+                      max_weight: float = MAX_WEIGHT_DEFAULT, max_ll_drop: str | float = "auto"
                       ) -> "pandas.DataFrame":
     """Train small RBMs in place with the exact expected CD-k update (no sampling noise).
 

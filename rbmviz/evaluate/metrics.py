@@ -35,6 +35,7 @@ import numpy as np
 
 from .. import tap as _tap
 from .._validation import check_choice, check_data, check_int
+from ..bounds import EXACT_BITS_DEFAULT
 from ..model import RBM as _RBM
 from .ais import ais_log_likelihood, ais_log_partition
 from .exact import log_likelihood_exact, log_partition_exact
@@ -321,7 +322,7 @@ def default_metrics(rbm: RBM, *, exact: bool, has_test: bool) -> list[str]:
 
 
 def choose_metrics(metrics: str | Sequence[str], rbm: RBM, *, exact: bool, has_test: bool,
-                   exact_max_bits: int = 20) -> list[str]:
+                   exact_max_bits: int = EXACT_BITS_DEFAULT) -> list[str]:
     """Validate ``metrics`` against the model and the data.
 
     Parameters
