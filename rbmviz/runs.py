@@ -83,6 +83,7 @@ from .bounds import EPOCHS_MAX, EXACT_BITS_DEFAULT, EXACT_BITS_MAX, MAX_WEIGHT_D
 from ._validation import check_choice, check_data, check_float, check_int, check_seed
 from .algorithms.base import params_healthy
 from .errors import Interrupted, RunDiverged
+from .evaluate.ais import AIS_BETAS_DEFAULT, AIS_CHAINS_DEFAULT
 from .evaluate.metrics import AIS_OPTIONS, METRICS, MetricContext, choose_metrics
 from .model import RBM
 from .presets import LARGE_MODEL, default_dtype
@@ -423,7 +424,8 @@ class Run:
         bad = sorted(set(opts) - set(AIS_OPTIONS))
         if bad:
             raise ValueError(f"unknown metric_options {bad}; expected some of {list(AIS_OPTIONS)}")
-        self.metric_options = {"n_chains": 100, "n_betas": 10000, "seed": self.seed, **opts}
+        self.metric_options = {"n_chains": AIS_CHAINS_DEFAULT, "n_betas": AIS_BETAS_DEFAULT,
+                               "seed": self.seed, **opts}
         check_int(self.metric_options["n_chains"], "metric_options['n_chains']", low=1)
         check_int(self.metric_options["n_betas"], "metric_options['n_betas']", low=2)
         check_seed(self.metric_options["seed"], "metric_options['seed']")

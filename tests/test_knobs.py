@@ -722,3 +722,22 @@ def test_the_deep_tap_machines_knobs_are_the_tap_rules():
             assert _copy_problems(p, tap_knobs[n]) == [], n
             assert p.bounds == tap_knobs[n].bounds, n
     assert _dbm.DBMKnobs.learning_rate == 0.001 and _dbm.DBMKnobs.epochs == 50
+
+
+def test_ais_chains_and_temperatures_have_one_default():
+    """The run loop's AIS options and the AIS functions read evaluate.ais's declaration."""
+    import inspect
+    from rbmviz.evaluate import ais
+    for f in (ais.ais_log_partition, ais.ais_log_likelihood):
+        sig = inspect.signature(f).parameters
+        assert sig["n_chains"].default == ais.AIS_CHAINS_DEFAULT, f
+        assert sig["n_betas"].default == ais.AIS_BETAS_DEFAULT, f
+    assert inspect.signature(ais.ais_betas).parameters["n_betas"].default == ais.AIS_BETAS_DEFAULT
+    X = rbmviz.datasets.bars_and_stripes(2)
+    run = rbmviz.runs.Run(rbmviz.RBM(4, 3, seed=0), X, "cd", epochs=0)
+    assert run.metric_options["n_chains"] == ais.AIS_CHAINS_DEFAULT
+    assert run.metric_options["n_betas"] == ais.AIS_BETAS_DEFAULT
+    pattern = r"(n_chains|n_betas)\s*:\s*[\w.| ]+=\s*[0-9]"       # in signatures
+    import re
+    assert re.search(pattern, "n_chains: int = 100,")                     # the scan can fail
+    assert [h for h in _literal_defaults(pattern) if "reproduce" not in h] == []

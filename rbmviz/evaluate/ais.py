@@ -43,7 +43,7 @@ from ..kernels.ais import ais_base_sample_, ais_hidden_step_, ais_visible_step_
 from .._numerics import softplus as _softplus
 from ..model import RBM
 
-__all__ = ["AISResult", "AISLogLikelihood", "ais_log_partition", "ais_log_likelihood",
+__all__ = ["AIS_CHAINS_DEFAULT", "AIS_BETAS_DEFAULT", "AISResult", "AISLogLikelihood", "ais_log_partition", "ais_log_likelihood",
            "ais_betas", "base_rate_visible_bias"]
 
 #: pseudo-count per mini-batch of the base-rate model (Salakhutdinov & Murray's base_rate.m)
@@ -52,6 +52,11 @@ PSEUDO_COUNT = 5
 EPS = 1e-6
 #: chains are run in blocks of about this many (the unit of work of one thread)
 CHAIN_BLOCK = 50
+#: the default number of AIS chains (Salakhutdinov & Murray 2008; Upadhya & Sastry's
+#: ATLL protocol: 100 chains)
+AIS_CHAINS_DEFAULT = 100
+#: the default number of intermediate temperatures (the same protocols: 10,000)
+AIS_BETAS_DEFAULT = 10_000
 
 
 class AISResult(NamedTuple):
@@ -129,7 +134,7 @@ class AISLogLikelihood(NamedTuple):
                 f"interval=[{self.ll_low:.6g}, {self.ll_high:.6g}])")
 
 
-def ais_betas(n_betas: int = 10000, schedule: str = "linear") -> np.ndarray:
+def ais_betas(n_betas: int = AIS_BETAS_DEFAULT, schedule: str = "linear") -> np.ndarray:
     """Inverse temperatures from 0 to 1 (both included).
 
     Parameters
@@ -222,7 +227,8 @@ def _ais_bytes(n_chains: int, n_betas: int, nv: int, nh: int, itemsize: int,
             + min(workers, n_blocks) * per_worker)
 
 
-def ais_log_partition(rbm: RBM, n_chains: int = 100, n_betas: int = 10000, seed: int = 0,
+def ais_log_partition(rbm: RBM, n_chains: int = AIS_CHAINS_DEFAULT,
+                      n_betas: int = AIS_BETAS_DEFAULT, seed: int = 0,
                       data: ArrayLike | None = None, *, betas: ArrayLike | None = None,
                       dtype: str | None = None, base_batch_size: int = 100,
                       threads: int | None = None, progress: bool = False) -> AISResult:
@@ -414,7 +420,8 @@ def _summarise(log_w, log_z_base) -> AISResult:
     return AISResult(log_z, low, high, log_w)
 
 
-def ais_log_likelihood(rbm: RBM, V: ArrayLike, *, n_chains: int = 100, n_betas: int = 10000,
+def ais_log_likelihood(rbm: RBM, V: ArrayLike, *, n_chains: int = AIS_CHAINS_DEFAULT,
+                       n_betas: int = AIS_BETAS_DEFAULT,
                        seed: int = 0, data: ArrayLike | None = None,
                        betas: ArrayLike | None = None, dtype: str | None = None,
                        log_z: AISResult | float | None = None) -> AISLogLikelihood:
