@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import _files
 from ..dbm import DBM, DBMTrainer, log_likelihood, pretrain
+from ..tap.options import TAPSolverOptions as _O
 from . import _io
 from ._beyond import base_rate as _base_rate
 from ._beyond import documented as _documented
@@ -97,7 +98,9 @@ def study_dbm(*, models: Sequence[Sequence[int]], samples: int, test_samples: in
         t0 = time.perf_counter()
 
         def evaluate():
-            kw = dict(init=Xe, tol=1e-8, max_iter=1000, per_unit=True)
+            # solved as the single-layer evaluations are (the solver's declared tol and
+            # max_iter), not to DeepLikelihoodOptions' tighter defaults
+            kw = dict(init=Xe, tol=_O.tol, max_iter=_O.max_iter, per_unit=True)
             return dict(model=name, epoch=tr.epochs,
                         train_ll_per_unit=log_likelihood(dbm, Xe, **kw),
                         test_ll_per_unit=log_likelihood(dbm, Xt, **kw),

@@ -101,7 +101,7 @@ def study_fig12(*, hidden: int, samples: int, epochs: int, learning_rate: float,
     rbm = RBM(X.shape[1], hidden, seed=seed, scale=init_scale)
     rbm.b[:] = _base_rate(X)
     alg = TAP(learning_rate=learning_rate, momentum=momentum, weight_decay=weight_decay,
-              momentum_form="heavy_ball", damping=0.5, tol=1e-8, max_iter=1000)
+              momentum_form="heavy_ball")       # the solver's declared damping, tol, max_iter
     alg.setup(rbm, X, M)
     rng = np.random.default_rng(seed)
     rows, epoch = [], 0
