@@ -177,7 +177,8 @@ import lesson_pages  # noqa: E402
 lesson_pages.write()
 # the gallery's thumbnails (scikit-learn's style): every notebook figure, every view of the
 # explorer, every results/ figure, each a link to its page; the results' PNGs are served from
-# _static/results/ (docs/results/_static/ is a static path: generated, not in git)
+# _static/figures/ (docs/results/_static/ is a static path: generated, not in git; not
+# _static/results/, which Sphinx would skip as it matches exclude_patterns "results/**")
 _THUMB_STATIC = _RES_OUT / "_static"
 _THUMB_STATIC.mkdir(exist_ok=True)
 _thumbs: dict[str, list[tuple[str, str]]] = {}
@@ -186,7 +187,7 @@ for _paper in _PAPERS:
     for _fig in sorted(_src.rglob("*.png"), key=lambda p: _run_order(p.relative_to(_src))) \
             if _src.is_dir() else []:
         _rel = _fig.relative_to(_src).as_posix()
-        _dst = _THUMB_STATIC / "results" / _paper / _rel
+        _dst = _THUMB_STATIC / "figures" / _paper / _rel
         _dst.parent.mkdir(parents=True, exist_ok=True)
         if not _dst.exists() or _dst.stat().st_mtime < _fig.stat().st_mtime:
             shutil.copy2(_fig, _dst)

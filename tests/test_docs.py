@@ -768,7 +768,7 @@ def test_gallery_shows_every_figure_as_a_linked_thumbnail(site):
     shown = {src for _, src in cards}
     expected = [f"_static/explorer/{p.name}" for p in ROOT.joinpath("docs/_static/explorer").glob("*.png")]
     for paper in (p for p in ROOT.joinpath("results").iterdir() if p.is_dir()):
-        expected += [f"_static/results/{paper.name}/{p.relative_to(paper).as_posix()}"
+        expected += [f"_static/figures/{paper.name}/{p.relative_to(paper).as_posix()}"
                      for p in paper.rglob("*.png")]
     listed = json.loads((ROOT / "docs/_static/gallery/figures.json").read_text(encoding="utf-8"))
     expected += [f"_static/gallery/{f['image']}" for f in listed]

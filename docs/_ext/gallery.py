@@ -133,7 +133,7 @@ def _results(papers: dict[str, str], figures_by_paper: dict[str, list[tuple[str,
         if not figs:
             continue
         out += [f"### {title}", ""]
-        out += _grid([_card(f"papers/{paper}.html", f"_static/results/{paper}/{rel}", f"{rel}: {cap}")
+        out += _grid([_card(f"papers/{paper}.html", f"_static/figures/{paper}/{rel}", f"{rel}: {cap}")
                       for rel, cap in figs])
     return out
 
@@ -148,7 +148,7 @@ def write(papers: dict[str, str], figures_by_paper: dict[str, list[tuple[str, st
         ``{paper folder: title}``.
     figures_by_paper : dict
         ``{paper folder: [(path of the PNG below results/<paper>/, caption), ...]}``; the PNGs
-        are served from ``_static/results/<paper>/`` (the caller copies them there).
+        are served from ``_static/figures/<paper>/`` (the caller copies them there).
     out : Path, optional
         Where to write it.
 

@@ -52,7 +52,10 @@ def explorer_url():
         yield url
 
 
-@pytest.fixture(scope="session")
+# One Chromium per module, not per session: the sync API marks its event loop as running in
+# the main thread while it is open, and tests outside tests/browser/ (the docs site's width
+# check) open their own sync_playwright after these modules.
+@pytest.fixture(scope="module")
 def browser():
     _require_browser()
     from playwright.sync_api import sync_playwright
