@@ -14,8 +14,8 @@ Per study, from what each directory keeps:
 * tap: the stored ``models`` / ``denoising`` rows and the run's ``solutions.csv`` and
   ``denoising.csv``; ``claims.md`` and ``summary.txt`` are rendered from the summary.
 
-Then the results READMEs and the notebooks' Markdown cells are rendered again from their
-sources (:mod:`rbmviz.reproduce.report`).
+Then the results READMEs, the notebooks' Markdown cells and the documentation's own pages
+are rendered again from their sources (:mod:`rbmviz.reproduce.report`).
 
 Old and new verdicts are printed side by side.
 """
@@ -124,7 +124,11 @@ def main(argv=None):
     changes = []
     for d in dirs:
         changes += rejudge(d, write=not a.check)
-    docs = [*sorted(HERE.glob("*/README.md")), *sorted(HERE.parent.glob("notebooks/*.ipynb"))]
+    pages = [p for p in sorted((HERE.parent / "docs").rglob("*.md"))
+             if not {"results", "notebooks", "_build", "jupyter_execute", "generated"}
+             & set(p.relative_to(HERE.parent / "docs").parts)]
+    docs = [*sorted(HERE.glob("*/README.md")), *sorted(HERE.parent.glob("notebooks/*.ipynb")),
+            *pages]
     for doc in docs:
         out = report.check(doc) if a.check else report.render(doc)
         changes += [f"{doc.relative_to(HERE.parent)}: {x}" for x in out]

@@ -15,7 +15,10 @@ DOCS = Path(__file__).resolve().parents[1]
 #: the explorer's address when started by ``rbmviz explore`` on the lecturer's machine
 EXPLORER = "http://localhost:5006/explorer"
 TABS = {"race": "Training race", "bias": "CD bias", "tap": "TAP landscape"}
-_SIGNED = re.compile(r"(?<![\w.\d])[−-]\d+\.\d+")
+#: the numbers tests/test_results_sources.py scans prose for: decimals, signed or not, and
+#: percentages (its ``_NUMBER``; integers are not scanned)
+_NUMBER = re.compile(r"(?<![\w.\d−-])(?:(?<![\w.\d])[−-])?\d[\d,]*(?:\.\d+)?(?:e[−-]?\d+)?"
+                     r"(?:\s?%)?(?![\w.]\d|\d)")
 
 
 def render() -> str:
@@ -59,7 +62,8 @@ def render() -> str:
             out += [f"**In the notebooks:** {{doc}}`../notebooks/{nb}`, section “{heading}”.", ""]
         for text in (lesson.notice, (lesson.predict,)):
             for line in text:
-                numbers.update(n.replace("-", "−") for n in _SIGNED.findall(line))
+                numbers.update(n.replace("-", "−") for n in _NUMBER.findall(line)
+                               if "." in n or n.endswith("%"))
     if numbers:
         out += [f"<!-- not from a run: {' '.join(sorted(numbers))} (the lessons' own captions: "
                 "tests/test_lessons.py runs every lesson and checks what they say) -->", ""]

@@ -43,8 +43,16 @@ Numbers in prose from one source
       table, read as a list of rows: ``curves.csv [n_hidden=100,epoch=10].n_unique d``),
       ``PATH`` dot-separated keys, list indices or list selectors ``name[key=value,...]``
       (the first element whose ``key`` prints as ``value``), ``FORMAT`` a :func:`format`
-      specification (``,.0f``, ``.1%``, ...).  The text between the markers is the formatted value (a
-      typographic minus − and an ASCII one count as the same).
+      specification (``,.0f``, ``.1%``, ...).  The text between the markers is the formatted
+      value (a typographic minus − and an ASCII one count as the same);
+    * an inline value computed from sourced numbers (a difference, a ratio)::
+
+          <!--v summary.json {final.1.bound}/{final.0.bound} .1f-->4.4<!--/v-->
+
+      ``PATH`` an arithmetic expression (``+ - * /``, parentheses, ``abs``, ``min``, ``max``,
+      numbers) whose operands are paths in braces: ``{PATH}`` in ``FILE``, or
+      ``{OTHER:PATH}`` in another file ``OTHER`` (relative to the Markdown file like
+      ``FILE``); no spaces.
 
     :func:`check` lists every place where the text differs from what its source gives (a
     test asserts it is empty for every results README); :func:`render` rewrites them.
@@ -62,8 +70,8 @@ from .. import _files
 from . import _io
 
 __all__ = ["VERDICTS", "make_claim", "status", "claim_rows", "results_rows", "claims_markdown",
-           "lookup", "check", "render", "judged_text", "summary_tail", "save", "study_summary",
-           "study_saver"]
+           "lookup", "evaluate", "check", "render", "judged_text", "summary_tail", "save",
+           "study_summary", "study_saver"]
 
 #: the verdicts a claim check can return (a reason in parentheses may follow)
 VERDICTS = ("agrees", "differs", "inconclusive", "not run", "not comparable")
@@ -563,6 +571,81 @@ def lookup(data: Any, path: str) -> Any:
     return cur
 
 
+_OPERAND = re.compile(r"\{([^{}]*)\}")
+
+
+def _arith(node, names):
+    """The value of an arithmetic expression's syntax tree (``+ - * /``, unary minus,
+    ``abs``, ``min``, ``max``, numbers, the operand names of :func:`evaluate`)."""
+    import ast
+    import operator
+    ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.Div: operator.truediv, ast.USub: operator.neg, ast.UAdd: operator.pos}
+    if isinstance(node, ast.Expression):
+        return _arith(node.body, names)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+            and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in names:
+        return names[node.id]
+    if isinstance(node, ast.BinOp) and type(node.op) in ops:
+        return ops[type(node.op)](_arith(node.left, names), _arith(node.right, names))
+    if isinstance(node, ast.UnaryOp) and type(node.op) in ops:
+        return ops[type(node.op)](_arith(node.operand, names))
+    calls = {"abs": abs, "min": min, "max": max}
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id in calls and node.args and not node.keywords \
+            and (node.func.id != "abs" or len(node.args) == 1):
+        return calls[node.func.id](*(_arith(a, names) for a in node.args))
+    raise ValueError(f"not arithmetic: {ast.dump(node)[:60]}")
+
+
+def evaluate(path: str, load: Callable[[str | None], Any]) -> Any:
+    """The value a marker's ``PATH`` names: :func:`lookup` of a path, or an arithmetic
+    expression of paths in braces (``{a.b}-{c}``, ``{other.json:a.b}/{c}``).
+
+    Parameters
+    ----------
+    path : str
+        A path, or an expression (``+ - * /``, parentheses, ``abs``, ``min``, ``max``,
+        numbers) whose operands are ``{PATH}`` or ``{FILE:PATH}``.
+    load : callable
+        ``load(file)``: the parsed source ``file`` names (None: the marker's own file).
+
+    Returns
+    -------
+    Any
+        The value.
+
+    Raises
+    ------
+    KeyError
+        When a path matches nothing.
+    ValueError
+        When the expression is not arithmetic of operands and numbers.
+    TypeError
+        When an operand is not a number.
+    """
+    if "{" not in path:
+        return lookup(load(None), path)
+    import ast
+    names = {}
+
+    def operand(m):
+        file, _, sub = m.group(1).rpartition(":")
+        value = lookup(load(file or None), sub)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{m.group(0)} is {value!r}, not a number")
+        names[f"_v{len(names)}"] = value
+        return f"_v{len(names) - 1}"
+    expr = _OPERAND.sub(operand, path)
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        raise ValueError(f"not an expression: {path!r}") from None
+    return _arith(tree, names)
+
+
 def _matches(x, text):
     """Whether value ``x`` is what ``text`` names (numbers compare as numbers: 0 = 0.0)."""
     if str(x) == text:
@@ -629,8 +712,9 @@ def _expand(text, base, cache):
     def value(m):
         where = f"{m.group('file')} {m.group('path')}"
         try:
-            new = _format(lookup(load(m.group("file")), m.group("path")), m.group("fmt"))
-        except (OSError, ValueError, KeyError, TypeError) as e:
+            new = _format(evaluate(m.group("path"), lambda f: load(f or m.group("file"))),
+                          m.group("fmt"))
+        except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError) as e:
             problems.append(f"value {where}: {e}")
             return m.group(0)
         old = m.group("text")
