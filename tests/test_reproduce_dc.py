@@ -449,13 +449,14 @@ def test_cli_dc_small_continues_a_run_cut_off_mid_way(tmp_path, capsys, monkeypa
 def test_dc_mnist_quick_presets_scale_the_updates_and_explicit_options_win():
     """``--quick`` (main): batch 50 on 1,000 rows for 30 epochs = 600 updates at the paper's
     η; a study's ``--quick`` keeps its own shorter preset; explicit options override both."""
-    import argparse
+    from rbmviz.cli import build_parser
+    from rbmviz.cli.reproduce import settings_from_args
     from rbmviz.reproduce import dc_mnist
 
     def kw(*argv):
-        parser = argparse.ArgumentParser()
-        dc_mnist.add_arguments(parser)
-        return dc_mnist._cli_kwargs(parser.parse_args(list(argv)))
+        args = build_parser().parse_args(["reproduce", "dc-mnist", *argv])
+        settings = settings_from_args(dc_mnist.Settings, args, args._experiment_parser)
+        return dc_mnist._cli_kwargs(settings)
 
     q = kw("--quick")
     assert (q["limit"] // q["batch_size"]) * q["epochs"] == 600 and q["etas"] == (0.01,)
@@ -471,6 +472,29 @@ def test_dc_mnist_quick_presets_scale_the_updates_and_explicit_options_win():
     assert kw("--quick", "--study", "ssd", "--batch-size", "500")["batch_size"] == 500
     assert kw("--quick", "--batch-size", "100", "--eval-every", "5")["batch_size"] == 100
     assert kw("--quick", "--eval-every", "5")["eval_every"] == 5
+    # the study decides what is left unset
+    eta = kw("--study", "eta")
+    assert eta["etas"] == (0.001, 0.01, 0.1) and eta["algorithms"] == ("sdcp", "csdcp")
+    assert kw("--study", "eta", "--eta", "0.01")["etas"] == [0.01]        # given: kept
+    ssd = kw("--study", "ssd")
+    assert (ssd["epochs"], ssd["batch_size"], len(ssd["algorithms"])) == (250, 1000, 6)
+
+
+def test_dc_mnist_options_come_from_its_settings_class(capsys):
+    """Every setting of dc-mnist's Settings is an option (dc-mnist's flags are derived, as
+    dc-small's and cd-bias's); bad values are usage errors naming the option."""
+    from rbmviz.reproduce import _study, dc_mnist
+    assert cli.main(["reproduce", "dc-mnist", "--help"]) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    for setting in _study.settings(dc_mnist.Settings):
+        assert f"[{_study.option(dc_mnist.Settings, setting)}" in flat, setting
+    for argv, msg in [(["--hidden", "0"], "argument --hidden: n_hidden must be >= 1"),
+                      (["--ais-betas", "1"], "argument --ais-betas: ais_betas must be >= 2"),
+                      (["--ssd-eta", "0", "--study", "ssd"], "argument --ssd-eta: ssd_eta must be > 0"),
+                      (["--d-values", "0,2", "--study", "budget"], "argument --d-values: d_values items must be >= 1"),
+                      (["--study", "momentum"], "invalid choice: 'momentum'")]:
+        assert cli.main(["reproduce", "dc-mnist", "--quiet", *argv]) == 2
+        assert msg in capsys.readouterr().err, argv
 
 
 def test_dc_mnist_study_claims_are_judged_across_the_varied_setting():

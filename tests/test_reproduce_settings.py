@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from rbmviz import algorithms, cli
-from rbmviz.reproduce import _study, cd_bias, dc_small, report
+from rbmviz.reproduce import _study, cd_bias, dc_mnist, dc_small, report
 
 ROOT = Path(__file__).resolve().parents[1]
-STUDIES = {"cd-bias": cd_bias, "dc-small": dc_small}
+STUDIES = {"cd-bias": cd_bias, "dc-small": dc_small, "dc-mnist": dc_mnist}
 
 
 @pytest.mark.parametrize("name", list(STUDIES))
@@ -34,7 +34,8 @@ def test_help_lists_one_option_per_setting(name, capsys):
 
 def test_training_knobs_are_copies_of_the_rules_declarations():
     for study, rule, knobs in ((cd_bias, "cd", ("learning_rate",)),
-                               (dc_small, "sdcp", ("k", "k_inner", "seed"))):
+                               (dc_small, "sdcp", ("k", "k_inner", "seed")),
+                               (dc_mnist, "sdcp", ("k", "k_inner", "seed"))):
         declared = algorithms.get(rule).Knobs.param
         for knob in knobs:
             mine = study.Settings.param[knob]
@@ -110,3 +111,168 @@ def test_save_writes_whole_files_and_refuses_to_replace(tmp_path):
     assert (out / "t.csv").read_text() == "streamed\n"
     report.save(out, {}, {"t": frame}, streamed=("t",), overwrite=True)
     assert (out / "t.csv").read_text() != "streamed\n"
+
+
+# ------------------------------------------------- rbmviz reproduce tap --study adatap|dbm|fig12
+
+#: the settings each study ran with before its settings became a class (the old FULL / QUICK
+#: dicts with the study functions' defaults and the command line's seed): unchanged
+_OLD = {
+    "adatap": (dict(hidden=500, samples=5000, epochs=10, learning_rate=0.001, batch_size=100,
+                    damping=0.5, iterations=[3, 10, 100], pl_rows=1000, eval_every=10,
+                    timing_hidden=500, timing_batches=[1, 10, 100], timing_iters=[10, 2],
+                    timing_direct=True, timing_seconds=0.2, init_scale=0.001, seed=0),
+               dict(hidden=16, samples=500, epochs=2, learning_rate=0.05, batch_size=20,
+                    damping=0.5, iterations=[3, 10, 100], pl_rows=500, eval_every=5,
+                    init_scale=0.01, timing_hidden=100, timing_batches=[1, 10, 100],
+                    timing_iters=[10, 2], timing_direct=False, timing_seconds=0.2, seed=0)),
+    "dbm": (dict(models=[[784, 500, 1000], [784, 500, 500, 1000]], samples=60_000,
+                 test_samples=10_000, pretrain_epochs=50, pretrain_lr=0.001, epochs=3000,
+                 learning_rate=0.001, batch_size=100, eval_every=10, eval_samples=1000,
+                 init_scale=0.001, seed=0),
+            dict(models=[[784, 50, 25], [784, 50, 25, 25]], samples=1000, test_samples=200,
+                 pretrain_epochs=3, pretrain_lr=0.05, epochs=3, learning_rate=0.02,
+                 batch_size=20, eval_every=1, eval_samples=200, init_scale=0.01, seed=0)),
+    "fig12": (dict(hidden=500, samples=60_000, epochs=100, learning_rate=0.005, batch_size=100,
+                   weight_decay=0.001, momentum=0.5, eval_samples=1000, ais_chains=100,
+                   ais_thin=1, spl_sites=100, init_scale=0.001, seed=0),
+              dict(hidden=100, samples=2000, epochs=4, learning_rate=0.05, batch_size=20,
+                   weight_decay=0.001, momentum=0.5, eval_samples=300, ais_chains=20,
+                   ais_thin=10, spl_sites=100, init_scale=0.01, seed=0)),
+}
+
+
+def _plain(d):
+    return json.loads(json.dumps(d))
+
+
+@pytest.fixture
+def ran(monkeypatch):
+    """``rbmviz reproduce tap --study ...`` with the studies replaced by a recorder of the
+    settings they receive."""
+    from rbmviz.reproduce import tap_beyond
+    calls = {}
+
+    def fake(name):
+        def study(*, progress=False, **kw):
+            calls[name] = kw
+            return {"curves": pd.DataFrame({"epoch": [0]})}, {"claims": []}
+        return study
+    monkeypatch.setattr(tap_beyond, "_STUDY", {n: fake(n) for n in tap_beyond.STUDIES})
+    return calls
+
+
+@pytest.mark.parametrize("name", ["adatap", "dbm", "fig12"])
+def test_tap_study_defaults_and_quick_preset_are_the_old_settings(name, ran, capsys):
+    from rbmviz.reproduce import tap_beyond
+    full, quick = _OLD[name]
+    assert _plain(tap_beyond.FULL[name]) == full and _plain(tap_beyond.QUICK[name]) == quick
+    assert cli.main(["reproduce", "tap", "--study", name, "--quick", "--quiet"]) == 0
+    assert _plain(ran[name]) == quick                       # the preset reaches the run
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["form"] == "quick" and summary["study"] == name
+    assert cli.main(["reproduce", "tap", "--study", name, "--quiet"]) == 0
+    assert _plain(ran[name]) == full
+    _, s = tap_beyond.run(name, quick=True)
+    assert _plain(s["settings"]) == quick                   # the summary's settings, as before
+
+
+@pytest.mark.parametrize("argv, name, expected", [
+    (["--study", "fig12", "--hidden", "200", "--samples", "20000", "--epochs", "30",
+      "--eval-samples", "500", "--ais-chains", "100", "--ais-thin", "1"], "fig12",
+     dict(hidden=200, samples=20000, epochs=30, eval_samples=500, ais_chains=100, ais_thin=1,
+          batch_size=100)),
+    (["--study", "adatap", "--hidden", "100", "--samples", "5000", "--epochs", "10",
+      "--iterations", "3,10", "--timing-batches", "1,10", "--no-timing-direct", "--seed", "4"],
+     "adatap", dict(hidden=100, samples=5000, epochs=10, iterations=[3, 10],
+                    timing_batches=[1, 10], timing_direct=False, seed=4)),
+    (["--study", "dbm", "--models", "784-200-200,784-200-200-200", "--epochs", "100",
+      "--eval-every", "5", "--pretrain-lr", "0.01"], "dbm",
+     dict(models=[[784, 200, 200], [784, 200, 200, 200]], epochs=100, eval_every=5,
+          pretrain_lr=0.01, pretrain_epochs=50)),
+    (["--study", "fig12", "--quick", "--hidden", "50"], "fig12",
+     dict(hidden=50, samples=2000, ais_thin=10)),               # explicit options win
+])
+def test_tap_study_options_parse(argv, name, expected, ran):
+    assert cli.main(["reproduce", "tap", *argv, "--quiet"]) == 0
+    got = _plain(ran[name])
+    assert {k: got[k] for k in expected} == expected
+
+
+def test_tap_study_state_reaches_the_resumable_studies(ran, tmp_path):
+    from rbmviz.reproduce import tap_beyond
+    assert cli.main(["reproduce", "tap", "--study", "fig12", "--quick", "--quiet", "--state",
+                     str(tmp_path)]) == 0
+    assert ran["fig12"]["state"] == str(tmp_path)
+    assert tap_beyond.RESUMABLE == ("dbm", "fig12")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--study", "fig12", "--hidden", "0"], "argument --hidden: hidden must be >= 1, got 0"),
+    (["--study", "fig12", "--hidden", "25,100"], "--hidden takes one int value with --study"),
+    (["--study", "fig12", "--momentum", "1"], "argument --momentum: momentum must be < 1"),
+    (["--study", "fig12", "--ais-thin", "0"], "argument --ais-thin: ais_thin must be >= 1"),
+    (["--study", "adatap", "--iterations", "3,0"], "argument --iterations: iterations items "
+                                                   "must be >= 1, got 0"),
+    (["--study", "adatap", "--timing-iters", "5"], "argument --timing-iters: timing_iters must "
+                                                   "have exactly 2 items, got 1"),
+    (["--study", "adatap", "--damping", "2"], "argument --damping: damping must be <= 1"),
+    (["--study", "dbm", "--models", "784-x"], "--models must be a comma-separated list of "
+                                              "layer sizes"),
+    (["--study", "dbm", "--models", "784"], "--models must be a comma-separated list of "
+                                            "layer sizes"),
+    (["--study", "dbm", "--pretrain-lr", "0"], "argument --pretrain-lr: pretrain_lr must be > 0"),
+])
+def test_tap_study_bad_value_is_a_usage_error_naming_the_option(argv, message, ran, capsys):
+    assert cli.main(["reproduce", "tap", *argv, "--quiet"]) == 2
+    assert message in capsys.readouterr().err
+    assert not ran                                           # nothing ran
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--study", "fig12", "--ps", "0.1"], "--ps does not apply to --study fig12"),
+    (["--study", "fig12", "--eval-every", "1"], "--eval-every does not apply to --study fig12"),
+    (["--study", "fig12", "--dataset", "binary-mnist"], "--dataset does not apply"),
+    (["--study", "fig12", "--models", "784-5-5"], "--models does not apply to --study fig12"),
+    (["--study", "adatap", "--state", "somewhere"], "--state does not apply to --study adatap"),
+    (["--study", "adatap", "--eval-samples", "10"], "--eval-samples does not apply"),
+    (["--study", "dbm", "--hidden", "10"], "--hidden does not apply to --study dbm"),
+    (["--models", "784-5-5", "--epochs", "1"], "--models applies only with --study (dbm)"),
+    (["--init-scale", "0.1"], "--init-scale applies only with --study (adatap|dbm|fig12)"),
+])
+def test_tap_study_refuses_an_option_it_does_not_take(argv, message, ran, capsys):
+    assert cli.main(["reproduce", "tap", *argv, "--quiet"]) == 2
+    assert message in capsys.readouterr().err
+    assert not ran
+
+
+def test_tap_help_lists_every_study_setting(capsys):
+    from rbmviz.reproduce import _study as study, tap_beyond
+    assert cli.main(["reproduce", "tap", "--help"]) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    for name in tap_beyond.STUDIES:
+        cls = tap_beyond.settings_class(name)
+        for setting in study.settings(cls):
+            assert f"[{study.option(cls, setting)}" in flat, (name, setting)
+    assert "784-500-1000,784-500-500-1000" in flat and "--no-timing-direct" in flat
+
+
+def test_tap_study_training_knobs_are_the_rules_declarations():
+    from rbmviz.reproduce import tap_adatap, tap_dbm, tap_fig12
+    declared = algorithms.get("tap").Knobs.param
+    for study, knobs in ((tap_adatap, ("learning_rate", "damping", "seed")),
+                         (tap_dbm, ("learning_rate", "seed")),
+                         (tap_fig12, ("learning_rate", "weight_decay", "momentum", "seed"))):
+        for knob in knobs:
+            mine = study.Settings.param[knob]
+            assert (mine.bounds, type(mine)) == (declared[knob].bounds, type(declared[knob]))
+    assert tap_dbm.Settings.param.pretrain_lr.bounds == declared["learning_rate"].bounds
+
+
+def test_layer_sizes():
+    assert _study.LayerSizes("784-500-1000") == (784, 500, 1000)
+    assert str(_study.LayerSizes([16, 6])) == "16-6"
+    for bad in ("784", "784-0", "a-b", [3.5, 2]):
+        with pytest.raises(ValueError):
+            _study.LayerSizes(bad)
+    assert _study.format_value([(784, 50, 25), (784, 50, 25, 25)]) == "784-50-25,784-50-25-25"

@@ -172,3 +172,75 @@ def test_adatap_claims_can_differ():
     bad = tb.adatap_claims(dict(final, adatap_3=-99.0, tap_3=-101.0), {1: 800.0, 100: 20.0}, 3)
     assert [c["verdict"] for c in bad] == ["differs"] * 3
     assert bad[0]["judged"] == -2.0 and bad[2]["judged"] == 20.0
+
+
+def _dbm_curves(train, test, epochs, models=("784-5-5", "784-5-5-5")):
+    import pandas as pd
+    rows = [dict(model=m, epoch=int(e), train_ll_per_unit=float(a), test_ll_per_unit=float(b))
+            for m in models for e, a, b in zip(epochs, train, test)]
+    return pd.DataFrame(rows)
+
+
+def test_dbm_claims_can_differ():
+    """Fig. 11: joint training after pretraining raises the train and the test TAP
+    log-likelihood; each claim fails when its curve does not rise."""
+    ep = np.arange(0, 101, 10)
+    rise = -0.20 + 0.05 * (1 - np.exp(-ep / 30))
+    fall = -0.20 - 0.01 * ep / 100
+    good = tb.dbm_claims(_dbm_curves(rise, rise - 0.002, ep))
+    assert len(good) == 4 and [c["verdict"] for c in good] == ["agrees"] * 4
+    assert all(c["criterion"] and c["judged"] is not None for c in good)
+    assert "2-hidden-layer" in good[0]["claim"] and "3-hidden-layer" in good[2]["claim"]
+    assert good[0]["judged"] == pytest.approx(rise[-1] - rise[0])
+    # over-fitting: the train curve rises, the test curve falls
+    over = tb.dbm_claims(_dbm_curves(rise, fall, ep))
+    assert [c["verdict"] for c in over] == ["agrees", "differs"] * 2
+    assert over[1]["judged"] == pytest.approx(-0.01)
+    # joint training that does not help: a flat (within DBM_RISE) or falling train curve
+    flat = tb.dbm_claims(_dbm_curves(-0.2 + 0.5 * tb.DBM_RISE * ep / 100, fall, ep))
+    assert [c["verdict"] for c in flat] == ["differs"] * 4
+    assert 0 < flat[0]["judged"] < tb.DBM_RISE
+
+
+def test_dbm_claims_inconclusive_on_short_runs():
+    """A run of fewer than DBM_MIN_EPOCHS joint epochs (the quick form makes 3) is judged
+    inconclusive whatever its curves do; so is pretraining alone (epochs = 0)."""
+    ep = np.arange(4)
+    for train in (-0.2 + 0.01 * ep, -0.2 - 0.01 * ep):
+        short = tb.dbm_claims(_dbm_curves(train, train, ep))
+        assert all(c["verdict"].startswith("inconclusive (3 joint epochs") for c in short)
+        assert all(c["judged"] is not None for c in short)
+    only = tb.dbm_claims(_dbm_curves([-0.2], [-0.21], [0], models=("16-6-4",)))
+    assert [c["verdict"].split()[0] for c in only] == ["inconclusive"] * 2
+    ep = np.array([0, tb.DBM_MIN_EPOCHS])
+    assert tb.dbm_claims(_dbm_curves([-0.2, -0.1], [-0.2, -0.1], ep))[0]["verdict"] == "agrees"
+
+
+def test_study_dbm_summary_has_claims():
+    X, Xt = _data(), _data(30, seed=1)
+    _, s = tb.study_dbm(**DBM, epochs=2, data=(X, Xt))
+    assert [c["verdict"].split()[0] for c in s["claims"]] == ["inconclusive"] * 2
+    assert "16-6-4" in s["claims"][0]["claim"]
+
+
+def test_run_checks_the_settings():
+    with pytest.raises(TypeError, match=r"no setting\(s\) \['ais_chains'\]"):
+        tb.run("adatap", ais_chains=3)
+    with pytest.raises(ValueError, match="hidden must be >= 1, got 0"):
+        tb.run("fig12", hidden=0)
+    with pytest.raises(ValueError, match="iterations items must be >= 1"):
+        tb.run("adatap", iterations=(0, 3))
+    with pytest.raises(ValueError, match="models"):
+        tb.run("dbm", models=[(784,)])
+    with pytest.raises(ValueError, match="not resumable"):
+        tb.run("adatap", state="somewhere")
+
+
+def test_run_records_the_settings_that_ran(tmp_path):
+    X = _data()
+    tables, s = tb.run("fig12", quick=True, data=X, state=tmp_path / "st",
+                       **{**FIG12, "epochs": 1})
+    assert s["form"] == "quick" and s["settings"]["hidden"] == 6
+    assert s["settings"]["state"] == str(tmp_path / "st")
+    assert set(tb.FULL["fig12"]) <= set(s["settings"])
+    json.dumps(s["settings"])                     # JSON as it was

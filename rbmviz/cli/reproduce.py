@@ -6,32 +6,22 @@ parser when the command line names it (or its help is printed).  A study that de
 (``Settings``, a :class:`rbmviz.reproduce._study.StudySettings`) gets one option per
 setting from it (:func:`add_settings_options`); its module adds the options that are not
 settings (output, execution) with ``add_arguments``, and its ``main`` receives the resolved
-settings as ``args.study_settings`` (:func:`settings_from_args`).
+settings as ``args.study_settings`` (:func:`settings_from_args`).  The parsed namespace says
+which options were written on the command line (``args._given_options``,
+:func:`given_options`); an experiment that sets the default ``_check_args`` (a function of
+``args, parser``) has it called before its ``main``, to refuse an option that does not apply.
 """
 from __future__ import annotations
 
 import argparse
 import inspect
-
-import param
+from typing import Sequence
 
 from .. import reproduce as _reproduce
 from ..reproduce import _study
 from ._core import EXIT_USAGE, command
 
-__all__ = ["add_settings_options", "settings_from_args"]
-
-
-def _fmt(value) -> str:
-    if value is None:
-        return "none"
-    if isinstance(value, list):
-        return ",".join(_fmt(v) for v in value) if value else "none"
-    if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10_000:
-        return f"{value:,}"
-    return str(value)
+__all__ = ["add_settings_options", "settings_from_args", "given_options"]
 
 
 def add_settings_options(parser: argparse.ArgumentParser, settings_class: type, *,
@@ -59,23 +49,15 @@ def add_settings_options(parser: argparse.ArgumentParser, settings_class: type, 
     cls = settings_class
     group = parser.add_argument_group(title)
     added = {}
+    fmt = _study.format_value
     for name, p in _study.settings(cls).items():
         if p.precedence is not None and p.precedence < 0:
             continue
-        option = cls.FLAGS.get(name, "--" + name.replace("_", "-"))
-        kind = _study.list_kind(p)
-        kw: dict = {"dest": name, "default": None}
-        if kind is not None:
-            kw["metavar"] = cls.METAVARS.get(name, f"{kind.__name__.upper()},...")
-        elif isinstance(p, param.Selector):
-            kw["choices"] = list(p.objects)
-        elif isinstance(p, param.Integer):
-            kw.update(type=int, metavar=cls.METAVARS.get(name, "INT"))
-        else:
-            kw.update(type=float, metavar=cls.METAVARS.get(name, "X"))
-        default = f"default: {_fmt(p.default)}"
+        option = _study.option(cls, name)
+        kw = dict(_study.argument_kwargs(cls, name), dest=name)
+        default = f"default: {fmt(p.default)}"
         if name in cls.QUICK:
-            default += f"; --quick: {_fmt(cls.QUICK[name])}"
+            default += f"; --quick: {fmt(cls.QUICK[name])}"
         kw["help"] = f"{(p.doc or '').strip()} ({default})".replace("%", "%%")
         group.add_argument(option, **kw)
         added[name] = option
@@ -107,7 +89,6 @@ def settings_from_args(settings_class: type, args: argparse.Namespace,
     StudySettings
         The settings.
     """
-    from ..reproduce._io import parse_list
     cls = settings_class
     params = _study.settings(cls)
     given = {}
@@ -115,19 +96,51 @@ def settings_from_args(settings_class: type, args: argparse.Namespace,
         value = getattr(args, name, None)
         if value is None:
             continue
-        option = cls.FLAGS.get(name, "--" + name.replace("_", "-"))
+        option = _study.option(cls, name)
         kind = _study.list_kind(p)
         try:
-            given[name] = parse_list(value, kind, option, allow_empty=True) if kind else value
+            given[name] = _study.parse_text(value, kind, option) if kind else value
             _study.resolve(cls, {name: given[name]})
         except (TypeError, ValueError) as exc:
             parser.error(str(exc) if str(exc).startswith(option) else f"argument {option}: {exc}")
     return _study.resolve(cls, given, quick=bool(getattr(args, "quick", False)))
 
 
+def given_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> dict[str, str]:
+    """The options written on the command line ``argv`` (not those left at their default):
+    ``{dest: option string}``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The parser (its options are matched whole: experiment parsers do not abbreviate).
+    argv : sequence of str
+        The arguments.
+
+    Returns
+    -------
+    dict
+        ``{dest: option string as written}``.
+    """
+    given = {}
+    actions = parser._option_string_actions
+    for arg in argv:
+        if arg == "--":
+            break
+        if not arg.startswith("-") or arg == "-":
+            continue
+        flag = arg.split("=", 1)[0]
+        action = actions.get(flag)
+        if action is not None and action.dest != argparse.SUPPRESS:
+            given[action.dest] = flag
+    return given
+
+
 class _ExperimentParser(argparse.ArgumentParser):
     """The parser of one experiment: its options are added (its module imported) the first
-    time it parses a command line or prints its help."""
+    time it parses a command line or prints its help.  The parsed namespace says which
+    options were written (``_given_options``, :func:`given_options`), so that an experiment
+    can refuse an option that does not apply instead of ignoring it."""
 
     experiment: str | None = None
 
@@ -138,7 +151,11 @@ class _ExperimentParser(argparse.ArgumentParser):
 
     def parse_known_args(self, args=None, namespace=None):
         self._fill_once()
-        return super().parse_known_args(args, namespace)
+        import sys
+        argv = list(sys.argv[1:] if args is None else args)
+        ns, rest = super().parse_known_args(argv, namespace)
+        ns._given_options = given_options(self, argv)
+        return ns, rest
 
     def format_help(self) -> str:
         self._fill_once()
@@ -187,6 +204,9 @@ def _run_reproduce(args, parser) -> int:
     if run is None:
         parser.print_help()
         return EXIT_USAGE
+    check = getattr(args, "_check_args", None)
+    if check is not None:               # an experiment's own check of the options given
+        check(args, args._experiment_parser)
     cls = getattr(args, "_experiment_settings", None)
     if cls is not None:
         args.study_settings = settings_from_args(cls, args, args._experiment_parser)

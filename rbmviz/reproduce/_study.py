@@ -10,13 +10,16 @@ study and ``rbmviz train`` cannot disagree on a knob's type or bounds.
 Everything else is derived from the class:
 
 * its docstring's ``Parameters`` section (from each setting's ``doc``);
-* the study's command-line options (:func:`rbmviz.cli.reproduce.add_settings_options`):
-  ``--kebab-case`` of the setting's name (or of :attr:`StudySettings.FLAGS`), ``INT`` / ``X``
-  / comma-separated lists (``none`` for an empty one), the default and the ``--quick``
-  preset (:attr:`StudySettings.QUICK`) in the help; a setting with a negative
-  ``precedence`` has no option;
+* the study's command-line options (:func:`rbmviz.cli.reproduce.add_settings_options`,
+  through :func:`option` and :func:`argument_kwargs`): ``--kebab-case`` of the setting's
+  name (or of :attr:`StudySettings.FLAGS`), ``INT`` / ``X`` / ``--flag`` / ``--no-flag`` /
+  comma-separated lists (``none`` for an empty one; a list of layer sizes is written
+  ``784-500-1000,784-500-500-1000``), the default and the ``--quick`` preset
+  (:attr:`StudySettings.QUICK`) in the help; a setting with a negative ``precedence`` has
+  no option;
 * the settings of a run (:func:`resolve`): the declared defaults, the ``--quick`` preset,
-  then the values given, each scalar checked against its declaration (errors name it).
+  then the values given, each checked against its declaration (a list's items against
+  :attr:`StudySettings.ITEM_BOUNDS`; errors name the setting).
 
 This module imports param (and, to check a value, :mod:`rbmviz.algorithms.knobs`).
 """
@@ -27,7 +30,80 @@ from typing import Any, ClassVar, Mapping
 
 import param
 
-__all__ = ["StudySettings", "ListOf", "settings", "list_kind", "resolve", "values"]
+__all__ = ["StudySettings", "ListOf", "LayerSizes", "settings", "list_kind", "resolve", "values",
+           "option", "argument_kwargs", "format_value", "parse_text"]
+
+
+class LayerSizes(tuple):
+    """The layer sizes of one deep model, ``(N_0, N_1, ...)``: at least two sizes, each an
+    integer >= 1; from a sequence or from text ``"784-500-1000"``.
+
+    Parameters
+    ----------
+    sizes : str or sequence of int
+        ``"N-N-..."`` or the sizes.
+
+    Raises
+    ------
+    ValueError
+        For fewer than two sizes or a size that is not an integer >= 1.
+    """
+
+    def __new__(cls, sizes: Any) -> "LayerSizes":
+        if isinstance(sizes, str):
+            parts = [x.strip() for x in sizes.strip().split("-")]
+        elif isinstance(sizes, (bytes, dict, set)) or not hasattr(sizes, "__iter__"):
+            raise ValueError(f"layer sizes must be 'N-N-...' or a sequence of int, got {sizes!r}")
+        else:
+            parts = list(sizes)
+        try:
+            out = [int(x) for x in parts]
+        except (TypeError, ValueError):
+            raise ValueError(f"layer sizes must be integers, got {sizes!r}") from None
+        if any(isinstance(x, float) and x != int(x) for x in parts):
+            raise ValueError(f"layer sizes must be integers, got {sizes!r}")
+        if len(out) < 2 or min(out) < 1:
+            raise ValueError(f"layer sizes need the visible size and at least one hidden layer, "
+                             f"each >= 1, got {sizes!r}")
+        return super().__new__(cls, out)
+
+    def __str__(self) -> str:
+        return "-".join(map(str, self))
+
+
+def parse_text(text: str, kind: type, name: str) -> list:
+    """A list setting's command-line text as a list: ``"0.3,0.5"``, ``"none"`` (empty),
+    ``"784-500-1000,784-500-500-1000"`` (layer sizes).
+
+    Parameters
+    ----------
+    text : str
+        The text.
+    kind : type
+        The item type (:func:`list_kind`).
+    name : str
+        The option or setting, named in errors.
+
+    Returns
+    -------
+    list
+        The items.
+
+    Raises
+    ------
+    ValueError
+        For an item that does not convert, naming ``name``.
+    """
+    if kind is LayerSizes:
+        text = str(text).strip()
+        items = [] if text.lower() == "none" else [x for x in text.split(",") if x.strip()]
+        try:
+            return [LayerSizes(x) for x in items]
+        except ValueError:
+            raise ValueError(f"{name} must be a comma-separated list of layer sizes "
+                             f"N-N-... (e.g. 784-500-1000,784-500-500-1000), got {text!r}") from None
+    from ._io import parse_list
+    return parse_list(text, kind, name, allow_empty=True)
 
 
 def ListOf(kind: type, default: list, *, doc: str, **kw: Any) -> param.List:
@@ -35,10 +111,10 @@ def ListOf(kind: type, default: list, *, doc: str, **kw: Any) -> param.List:
 
     Parameters
     ----------
-    kind : {int, float, str}
+    kind : {int, float, str, LayerSizes}
         The type of the items (``float`` accepts any real number).
-    default : list
-        The default list.
+    default : list or None
+        The default list (None, with ``allow_None=True``: decided by another setting).
     doc : str
         The help text.
     **kw
@@ -50,6 +126,10 @@ def ListOf(kind: type, default: list, *, doc: str, **kw: Any) -> param.List:
         The declaration.
     """
     item_type = numbers.Real if kind is float else kind
+    if default is None:                     # "the study's" (with allow_None=True)
+        return param.List(None, item_type=item_type, doc=doc, **kw)
+    if kind is LayerSizes:
+        default = [LayerSizes(x) for x in default]
     return param.List(list(default), item_type=item_type, doc=doc, **kw)
 
 
@@ -64,7 +144,8 @@ def list_kind(p: param.Parameter) -> type | None:
     Returns
     -------
     type or None
-        The type each item of the option's comma-separated text is converted with.
+        The type each item of the option's comma-separated text is converted with
+        (:class:`LayerSizes` for a list of layer sizes).
     """
     if not isinstance(p, param.List):
         return None
@@ -73,6 +154,8 @@ def list_kind(p: param.Parameter) -> type | None:
 
 def _type_name(p: param.Parameter) -> str:
     kind = list_kind(p)
+    if kind is LayerSizes:
+        return "list of layer sizes (tuples of int)"
     if kind is not None:
         return f"list of {kind.__name__}"
     for cls, name in ((param.Boolean, "bool"), (param.Integer, "int"), (param.Number, "float"),
@@ -127,13 +210,15 @@ class StudySettings(param.Parameterized, metaclass=_Documented):
     Class attributes (not settings): ``QUICK`` the ``--quick`` preset (``{setting:
     value}``; empty: no ``--quick`` option), ``QUICK_HELP`` the help of ``--quick``,
     ``FLAGS`` option strings that differ from ``--kebab-case`` of the setting's name,
-    ``METAVARS`` the placeholders shown in the help.
+    ``METAVARS`` the placeholders shown in the help, ``ITEM_BOUNDS`` ``{list setting: (low,
+    high)}`` the inclusive bounds of a list's items (None: unbounded).
     """
 
     QUICK: ClassVar[dict] = {}
     QUICK_HELP: ClassVar[str] = ""
     FLAGS: ClassVar[dict] = {}
     METAVARS: ClassVar[dict] = {}
+    ITEM_BOUNDS: ClassVar[dict] = {}
 
     @classmethod
     def quick_presets(cls, given: Mapping) -> list[dict]:
@@ -153,18 +238,40 @@ class StudySettings(param.Parameterized, metaclass=_Documented):
         return [cls.QUICK]
 
 
-def _checked(p: param.Parameter, name: str, value: Any) -> Any:
+def _checked(p: param.Parameter, name: str, value: Any,
+             item_bounds: tuple | None = None) -> Any:
     from ..algorithms.knobs import check_knob, knob_kind
     if isinstance(p, param.List):
         if value is None and p.allow_None:
             return None
+        kind = list_kind(p)
         if isinstance(value, str):          # "0.3,0.5", "none": as on the command line
-            from ._io import parse_list
-            return parse_list(value, list_kind(p), name, allow_empty=True)
+            value = parse_text(value, kind, name)
         if isinstance(value, (tuple, range)) or type(value).__module__ == "numpy":
             value = list(value)
         if not isinstance(value, list):
             raise TypeError(f"{name} must be a list, got {value!r}")
+        if kind is LayerSizes:
+            try:
+                value = [LayerSizes(x) for x in value]
+            except ValueError as exc:
+                raise ValueError(f"{name}: {exc}") from None
+        elif kind is int:
+            bad = [x for x in value if isinstance(x, bool) or not isinstance(x, numbers.Integral)]
+            if bad:
+                raise TypeError(f"{name} must be a list of int, got {bad[0]!r}")
+            value = [int(x) for x in value]
+        if p.bounds is not None:            # the list's length
+            lo, hi = p.bounds
+            if (lo is not None and len(value) < lo) or (hi is not None and len(value) > hi):
+                want = f"exactly {lo}" if lo == hi else f"between {lo} and {hi}"
+                raise ValueError(f"{name} must have {want} items, got {len(value)}")
+        if item_bounds is not None and kind in (int, float):
+            lo, hi = item_bounds
+            for x in value:
+                if (lo is not None and x < lo) or (hi is not None and x > hi):
+                    side = f">= {lo}" if lo is not None and x < lo else f"<= {hi}"
+                    raise ValueError(f"{name} items must be {side}, got {x!r}")
         return value
     if knob_kind(p) == "other":
         return value
@@ -211,7 +318,8 @@ def resolve(cls: type, given: Any = None, overrides: Mapping | None = None, *,
     unknown = sorted(set(chosen) - set(params))
     if unknown:
         raise TypeError(f"{cls.__name__} has no setting(s) {unknown}; it has {list(params)}")
-    return cls(**{n: _checked(params[n], n, v) for n, v in chosen.items()})
+    return cls(**{n: _checked(params[n], n, v, cls.ITEM_BOUNDS.get(n))
+                  for n, v in chosen.items()})
 
 
 def values(obj: StudySettings) -> dict:
@@ -225,7 +333,96 @@ def values(obj: StudySettings) -> dict:
     Returns
     -------
     dict
-        ``{setting: value}``, in declaration order (lists copied).
+        ``{setting: value}``, in declaration order (lists copied; a list setting may be
+        None where declared).
     """
-    return {n: (list(getattr(obj, n)) if isinstance(p, param.List) else getattr(obj, n))
-            for n, p in settings(type(obj)).items()}
+    out = {}
+    for n, p in settings(type(obj)).items():
+        v = getattr(obj, n)
+        out[n] = list(v) if isinstance(p, param.List) and v is not None else v
+    return out
+
+
+def format_value(value: Any) -> str:
+    """A setting's value as written on the command line (``none``, comma-separated lists,
+    ``784-500-1000`` layer sizes, thousands separated).
+
+    Parameters
+    ----------
+    value : object
+        The value.
+
+    Returns
+    -------
+    str
+        The text.
+    """
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, LayerSizes):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return ",".join("-".join(map(str, v)) if isinstance(v, tuple) else format_value(v)
+                        for v in value) if value else "none"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, int) and abs(value) >= 10_000:
+        return f"{value:,}"
+    return str(value)
+
+
+def option(cls: type, name: str) -> str:
+    """The option string of setting ``name``: :attr:`StudySettings.FLAGS`, or
+    ``--kebab-case`` of the name.
+
+    Parameters
+    ----------
+    cls : type
+        The settings class.
+    name : str
+        The setting.
+
+    Returns
+    -------
+    str
+        E.g. ``"--eval-samples"``.
+    """
+    return cls.FLAGS.get(name, "--" + name.replace("_", "-"))
+
+
+def argument_kwargs(cls: type, name: str) -> dict:
+    """The keyword arguments of ``argparse``'s ``add_argument`` for setting ``name`` (its
+    default is None: not given; ``type``, ``choices``, ``action`` and ``metavar`` from the
+    declaration; no ``help``, no ``dest``).
+
+    Parameters
+    ----------
+    cls : type
+        The settings class.
+    name : str
+        The setting.
+
+    Returns
+    -------
+    dict
+        The keyword arguments.
+    """
+    import argparse
+    p = settings(cls)[name]
+    kind = list_kind(p)
+    kw: dict = {"default": None}
+    if kind is LayerSizes:
+        kw["metavar"] = cls.METAVARS.get(name, "N-N-...,N-N-...")
+    elif kind is not None:
+        kw["metavar"] = cls.METAVARS.get(name, f"{kind.__name__.upper()},...")
+    elif isinstance(p, param.Boolean):
+        kw["action"] = argparse.BooleanOptionalAction
+    elif isinstance(p, param.Selector):
+        kw["choices"] = list(p.objects)
+    elif isinstance(p, param.Integer):
+        kw.update(type=int, metavar=cls.METAVARS.get(name, "INT"))
+    else:
+        kw.update(type=float, metavar=cls.METAVARS.get(name, "X"))
+    return kw

@@ -40,10 +40,16 @@ import argparse
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+import param
+
+from .. import bounds as _bounds
+from ..algorithms import get as _rule
+from ..algorithms.knobs import derive_knobs
 from . import _dc
 from . import report
+from ._study import ListOf, StudySettings, values
 from .report import make_claim
 
 if TYPE_CHECKING:
@@ -52,7 +58,7 @@ if TYPE_CHECKING:
 
 __all__ = ["STUDIES", "INITIALISATIONS", "PAPER", "SSD_ETA", "run", "base_settings", "study_plan",
            "study_algorithm_settings", "summarize", "format_summary", "figure", "save", "add_arguments", "main", "QUICK",
-           "QUICK_STUDY", "QUICK_SSD"]
+           "QUICK_STUDY", "QUICK_SSD", "Settings", "study_defaults"]
 
 #: study name → (grid column, default algorithms, the paper's figure)
 STUDIES = {"main": (None, _dc.ALGORITHMS, "Figs. 3-4"),
@@ -99,6 +105,122 @@ QUICK_STUDY = {"epochs": 10, "eval_every": 2, "batch_size": 200}
 #: 36): "slightly faster" agrees; the final-ATLL and divergence claims need the paper's 250
 #: epochs
 QUICK_SSD = {"trials": 1, "epochs": 36, "eval_every": 4, "limit": 2000, "batch_size": 500}
+
+class Settings(derive_knobs("_DCMnistKnobs", [_rule("sdcp")], include=["k", "k_inner", "seed"],
+                            defaults={"k": DEFAULTS["k"], "k_inner": DEFAULTS["k_inner"]},
+                            bases=(StudySettings,))):
+    """The settings of ``rbmviz reproduce dc-mnist`` (defaults: the paper's, Sec. 4.2.2 and
+    Sec. 5; a setting whose default is none takes the chosen study's, :func:`study_defaults`);
+    the Gibbs budget, S-DCP's inner steps and the seed are the training rules' knobs
+    (:mod:`rbmviz.algorithms.knobs`)."""
+
+    k = param.Integer(doc="Gibbs steps per update K of every algorithm (S-DCP/CS-DCP: the "
+                          "budget K = d·K′)")
+    k_inner = param.Integer(doc="S-DCP/CS-DCP Gibbs steps per inner step K′; d = K/K′")
+    seed = param.Integer(doc="sweep seed; trial t's parameters and chains come from (seed, t)")
+    study = param.Selector(default="main", objects=list(STUDIES),
+                           doc="main = all algorithms (Figs. 3-4); eta (Fig. 6a), budget = d and "
+                               "K' with d*K' fixed (Fig. 6b), batch (Fig. 7a), init (Fig. 7b): "
+                               "S-DCP and CS-DCP; ssd = the SSD comparison (all six rules, "
+                               "batch 1000, 250 epochs)")
+    trials = param.Integer(DEFAULTS["trials"], bounds=(1, None),
+                           doc="trials (all algorithms of a trial start from the same "
+                               "parameters)")
+    epochs = param.Integer(None, allow_None=True, bounds=(1, _bounds.EPOCHS_MAX),
+                           doc=f"epochs per run (none: {DEFAULTS['epochs']}; study ssd: "
+                               f"{STUDY_DEFAULTS['ssd']['epochs']})")
+    etas = ListOf(float, None, allow_None=True,
+                  doc="learning rates of the rules (none: 0.01; study eta: "
+                      + ",".join(f"{e:g}" for e in STUDY_DEFAULTS["eta"]["etas"]) + ")")
+    datasets = ListOf(str, list(DEFAULTS["datasets"]), doc="data sets")
+    algorithms = ListOf(str, None, allow_None=True,
+                        doc="algorithms (none: the study's — all five for main, S-DCP and "
+                            "CS-DCP for eta, budget, batch and init, all six for ssd)")
+    eval_every = param.Integer(None, allow_None=True, bounds=(1, None),
+                               doc="epochs between ATLL evaluations (none: about 20 "
+                                   "evaluations per run)")
+    n_hidden = param.Integer(DEFAULTS["n_hidden"], bounds=(1, _bounds.UNITS_MAX),
+                             doc="hidden units")
+    batch_size = param.Integer(None, allow_None=True, bounds=(1, None),
+                               doc=f"rows per update (none: {DEFAULTS['batch_size']}; study "
+                                   f"ssd: {STUDY_DEFAULTS['ssd']['batch_size']})")
+    limit = param.Integer(None, allow_None=True, bounds=(1, None),
+                          doc="use the first ROWS rows of each split (none: all)")
+    d_values = ListOf(int, None, allow_None=True,
+                      doc="study budget: inner steps d, K' = K/d (none: "
+                          + ",".join(map(str, STUDY_DEFAULTS["budget"]["d_values"])) + ")")
+    batch_sizes = ListOf(int, None, allow_None=True,
+                         doc="study batch: batch sizes (none: "
+                             + ",".join(map(str, STUDY_DEFAULTS["batch"]["batch_sizes"])) + ")")
+    ais_chains = param.Integer(DEFAULTS["ais_chains"], bounds=(1, None), doc="AIS chains")
+    ais_betas = param.Integer(DEFAULTS["ais_betas"], bounds=(2, None),
+                              doc="AIS inverse temperatures, linear")
+    ssd_eta = param.Number(None, allow_None=True, bounds=(0.0, None),
+                           inclusive_bounds=(False, True),
+                           doc=f"study ssd: SSD's step (none: {SSD_ETA:g}; the other rules use "
+                               f"--eta)")
+    ssd_k = param.Integer(None, allow_None=True, bounds=(1, _bounds.K_MAX),
+                          doc="study ssd: Gibbs steps of SSD's CD estimate (none: "
+                              f"{STUDY_DEFAULTS['ssd']['ssd_k']}, Carlson et al.)")
+
+    QUICK = QUICK
+    QUICK_HELP = ("a short preset (" + ", ".join(f"{k} {v:,}" for k, v in QUICK.items())
+                  + "); with a study other than main and ssd also "
+                  + ", ".join(f"{k} {v}" for k, v in QUICK_STUDY.items()) + "; with study ssd "
+                  + ", ".join(f"{k} {v:,}" for k, v in QUICK_SSD.items()))
+    FLAGS = {"etas": "--eta", "n_hidden": "--hidden"}
+    METAVARS = {"etas": "X,X,...", "datasets": "NAME,...", "algorithms": "NAME,...",
+                "k": "K", "k_inner": "K'", "limit": "ROWS", "d_values": "D,D,...",
+                "batch_sizes": "B,B,...", "ssd_k": "K"}
+    ITEM_BOUNDS = {"d_values": (1, None), "batch_sizes": (1, None)}
+
+    @classmethod
+    def quick_presets(cls, given: Mapping) -> list[dict]:
+        """``--quick``: :data:`QUICK`, with :data:`QUICK_STUDY` (a study other than main and
+        ssd) or :data:`QUICK_SSD` (study ssd) on top.
+
+        Parameters
+        ----------
+        given : mapping
+            The settings given (their ``study``).
+
+        Returns
+        -------
+        list of dict
+            The presets.
+        """
+        study = given.get("study", "main")
+        return [QUICK] + ([QUICK_SSD] if study == "ssd" else
+                          [QUICK_STUDY] if study != "main" else [])
+
+
+def study_defaults(kw: Mapping) -> dict:
+    """``kw`` (keyword arguments of :func:`run`) with the settings left at None that the
+    study decides filled: algorithms, learning rates, epochs and batch size.
+
+    Parameters
+    ----------
+    kw : mapping
+        The settings, with ``study``.
+
+    Returns
+    -------
+    dict
+        A copy with those filled.
+    """
+    out = dict(kw)
+    study = out.get("study", "main")
+    sd = STUDY_DEFAULTS.get(study, {})
+    if out.get("algorithms") is None:
+        out["algorithms"] = STUDIES.get(study, (None, _dc.ALGORITHMS))[1]
+    if out.get("etas") is None:
+        out["etas"] = sd.get("etas", DEFAULTS["etas"])
+    for key in ("epochs", "batch_size"):
+        if out.get(key) is None:
+            out[key] = sd.get(key, DEFAULTS[key])
+    return out
+
+
 NOTES = [
     "ATLL = average test log-likelihood with an AIS estimate of log Z (base-rate model from the "
     "training rows); AIS tends to under-estimate log Z, i.e. over-estimate the ATLL.",
@@ -247,7 +369,7 @@ def study_algorithm_settings(s: dict) -> dict | None:
 
 
 def run(*, study: str = "main", trials: int = 10, epochs: int | None = None,
-        etas: Sequence[float] = (0.01,), datasets: Sequence[str] = ("mnist",),
+        etas: Sequence[float] | None = None, datasets: Sequence[str] = ("mnist",),
         algorithms: Sequence[str] | None = None, k: int = 24, k_inner: int = 4, n_hidden: int = 500,
         batch_size: int | None = None, seed: int = 0, eval_every: int | None = None,
         limit: int | None = None, d_values: Sequence[int] | None = None,
@@ -268,7 +390,7 @@ def run(*, study: str = "main", trials: int = 10, epochs: int | None = None,
     epochs : int
         Training epochs (default: 200; study ``"ssd"``: 250).
     etas : sequence of float
-        learning rates (study ``"eta"``: default 0.001, 0.01, 0.1).
+        Learning rates (default 0.01; study ``"eta"``: 0.001, 0.01, 0.1).
     datasets : sequence of str
         ``"mnist"`` (default), ``"omniglot"``, ``"binarized_mnist"``, ``"digits"`` …
     algorithms : default: all five for ``"main"``, S-DCP and CS-DCP for the studies.
@@ -321,13 +443,10 @@ def run(*, study: str = "main", trials: int = 10, epochs: int | None = None,
     summary : dict
         See :func:`summarize`.
     """
-    if algorithms is None:
-        algorithms = STUDIES.get(study, (None, _dc.ALGORITHMS))[1]
-    if study == "eta" and tuple(etas) == (0.01,):
-        etas = STUDY_DEFAULTS["eta"]["etas"]
-    sd = STUDY_DEFAULTS.get(study, {})
-    epochs = sd.get("epochs", DEFAULTS["epochs"]) if epochs is None else epochs
-    batch_size = sd.get("batch_size", DEFAULTS["batch_size"]) if batch_size is None else batch_size
+    filled = study_defaults(dict(study=study, algorithms=algorithms, etas=etas, epochs=epochs,
+                                 batch_size=batch_size))
+    algorithms, etas = filled["algorithms"], filled["etas"]
+    epochs, batch_size = filled["epochs"], filled["batch_size"]
     s = _check(study=study, trials=trials, epochs=epochs, etas=etas, datasets=datasets,
                algorithms=algorithms, k=k, k_inner=k_inner, n_hidden=n_hidden,
                batch_size=batch_size, seed=seed, eval_every=eval_every, limit=limit,
@@ -727,47 +846,17 @@ save = report.study_saver(
 # ---------------------------------------------------------------------------- command line
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``rbmviz reproduce dc-mnist``.
+    """The options of ``rbmviz reproduce dc-mnist`` that are not settings (execution and
+    output; the settings' options come from :class:`Settings`,
+    :func:`rbmviz.cli.reproduce.add_settings_options`).
 
     Parameters
     ----------
     parser : argparse.ArgumentParser
         The subcommand's parser.
     """
-    from .dc_small import add_common_arguments
-    add_common_arguments(parser, DEFAULTS, QUICK)
-    g = parser.add_argument_group("large data")
-    g.add_argument("--study", choices=list(STUDIES), default="main",
-                   help="main = all algorithms (Figs. 3-4); eta (Fig. 6a), budget = d and K' with "
-                        "d*K' fixed (Fig. 6b), batch (Fig. 7a), init (Fig. 7b): S-DCP and CS-DCP; "
-                        "ssd = the SSD comparison (all six rules, batch 1000, 250 epochs) "
-                        "(default: main)")
-    g.add_argument("--hidden", type=int, metavar="INT",
-                   help=f"hidden units (default: {DEFAULTS['n_hidden']}; --quick: {QUICK['n_hidden']})")
-    g.add_argument("--batch-size", type=int, metavar="INT",
-                   help=f"mini-batch size (default: {DEFAULTS['batch_size']}; --quick: "
-                        f"{QUICK['batch_size']}; study ssd: {STUDY_DEFAULTS['ssd']['batch_size']}, "
-                        f"epochs {STUDY_DEFAULTS['ssd']['epochs']}; --quick with a study other "
-                        f"than main and ssd: " + ", ".join(f"{k} {v}" for k, v in QUICK_STUDY.items())
-                        + "; --quick with study ssd: "
-                        + ", ".join(f"{k} {v}" for k, v in QUICK_SSD.items()) + ")")
-    g.add_argument("--limit", type=int, metavar="ROWS",
-                   help=f"use the first ROWS rows of each split (default: all; --quick: {QUICK['limit']})")
-    g.add_argument("--d-values", metavar="D,D,...",
-                   help="study budget: inner steps d, K' = K/d "
-                        f"(default: {','.join(map(str, STUDY_DEFAULTS['budget']['d_values']))})")
-    g.add_argument("--batch-sizes", metavar="B,B,...",
-                   help="study batch: batch sizes "
-                        f"(default: {','.join(map(str, STUDY_DEFAULTS['batch']['batch_sizes']))})")
-    g.add_argument("--ais-chains", type=int, metavar="INT",
-                   help=f"AIS chains (default: {DEFAULTS['ais_chains']}; --quick: {QUICK['ais_chains']})")
-    g.add_argument("--ssd-eta", type=float, metavar="X",
-                   help=f"study ssd: SSD's step (default: {SSD_ETA:g}; the other rules use --eta)")
-    g.add_argument("--ssd-k", type=int, metavar="K",
-                   help="study ssd: Gibbs steps of SSD's CD estimate (default: 25, Carlson et al.)")
-    g.add_argument("--ais-betas", type=int, metavar="INT",
-                   help=f"AIS inverse temperatures, linear (default: {DEFAULTS['ais_betas']:,}; "
-                        f"--quick: {QUICK['ais_betas']:,})")
+    from .dc_small import add_run_arguments
+    add_run_arguments(parser)
 
 
 def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -778,7 +867,8 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     Parameters
     ----------
     args : argparse.Namespace
-        The parsed command-line arguments.
+        The parsed command-line arguments; ``args.study_settings`` the :class:`Settings`
+        they give (:func:`rbmviz.cli.reproduce.settings_from_args`).
     parser : argparse.ArgumentParser
         The subcommand's parser.
 
@@ -788,7 +878,7 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         The exit code.
     """
     from .dc_small import execute
-    kw = _cli_kwargs(args)
+    kw = _cli_kwargs(args.study_settings)
     try:
         _check_data(kw)
     except Exception as exc:  # noqa: BLE001 - a missing data file is a usage error
@@ -796,34 +886,11 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return execute(sys.modules[__name__], args, parser, kw, _check)
 
 
-def _cli_kwargs(args):
-    """The keyword arguments of :func:`run` from parsed ``args``: the study's defaults, then
-    the ``--quick`` presets (:data:`QUICK`, with :data:`QUICK_STUDY` or :data:`QUICK_SSD` on
-    top for a study), then the explicit options."""
-    from .dc_small import options
-    defaults = dict(DEFAULTS)
-    if args.study != "main":
-        defaults["algorithms"] = STUDIES[args.study][1]
-        defaults["etas"] = STUDY_DEFAULTS.get(args.study, {}).get("etas", defaults["etas"])
-        for key in ("epochs", "batch_size"):
-            defaults[key] = STUDY_DEFAULTS.get(args.study, {}).get(key, defaults[key])
-    kw = options(args, defaults, {k: v for k, v in QUICK.items() if k in ("trials", "epochs", "eval_every")})
-    extra = {k: v for k, v in QUICK.items() if k not in kw} if args.quick else {}
-    kw.update(study=args.study, n_hidden=defaults["n_hidden"], batch_size=defaults["batch_size"],
-              ais_chains=defaults["ais_chains"], ais_betas=defaults["ais_betas"], limit=None)
-    kw.update(extra)
-    if args.quick and args.study != "main":
-        kw.update({k: v for k, v in (QUICK_SSD if args.study == "ssd" else QUICK_STUDY).items()
-                   if getattr(args, k, None) is None})       # explicit options still win
-    for opt, key in (("ssd_eta", "ssd_eta"), ("ssd_k", "ssd_k")):
-        if getattr(args, opt) is not None:
-            kw[key] = getattr(args, opt)
-    for opt, key in (("hidden", "n_hidden"), ("batch_size", "batch_size"), ("limit", "limit"),
-                     ("ais_chains", "ais_chains"), ("ais_betas", "ais_betas"),
-                     ("d_values", "d_values"), ("batch_sizes", "batch_sizes")):
-        if getattr(args, opt) is not None:
-            kw[key] = getattr(args, opt)
-    return kw
+def _cli_kwargs(settings: Settings) -> dict:
+    """The keyword arguments of :func:`run` from resolved :class:`Settings` (the declared
+    defaults, the ``--quick`` presets, the options given): the settings left at None that
+    the study decides filled (:func:`study_defaults`)."""
+    return study_defaults(values(settings))
 
 
 def _check_data(kw):

@@ -8,8 +8,10 @@ the first binarised-MNIST images, all seeing the same mini-batches; the pseudo-l
 and the wall time of one inference iteration for batches of 1, 10 and 100 data-anchored runs
 of a 784×``timing_hidden`` RBM, with the adaTAP/TAP ratio (:func:`time_inference`).
 
-``FULL`` holds the paper's settings (where it gives them), ``QUICK`` a form that runs in about
-three minutes on a laptop; :func:`rbmviz.reproduce.tap_beyond.run` runs either.
+:class:`Settings` declares the settings once: its defaults are the paper's (where it gives
+them; also :data:`FULL`), its ``--quick`` preset a form that runs in about three minutes on a
+laptop (:data:`QUICK`); :func:`rbmviz.reproduce.tap_beyond.run` runs either, and ``rbmviz
+reproduce tap --study adatap`` has one option per setting.
 """
 from __future__ import annotations
 
@@ -17,33 +19,89 @@ import time
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
+import param
 
+from .. import bounds as _bounds
+from ..algorithms.knobs import derive_knobs
 from ..algorithms.tap import TAP
 from ..evaluate import pseudo_log_likelihood
 from ..model import RBM
+from ..settings import ModelSettings
 from ..tap import adatap, solve
 from . import _io
 from ._beyond import base_rate as _base_rate
 from ._beyond import documented as _documented
 from ._beyond import mnist as _mnist
 from ._beyond import progress as _progress
+from ._study import ListOf, StudySettings, resolve, values
 from .report import make_claim
 
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["FULL", "QUICK", "NOTES", "ADATAP_NATS", "ADATAP_RATIO", "time_inference", "study_adatap",
-           "adatap_claims"]
+__all__ = ["Settings", "FULL", "QUICK", "NOTES", "ADATAP_NATS", "ADATAP_RATIO", "time_inference",
+           "study_adatap", "adatap_claims"]
 
-#: the paper's settings (where it gives them)
-FULL = dict(hidden=500, samples=5000, epochs=10, learning_rate=0.001, batch_size=100,
-            damping=0.5, iterations=(3, 10, 100), pl_rows=1000, eval_every=10,
-            timing_hidden=500, timing_batches=(1, 10, 100), timing_iters=(10, 2),
-            timing_direct=True)
-#: the ~3-minute form (smaller models, fewer images and epochs, larger steps)
-QUICK = dict(hidden=16, samples=500, epochs=2, learning_rate=0.05, batch_size=20,
-             damping=0.5, iterations=(3, 10, 100), pl_rows=500, eval_every=5, init_scale=0.01,
-             timing_hidden=100, timing_batches=(1, 10, 100), timing_iters=(10, 2))
+#: the declaration of the initial weights' scale (its bounds)
+_INIT_SCALE = ModelSettings.param.init_scale
+
+
+class Settings(derive_knobs("_AdatapKnobs", [TAP], include=["learning_rate", "damping", "seed"],
+                            defaults={"learning_rate": 0.001, "damping": 0.5},
+                            bases=(StudySettings,))):
+    """The settings of ``rbmviz reproduce tap --study adatap`` (defaults: Fig. 10's where its
+    caption gives them — 784×500, the first 5,000 binarised-MNIST images, γ = 0.001, batches
+    of 100, damping 0.5, 3, 10 and 100 iterations; the ``--quick`` preset runs in about three
+    minutes on a laptop); the learning rate, damping and seed are the TAP rule's knobs
+    (:mod:`rbmviz.algorithms.knobs`)."""
+
+    learning_rate = param.Number(doc="learning rate γ of Alg. 2 (Fig. 10: 0.001; plain SGD, "
+                                     "no momentum, no weight decay)")
+    damping = param.Number(doc="damping of the TAP and adaTAP iterations (Fig. 10: 0.5)")
+    seed = param.Integer(doc="seed of the initial weights, the mini-batches and the timing model")
+    hidden = param.Integer(500, bounds=(1, _bounds.UNITS_MAX),
+                           doc="hidden units of the trained RBMs (Fig. 10: 500)")
+    samples = param.Integer(5000, bounds=(1, None),
+                            doc="training rows, the first of binarised MNIST's training split "
+                                "(Fig. 10: 5,000)")
+    epochs = param.Integer(10, bounds=(1, _bounds.EPOCHS_MAX), doc="training epochs")
+    batch_size = param.Integer(100, bounds=(1, None),
+                               doc="rows per update M = TAP runs per update K (Fig. 10: 100)")
+    iterations = ListOf(int, [3, 10, 100], bounds=(1, None),
+                        doc="fixed iteration counts of TAP and adaTAP, one trained RBM per "
+                            "method and count (Fig. 10: 3, 10, 100)")
+    pl_rows = param.Integer(1000, bounds=(1, None),
+                            doc="training rows the pseudo-likelihood is evaluated on")
+    eval_every = param.Integer(10, bounds=(1, None),
+                               doc="updates between pseudo-likelihood evaluations (and the "
+                                   "last update of every epoch)")
+    init_scale = param.Number(0.001, bounds=_INIT_SCALE.bounds,
+                              doc="standard deviation of the initial weights")
+    timing_hidden = param.Integer(500, bounds=(1, _bounds.UNITS_MAX),
+                                  doc="hidden units of the timed 784×N_h model (Fig. 10 right)")
+    timing_batches = ListOf(int, [1, 10, 100], bounds=(1, None),
+                            doc="batch sizes of the timing (Fig. 10 right: 1, 10, 100)")
+    timing_iters = ListOf(int, [10, 2], bounds=(2, 2),
+                          doc="iterations timed per batch size: TAP, adaTAP")
+    timing_direct = param.Boolean(True, doc="also time adaTAP with the full n×n inverse per run "
+                                            "(the cost the paper reports)")
+    timing_seconds = param.Number(0.2, bounds=(0.0, None),
+                                  doc="least CPU seconds of each timing")
+
+    QUICK = {"hidden": 16, "samples": 500, "epochs": 2, "learning_rate": 0.05, "batch_size": 20,
+             "pl_rows": 500, "eval_every": 5, "init_scale": 0.01, "timing_hidden": 100,
+             "timing_direct": False}
+    QUICK_HELP = "about three minutes (784x16 RBMs, 500 images, 2 epochs, a 784x100 timing model)"
+    METAVARS = {"iterations": "T,T,...", "timing_batches": "B,B,...", "timing_iters": "T,T"}
+    ITEM_BOUNDS = {"iterations": (1, _bounds.TAP_ITER_MAX), "timing_batches": (1, None),
+                   "timing_iters": (1, _bounds.TAP_ITER_MAX)}
+
+
+#: the paper's settings (where it gives them): :class:`Settings`' defaults
+FULL = values(Settings())
+#: the ~3-minute form (smaller models, fewer images and epochs, larger steps): the defaults
+#: with :attr:`Settings.QUICK`
+QUICK = values(resolve(Settings, quick=True))
 #: how the study measures, printed with its summary
 NOTES = ["Iteration counts are fixed (no convergence test), as in Fig. 10; K = M TAP runs "
          "per update start from the batch rows (eqs. 37-38; adaTAP: A1 = 0, B1 = logit of "

@@ -9,8 +9,10 @@ log-likelihood (Salakhutdinov & Murray's schedule, 14,501 temperatures, 100 runs
 same rows, and whether the three rise together (Spearman correlations over the checkpoints,
 :func:`fig12_claims`).  Resumable (``state``).
 
-``FULL`` holds the paper's settings, ``QUICK`` a form that runs in about three minutes on a
-laptop; :func:`rbmviz.reproduce.tap_beyond.run` runs either.
+:class:`Settings` declares the settings once: its defaults are the paper's (also
+:data:`FULL`), its ``--quick`` preset a form that runs in about three minutes on a laptop
+(:data:`QUICK`); :func:`rbmviz.reproduce.tap_beyond.run` runs either, and ``rbmviz reproduce
+tap --study fig12`` has one option per setting.
 """
 from __future__ import annotations
 
@@ -20,11 +22,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+import param
 
 from .. import _files
+from .. import bounds as _bounds
+from ..algorithms.knobs import derive_knobs
 from ..algorithms.tap import TAP
 from ..evaluate import ais_betas, ais_log_partition, spl_subset, stochastic_pseudo_log_likelihood
 from ..model import RBM
+from ..settings import ModelSettings
 from . import _io
 from ._beyond import base_rate as _base_rate
 from ._beyond import documented as _documented
@@ -32,23 +38,68 @@ from ._beyond import load_state as _load_state
 from ._beyond import mnist as _mnist
 from ._beyond import progress as _progress
 from ._beyond import rng_from as _rng_from
+from ._study import StudySettings, resolve, values
 from .report import make_claim
 from .tap_run import evaluate_tap
 
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["FULL", "QUICK", "NOTES", "FIG12_KNEE", "FIG12_MIN_POINTS", "FIG12_RHO", "FIG12_GAP",
+__all__ = ["Settings", "FULL", "QUICK", "NOTES", "FIG12_KNEE", "FIG12_MIN_POINTS", "FIG12_RHO", "FIG12_GAP",
            "sm_schedule", "study_fig12", "fig12_claims"]
 
-#: the paper's settings (where it gives them)
-FULL = dict(hidden=500, samples=60_000, epochs=100, learning_rate=0.005, batch_size=100,
-            weight_decay=0.001, momentum=0.5, eval_samples=1000, ais_chains=100,
-            ais_thin=1, spl_sites=100)
-#: the ~3-minute form (smaller models, fewer images and epochs, larger steps)
-QUICK = dict(hidden=100, samples=2000, epochs=4, learning_rate=0.05, batch_size=20,
-             weight_decay=0.001, momentum=0.5, eval_samples=300, ais_chains=20,
-             ais_thin=10, spl_sites=100, init_scale=0.01)
+#: the declaration of the initial weights' scale (its bounds)
+_INIT_SCALE = ModelSettings.param.init_scale
+
+
+class Settings(derive_knobs("_Fig12Knobs", [TAP],
+                            include=["learning_rate", "weight_decay", "momentum", "seed"],
+                            defaults={"learning_rate": 0.005, "weight_decay": 0.001,
+                                      "momentum": 0.5},
+                            bases=(StudySettings,))):
+    """The settings of ``rbmviz reproduce tap --study fig12`` (defaults: App. F's — the
+    Fig. 3(a) run, a 784×500 RBM on binarised MNIST with Table 1's settings; AIS with 100 runs
+    over Salakhutdinov & Murray's 14,501 temperatures; a pseudo-likelihood over 100 of the
+    784 pixels; the ``--quick`` preset runs in about three minutes on a laptop); the learning
+    rate, weight decay, momentum and seed are the TAP rule's knobs
+    (:mod:`rbmviz.algorithms.knobs`)."""
+
+    learning_rate = param.Number(doc="learning rate γ of Alg. 2 (Table 1: 0.005)")
+    weight_decay = param.Number(doc="ℓ2 weight decay ε (Table 1: 0.001)")
+    momentum = param.Number(doc="heavy-ball momentum η (Table 1: 0.5)")
+    seed = param.Integer(doc="seed of the initial weights, the mini-batches, the "
+                              "pseudo-likelihood's sites and the AIS runs")
+    hidden = param.Integer(500, bounds=(1, _bounds.UNITS_MAX),
+                           doc="hidden units of the trained RBM (App. F: 500)")
+    samples = param.Integer(60_000, bounds=(1, None),
+                            doc="training rows, the first of binarised MNIST's training split")
+    epochs = param.Integer(100, bounds=(1, _bounds.EPOCHS_MAX),
+                           doc="training epochs, each followed by an evaluation")
+    batch_size = param.Integer(100, bounds=(1, None),
+                               doc="rows per update M = TAP runs per update K (Table 1: 100)")
+    eval_samples = param.Integer(1000, bounds=(1, None),
+                                 doc="training rows the three likelihoods are evaluated on")
+    ais_chains = param.Integer(100, bounds=(1, None), doc="AIS runs per evaluation (App. F: 100)")
+    ais_thin = param.Integer(1, bounds=(1, 14_501),
+                             doc="keep every ais_thin-th of the 14,501 AIS temperatures "
+                                 "(1: all, App. F)")
+    spl_sites = param.Integer(100, bounds=(1, None),
+                              doc="sites of the stochastic pseudo-likelihood (App. F: 100)")
+    init_scale = param.Number(0.001, bounds=_INIT_SCALE.bounds,
+                              doc="standard deviation of the initial weights")
+
+    QUICK = {"hidden": 100, "samples": 2000, "epochs": 4, "learning_rate": 0.05,
+             "batch_size": 20, "eval_samples": 300, "ais_chains": 20, "ais_thin": 10,
+             "init_scale": 0.01}
+    QUICK_HELP = ("about three minutes (784x100, 2,000 images, 4 epochs, AIS 20 runs over every "
+                  "10th temperature)")
+
+
+#: the paper's settings: :class:`Settings`' defaults
+FULL = values(Settings())
+#: the ~3-minute form (smaller model, fewer images and epochs, larger steps): the defaults
+#: with :attr:`Settings.QUICK`
+QUICK = values(resolve(Settings, quick=True))
 #: how the study measures, printed with its summary
 NOTES = ["TAP log-likelihood: eq. (39) with the unique solutions from one data-anchored start "
          "per evaluation row (rbmviz.reproduce.tap_run.evaluate_tap).",
