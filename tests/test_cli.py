@@ -507,3 +507,20 @@ def test_sweep_records_about_100_times_per_run_unless_told(tmp_path):
     (tmp_path / "s.json").write_text('{"eval_every": 200}')
     assert cli.main(base + ["--settings", str(tmp_path / "s.json"), "--out", str(tmp_path / "c.csv")]) == 0
     assert sorted(set(pd.read_csv(tmp_path / "c.csv").epoch)) == [0, 200, 400]
+
+
+def test_reproduce_records_the_options_written():
+    """``rbmviz reproduce <experiment>`` says which options were written on the command line
+    (not those left at their default), so that an experiment can refuse one that does not
+    apply: ``--opt=value`` counts, arguments after ``--`` do not."""
+    from rbmviz.cli import build_parser
+    from rbmviz.cli.reproduce import given_options
+    args = build_parser().parse_args(["reproduce", "tap", "--study=fig12", "--seed", "0",
+                                      "--ais-chains", "3", "--quiet"])
+    assert args._given_options == {"study": "--study", "seed": "--seed",
+                                   "study_ais_chains": "--ais-chains", "quiet": "--quiet"}
+    assert args.eval_every == 1 and "eval_every" not in args._given_options   # a default
+    parser = args._experiment_parser
+    assert given_options(parser, ["--seed", "1", "--", "--quiet"]) == {"seed": "--seed"}
+    assert given_options(parser, ["--no-timing-direct", "-h"]) == {
+        "study_timing_direct": "--no-timing-direct", "help": "-h"}
