@@ -41,10 +41,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numba
 import numpy as np
 import param
 
+from .._blas import numba_threads
 from .._validation import check_int
 from ..bounds import K_MAX
 from ..kernels.dc import RULE_PLAIN, dc_updates_serial_
@@ -208,16 +208,8 @@ class InnerLoop(Algorithm):
 
         Parameters
         ----------
-        rbm : RBM
-            The model trained (in place).
-        data : numpy.ndarray, shape (n_samples, n_visible)
-            Training rows.
-        order : numpy.ndarray, shape (n_epochs, n_samples)
-            One permutation of the rows per epoch.
-        bounds : numpy.ndarray
-            Batch boundaries (:func:`rbmviz.runs.batch_bounds`).
-        max_weight : float
-            Largest healthy ``|parameter|``.
+        rbm, data, order, bounds, max_weight
+            As in :meth:`Algorithm.train_epochs <rbmviz.algorithms.base.Algorithm.train_epochs>`.
 
         Returns
         -------
@@ -229,12 +221,8 @@ class InnerLoop(Algorithm):
         rows = int(np.diff(bounds).max())
         if rbm.n_visible * rbm.n_hidden * rows > SERIAL_WORK_LIMIT:
             return super().train_epochs(rbm, data, order, bounds, max_weight)
-        before = numba.get_num_threads()
-        numba.set_num_threads(1)
-        try:
+        with numba_threads(1):
             return super().train_epochs(rbm, data, order, bounds, max_weight)
-        finally:
-            numba.set_num_threads(before)
 
     def _train_epochs_fused(self, rbm, data, order, bounds, max_weight):
         W, b, c = rbm.params
@@ -285,10 +273,8 @@ class InnerLoop(Algorithm):
 
         Parameters
         ----------
-        rbm : RBM
-            The model trained (in place).
-        batch : numpy.ndarray, shape (batch_size, n_visible)
-            The mini-batch.
+        rbm, batch
+            As in :meth:`Algorithm.update <rbmviz.algorithms.base.Algorithm.update>`.
         """
         W, b, c = rbm.params
         dt = W.dtype

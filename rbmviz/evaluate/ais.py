@@ -37,7 +37,7 @@ from numpy.typing import ArrayLike
 
 from .._validation import check_data, check_float, check_int, check_real, check_seed
 from ..bounds import check_memory
-from .._blas import single_threaded_blas
+from .._blas import set_numba_threads, single_threaded_blas
 from .._seeds import stream_seed
 from ..kernels.ais import ais_base_sample_, ais_hidden_step_, ais_visible_step_
 from .._numerics import softplus as _softplus
@@ -375,7 +375,7 @@ def _run_chains(W, b, c, b_base, db, betas, key, log_w, bar, stop, lo, hi, worke
     Returns early, writing nothing, once the event ``stop`` is set (Ctrl-C in the caller:
     a temperature step of a block takes milliseconds, so the interrupt takes effect at once)."""
     if worker:
-        numba.set_num_threads(1)
+        set_numba_threads(1)
     dt = W.dtype
     n, (nv, nh) = hi - lo, W.shape
     V = np.empty((n, nv), dtype=dt)

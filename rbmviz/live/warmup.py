@@ -20,6 +20,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from .._blas import set_numba_threads
+
 __all__ = ["STAGES", "WarmupStatus", "start", "status", "wait", "run_stage", "prefer"]
 
 _LOG = logging.getLogger("rbmviz.warmup")
@@ -127,24 +129,10 @@ STAGES = (
 @dataclass
 class WarmupStatus:
     """Where the warm-up stands: what the explorer's tabs read to say "preparing ..." while
-    a kernel they need compiles (:func:`status` returns a copy).
+    a kernel they need compiles (:func:`status` returns a copy).  Every parameter is kept as
+    the attribute of the same name.
 
     Parameters
-    ----------
-    started : bool
-        Whether :func:`start` has been called in this process.
-    done : tuple of str
-        Keys of the finished stages (:data:`STAGES`).
-    current : str or None
-        Key of the stage compiling now.
-    seconds : dict
-        Measured seconds of each finished stage.
-    failed : dict
-        ``{key: message}`` of stages that raised (the tab then compiles on first use).
-    stage_started : float
-        ``time.perf_counter()`` when the current stage started.
-
-    Attributes
     ----------
     started : bool
         Whether :func:`start` has been called in this process.
@@ -272,8 +260,7 @@ def run_stage(stage: _Stage) -> float:
 
 
 def _work():
-    import numba
-    numba.set_num_threads(1)        # this thread only: the server keeps a core for its pages
+    set_numba_threads(1)        # this thread only: the server keeps a core for its pages
     by_key = {s.key: s for s in STAGES}
     while True:
         with _LOCK:

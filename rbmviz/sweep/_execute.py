@@ -34,35 +34,6 @@ def _row(rec: dict) -> dict:
     return row
 
 
-#: the BLAS thread limit this worker process has set (None: not set)
-_BLAS_LIMIT: int | None = None
-
-
-def _set_threads(threads):
-    """A worker given ``threads`` cores uses at most that many threads everywhere: Numba,
-    :func:`rbmviz._blas.matmul`'s pool and the BLAS library itself (``threadpoolctl``,
-    process-wide in the worker).  The BLAS limit matters most: a numpy product outside
-    :func:`~rbmviz._blas.single_threaded_blas` (e.g. in AIS) otherwise runs OpenBLAS with one
-    spinning thread per core in every worker, and two workers on two cores ran the quick
-    dc-mnist sweep 4.6x slower than with ``OPENBLAS_NUM_THREADS=1`` (268 s against 58 s)."""
-    global _BLAS_LIMIT
-    if threads is None:
-        return
-    import numba
-    from .. import _blas
-    n = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
-    numba.set_num_threads(n)
-    if _blas.get_threads() != n:
-        _blas.set_threads(n)
-    if _BLAS_LIMIT != n:
-        try:
-            from threadpoolctl import threadpool_limits     # a scikit-learn dependency
-        except ImportError:                                 # pragma: no cover
-            return
-        threadpool_limits(limits=n, user_api="blas")        # applied now, for the process
-        _BLAS_LIMIT = n
-
-
 def _execute(spec: RunSpec, emit=None, threads=None, checkpoints=(), partial=None):
     """Run ``spec`` to the end; ``emit(seq, row)`` after every record.
 
@@ -77,8 +48,9 @@ def _execute(spec: RunSpec, emit=None, threads=None, checkpoints=(), partial=Non
     Returns ``(rows, status, error, models)`` with ``models`` a dict {requested epoch:
     (epoch of the record, RBM copy)}; a divergence or any other exception of the run is a
     status, not an exception (KeyboardInterrupt propagates)."""
+    from .._blas import limit_threads
     from ..runs import RunDiverged
-    _set_threads(threads)
+    limit_threads(threads)             # a worker given `threads` cores uses no more
     rows: list[dict] = []
     models: dict[int, tuple[int, object]] = {}
     pending = sorted(set(int(e) for e in checkpoints))

@@ -53,6 +53,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import bounds as _bounds
+from .._blas import single_threaded_blas
 from .._numerics import sigmoid as _sigmoid, softplus as _softplus
 from ..model import RBM
 from .._validation import (check_array, check_bool, check_choice, check_data, check_float,
@@ -72,13 +73,7 @@ _SINGLE_THREAD_MAX = 64
 
 def _blas_threads(n_small):
     """One BLAS thread for small Schur complements (see ``_SINGLE_THREAD_MAX``)."""
-    if n_small > _SINGLE_THREAD_MAX:
-        return contextlib.nullcontext()
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:                                     # pragma: no cover - sklearn dep
-        return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")
+    return single_threaded_blas() if n_small <= _SINGLE_THREAD_MAX else contextlib.nullcontext()
 
 
 @dataclasses.dataclass
