@@ -44,15 +44,11 @@ SCRIPTS = {
 }
 
 
-#: modules whose docstrings are another change's to bring up to the standard: their objects
-#: are still checked, and one that fails is reported as an expected failure naming the reason
-#: (an object of theirs that passes passes); remove a module once its objects pass
-EXEMPT = {
-    module: "owned by the knob-declaration change (issue 28 item 1), which rewrites its "
-            "settings and signatures"
-    for module in ("rbmviz.live.bias", "rbmviz.live.tap", "rbmviz.live.tap_dbm",
-                   "rbmviz.app.race_tab", "rbmviz.app.tap_tab", "rbmviz.app.limits")
-}
+#: modules whose docstrings are another change's to bring up to the standard, ``{module:
+#: reason}``: their objects are still checked, and one that fails is reported as an expected
+#: failure naming the reason (an object of theirs that passes passes); remove a module once
+#: its objects pass.  Empty: every module meets the standard.
+EXEMPT: dict[str, str] = {}
 
 
 def _exempt(name, problems):

@@ -25,11 +25,10 @@ from ..live.bias import (
     BiasRace,
     BiasSettings,
 )
-from . import limits
-from .feed import DocumentFeed, SessionControls
+from .feed import SettingsSession, change_text
 from .help import help_card
 from .live_plots import LiveCurves
-from .widgets import autohide, widget_for
+from .widgets import widget_for
 
 #: values are clipped to this range before they reach the log axis
 CLIP = (1e-12, 1e12)
@@ -58,35 +57,21 @@ CAPTION = (f"Log axes: values are clipped to [{CLIP[0]:g}, {CLIP[1]:g}] before p
            "hover shows the unclipped value.")
 
 
-class BiasSession(SessionControls, DocumentFeed):
+class BiasSession(SettingsSession):
     """What one browser session's "CD bias" tab owns: settings, the race, streams, widgets.
 
     Parameters
     ----------
     doc : bokeh.document.Document, optional
-        The session's document (default: Panel's current one; None outside a server, e.g.
-        in a test or a notebook, where batches apply at once).
+        The session's document (:class:`~rbmviz.app.feed.SettingsSession`).
     """
 
-    finished_message = ("This run stopped (diverged or reached its point limit): press "
-                        "Reset (bias).")
+    settings_class = BiasSettings
     live_knobs = LIVE_BIAS_KNOBS + PACE_KNOBS
     reset_knobs = frozenset(RESET_KNOBS)
     reset_label = "Reset (bias)"
-    hold_document = False          # plain Bokeh sources only (rbmviz.app.live_plots)
     applies_from = "the next point"
-
-    def __init__(self, doc: Any = None) -> None:
-        self.settings = BiasSettings()
-        self.doc = doc if doc is not None else pn.state.curdoc
-        self.race: BiasRace | None = None
-        self.race_id = 0
-        self._init_feed()
-        self._build_widgets()
-        self.limits = limits.current()     # classroom caps (H4): widget ranges end at them
-        self.limits.apply(self.settings, self.widgets)
-        self.reset()
-        pn.state.on_session_destroyed(self._destroyed)
+    error_prefix = "CD bias"
 
     # ------------------------------------------------------------------ widgets
     def _build_widgets(self):
@@ -104,19 +89,7 @@ class BiasSession(SessionControls, DocumentFeed):
         w["init_scale"] = widget_for(s, "init_scale", kind="input")
         w["seed"] = widget_for(s, "seed", kind="input", label="Seed (bias)")
 
-        self.start_button = pn.widgets.Button(label="▶ Start (bias)", color="primary", width=120)
-        self.pause_button = pn.widgets.Button(label="❚❚ Pause (bias)", width=120)
-        self.step_button = pn.widgets.Button(label="Step (bias)", width=100)
-        self.reset_button = pn.widgets.Button(label="Reset (bias)", color="danger", width=100)
-        self.start_button.on_click(lambda e: self.start())
-        self.pause_button.on_click(lambda e: self.pause())
-        self.step_button.on_click(lambda e: self.step())
-        self.reset_button.on_click(lambda e: self.reset())
-        self.state_text = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self.settings_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
-        self.alert_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width",
-                                                    styles={"color": "#b00020"}))
-        self.text_panes = (self.state_text, self.settings_text, self.alert_text)
+        self._make_controls(" (bias)")
         self.bias_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=340)
         self.factors_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=260)
         self.plots: dict[str, LiveCurves] = {}
@@ -128,17 +101,9 @@ class BiasSession(SessionControls, DocumentFeed):
         :class:`~rbmviz.live.bias.BiasRace` from the current settings (refused, with a
         notification, beyond the classroom caps), with fresh plots showing its point at
         iteration 0."""
-        if self.race is not None:
-            self.race.stop(timeout=2)
-        self._clear_feed()
-        try:
-            self.race = BiasRace(self.settings, sink=self._current_sink(), on_error=self._error_from_thread)
-            self.limits.check_engine(self.race)     # refused beyond the caps (H4)
-        except (ValueError, TypeError) as exc:
-            self.race = None
-            self._notify(f"Cannot start: {exc}")
+        if not self._new_engine(lambda: BiasRace(self.settings, sink=self._current_sink(),
+                                                  on_error=self._error_from_thread)):
             return
-        self.race_id += 1
         race = self.race
         m, n = race.rbm.n_visible, race.rbm.n_hidden
         ds = BIAS_DATASETS[race.settings.dataset][0]
@@ -169,20 +134,11 @@ class BiasSession(SessionControls, DocumentFeed):
         race = self.race
         if race is None or not changes:
             return
-        text = ", ".join(f"{k} {o:g} → {n:g}" if isinstance(n, (int, float)) and
-                         isinstance(o, (int, float)) else f"{k} {o} → {n}"
-                         for k, (o, n) in changes.items())
         for curves in self.plots.values():
-            curves.mark({"iteration": float(race.iteration)}, text)
+            curves.mark({"iteration": float(race.iteration)}, change_text(changes))
 
     def _apply_batch(self, records, state):
         self._apply(records)
-
-    def _error_from_thread(self, message):
-        def show():
-            self._notify(f"CD bias: {message}")
-            self._refresh_state()
-        self._schedule(show)
 
     def _apply(self, records):
         if records and self.plots:

@@ -16,7 +16,12 @@ import collections
 import threading
 import time
 
+from typing import Any
+
 import panel as pn
+
+from . import limits
+from .widgets import autohide
 
 #: the share of the server's event loop that streamed updates may take, summed over all
 #: sessions of the process; beyond it each session spaces its updates further apart, so a
@@ -210,6 +215,26 @@ class DocumentFeed:
             self.race.stop(timeout=0)
 
 
+def change_text(changes: dict) -> str:
+    """The label of a live knob change on a tab's curves, e.g. ``"k 1 → 4, inference tap →
+    adatap"``.
+
+    Parameters
+    ----------
+    changes : dict
+        ``{knob: (old, new)}``.
+
+    Returns
+    -------
+    str
+        One ``knob old → new`` per knob (numbers in ``:g`` format).
+    """
+    def number(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    return ", ".join(f"{k} {o:g} → {n:g}" if number(n) and number(o) else f"{k} {o} → {n}"
+                     for k, (o, n) in changes.items())
+
+
 class SessionControls:
     """Mix-in of every tab's session object: its Start / Pause / Step buttons, the knob
     watcher, the classroom style and a lesson's scheduled changes.
@@ -230,6 +255,59 @@ class SessionControls:
     #: the label of the tab's Reset button, and when a live change applies
     reset_label = "Reset"
     applies_from = "the next update"
+    #: what a failure of the engine's thread is reported as (a toast and the alert line)
+    error_prefix = "training"
+    #: what the "Cannot start" message adds after a missing data file's
+    missing_file_hint: str | None = None
+
+    def _make_controls(self, suffix: str = "", widths: tuple = (120, 120, 100, 100)) -> None:
+        """The Start / Pause / Step / Reset buttons (labels ending in ``suffix``, wired to
+        :meth:`start`, :meth:`pause`, :meth:`step` and ``reset``) and the status, settings
+        and alert lines (``text_panes``, restyled by :meth:`set_classroom`)."""
+        labels = (("▶ Start", {"color": "primary"}), ("❚❚ Pause", {}), ("Step", {}),
+                  ("Reset", {"color": "danger"}))
+        buttons = [pn.widgets.Button(label=label + suffix, width=width, **style)
+                   for (label, style), width in zip(labels, widths)]
+        self.start_button, self.pause_button, self.step_button, self.reset_button = buttons
+        for button, action in zip(buttons, (self.start, self.pause, self.step, self.reset)):
+            button.on_click(lambda event, action=action: action())
+        self.state_text = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self.settings_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
+        self.alert_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width",
+                                                    styles={"color": "#b00020"}))
+        self.text_panes = (self.state_text, self.settings_text, self.alert_text)
+
+    def _new_engine(self, make) -> bool:
+        """Replace the tab's engine (a Reset): stop the running one, forget its queued
+        records, make the new one with ``make()`` and refuse it beyond the classroom caps
+        (:meth:`rbmviz.app.limits.Limits.check_engine`).  A refused or impossible engine
+        (``ValueError``, ``TypeError``, a missing data file) leaves none, with a "Cannot
+        start" notification (:attr:`missing_file_hint` after a missing file's message).
+        Returns whether there is a new engine."""
+        if self.race is not None:
+            self.race.stop(timeout=2)
+        self._clear_feed()
+        try:
+            self.race = make()
+            self.limits.check_engine(self.race)     # refused beyond the caps (H4)
+        except (ValueError, TypeError, FileNotFoundError) as exc:
+            self.race = None
+            if isinstance(exc, FileNotFoundError) and self.missing_file_hint:
+                self._notify(f"Cannot start: a data file is missing — {exc}  "
+                             f"{self.missing_file_hint}")
+            else:
+                self._notify(f"Cannot start: {exc}")
+            return False
+        self.race_id += 1
+        return True
+
+    def _error_from_thread(self, message: str) -> None:
+        """The engine's ``on_error``, called from its thread: the message is shown on the
+        document's event loop (:attr:`error_prefix`: message)."""
+        def show():
+            self._notify(f"{self.error_prefix}: {message}")
+            self._refresh_state()
+        self._schedule(show)
 
     def start(self) -> None:
         """The Start button: train on the engine's thread (a new engine if there is none; a
@@ -333,3 +411,45 @@ class SessionControls:
             self.settings_text.object = (f"⟳ Changed {', '.join(needs_reset)}: press "
                                          f"**{self.reset_label}** to apply.")
         self._refresh_state()
+
+
+class SettingsSession(SessionControls, DocumentFeed):
+    """A tab whose one engine is made from one settings object (the CD-bias and TAP tabs):
+    the session's settings, document, engine, widget ranges ended at the classroom caps, a
+    first engine, and the engine stopped when the session ends.
+
+    The subclass sets :attr:`settings_class` and implements ``_build_widgets()`` (filling
+    ``self.widgets``), ``reset()`` and ``_refresh_state()``.
+
+    Parameters
+    ----------
+    doc : bokeh.document.Document, optional
+        The session's document (default: Panel's current one; None outside a server, e.g.
+        in a test or a notebook, where batches apply at once).
+    """
+
+    #: the ``param.Parameterized`` class of the tab's knobs
+    settings_class: type
+    hold_document = False          # plain Bokeh sources only (rbmviz.app.live_plots)
+
+    def __init__(self, doc: Any = None) -> None:
+        self.settings = self._new_settings()
+        self.doc = doc if doc is not None else pn.state.curdoc
+        self.race = None
+        self.race_id = 0
+        self._init_feed()
+        self._build_widgets()
+        self.limits = limits.current()     # classroom caps (H4): widget ranges end at them
+        self.limits.apply(self.settings, self.widgets)
+        self.reset()
+        pn.state.on_session_destroyed(self._destroyed)
+
+    def _new_settings(self):
+        """The session's settings at the start: the declared defaults."""
+        return self.settings_class()
+
+    @property
+    def finished_message(self) -> str:
+        """What Start says on a finished engine."""
+        return (f"This run stopped (diverged or reached its point limit): press "
+                f"{self.reset_label}.")

@@ -36,6 +36,7 @@ import dataclasses
 import os
 import threading
 from collections.abc import Mapping
+from typing import Any
 
 import panel as pn
 
@@ -114,15 +115,24 @@ def _source(field: str) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class Limits:
-    """The caps of this server; ``None`` = no cap.
+    """The caps of this server; ``None`` = no cap, every bound inclusive.
 
     Parameters
     ----------
-    max_sessions, max_hidden, max_weights, max_k, max_epochs, max_rows, max_points_per_second :
-        int or None
-        Upper bounds (inclusive) on the concurrent sessions of one server process, the hidden
-        units, the weights (visible × hidden units), the Gibbs steps k, the epochs of a race,
-        the training rows, and the pace of a race.
+    max_sessions : int or None
+        Concurrent sessions of one server process.
+    max_hidden : int or None
+        Hidden units of a model.
+    max_weights : int or None
+        Weights of a model (visible × hidden units).
+    max_k : int or None
+        Gibbs steps k per update.
+    max_epochs : int or None
+        Epochs of a race (a race without an end is then refused).
+    max_rows : int or None
+        Training rows of a data set.
+    max_points_per_second : int or None
+        The pace of a race.
     full_speed : bool
         Whether a session may switch off the pace ("Full speed").
     session_threads : int
@@ -157,7 +167,18 @@ class Limits:
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
-        """The caps set by the environment variables :data:`ENV` (``os.environ`` by default).
+        """The caps set by the environment variables :data:`ENV`.
+
+        Parameters
+        ----------
+        environ : mapping of str to str, optional
+            The environment; default ``os.environ``.  An unset, empty or ``none`` variable
+            sets no cap.
+
+        Returns
+        -------
+        Limits
+            The caps.
 
         Raises
         ------
@@ -189,7 +210,13 @@ class Limits:
         return cls(**values)
 
     def to_env(self) -> dict[str, str]:
-        """The environment variables that reproduce these caps (``""`` = no cap)."""
+        """The environment variables that reproduce these caps.
+
+        Returns
+        -------
+        dict of str to str
+            Every variable of :data:`ENV` with its value (``""`` = no cap).
+        """
         out = {}
         for field, var in ENV.items():
             value = getattr(self, field)
@@ -205,13 +232,24 @@ class Limits:
         return self != Limits(session_threads=self.session_threads)
 
     def cap(self, knob: str) -> int | None:
-        """The cap of a tab knob (``n_hidden``, ``k``, ``epochs``, ``limit``,
-        ``points_per_second``), or ``None``."""
+        """The cap of a tab knob.
+
+        Parameters
+        ----------
+        knob : str
+            A knob name of the tabs' settings: ``n_hidden``, ``k``, ``epochs``, ``limit`` or
+            ``points_per_second`` (:data:`KNOB_CAPS`); any other has no cap.
+
+        Returns
+        -------
+        int or None
+            The cap, or ``None`` when there is none.
+        """
         field = KNOB_CAPS.get(knob)
         return None if field is None else getattr(self, field)
 
     # ------------------------------------------------------------------ refusing
-    def check(self, **knobs) -> None:
+    def check(self, **knobs: Any) -> None:
         """Refuse knob values beyond the caps.
 
         Parameters
@@ -260,9 +298,17 @@ class Limits:
     def check_model(self, n_visible: int, n_hidden: int) -> None:
         """Refuse a model beyond ``max_hidden`` or ``max_weights`` (``n_visible × n_hidden``).
 
+        Parameters
+        ----------
+        n_visible : int
+            Visible units of the model.
+        n_hidden : int
+            Hidden units of the model.
+
         Raises
         ------
         LimitExceeded
+            Naming the cap passed, its value and the variable / flag that set it.
         """
         if self.max_hidden is not None and n_hidden > self.max_hidden:
             self.check(n_hidden=n_hidden)
@@ -277,9 +323,15 @@ class Limits:
     def check_data(self, n_rows: int) -> None:
         """Refuse a training set of more than ``max_rows`` rows.
 
+        Parameters
+        ----------
+        n_rows : int
+            Rows of the training set.
+
         Raises
         ------
         LimitExceeded
+            Naming the cap, its value and the variable / flag that set it.
         """
         if self.max_rows is not None and n_rows > self.max_rows:
             raise LimitExceeded(f"the training set has {n_rows:,} rows, above this server's cap "
@@ -287,7 +339,18 @@ class Limits:
                                 f"knob (limit) to at most {self.max_rows:,}")
 
     def hidden_cap(self, n_visible: int | None = None) -> int | None:
-        """The most hidden units allowed (for a data set of ``n_visible`` units), or ``None``."""
+        """The most hidden units allowed: ``max_hidden``, and ``max_weights // n_visible``.
+
+        Parameters
+        ----------
+        n_visible : int, optional
+            Visible units of the data set (without it, ``max_weights`` does not count).
+
+        Returns
+        -------
+        int or None
+            The smaller of the two caps, or ``None`` when neither is set.
+        """
         caps = [self.max_hidden]
         if n_visible and self.max_weights is not None:
             caps.append(max(1, self.max_weights // int(n_visible)))
@@ -295,11 +358,23 @@ class Limits:
         return min(caps) if caps else None
 
     def threads(self, requested: int = 1) -> int:
-        """Numba threads for one session's trainer: ``requested`` capped by the server."""
+        """Numba threads for one session's trainer.
+
+        Parameters
+        ----------
+        requested : int
+            Threads asked for.
+
+        Returns
+        -------
+        int
+            ``requested`` capped by ``session_threads`` (at least 1).
+        """
         return max(1, min(int(requested), self.session_threads))
 
     # ------------------------------------------------------------------ widgets
-    def apply(self, settings, widgets: Mapping | None = None, *, n_visible: int | None = None):
+    def apply(self, settings: Any, widgets: Mapping | None = None, *,
+              n_visible: int | None = None) -> None:
         """Bound a tab's knobs by the caps: the parameters' upper bounds (per instance), their
         current values (lowered to the cap; an endless ``epochs`` and "all rows" ``limit``
         become the cap), and the
@@ -309,9 +384,15 @@ class Limits:
         ----------
         settings : param.Parameterized or sequence of them
             The session's own settings objects (never classes: the bounds are per instance).
-        widgets : mapping of knob name → Panel widget, optional
+        widgets : mapping, optional
+            Knob name → Panel widget showing it.
         n_visible : int, optional
             Visible units of the current data set (tightens ``n_hidden`` by ``max_weights``).
+
+        Raises
+        ------
+        TypeError
+            If ``settings`` holds a class instead of an instance.
         """
         objs = settings if isinstance(settings, (list, tuple)) else [settings]
         widgets = widgets or {}
@@ -320,7 +401,7 @@ class Limits:
                 raise TypeError("settings must be instances (per-session), not classes: "
                                 f"got {obj.__name__}")
             for knob in obj.param:
-                cap = self.hidden_cap(n_visible) if knob == "n_hidden" else self.cap(knob)
+                cap = self._knob_cap(knob, n_visible)
                 if knob == "max_speed" and not self.full_speed:
                     if getattr(obj, knob):
                         setattr(obj, knob, False)
@@ -336,12 +417,10 @@ class Limits:
                 soft = getattr(p, "softbounds", None)
                 if soft is not None and soft[1] is not None and soft[1] > cap:
                     p.softbounds = (soft[0], cap)
-                value = getattr(obj, knob)
-                if ((knob in ("epochs", "limit") and value is None) or (knob == "epochs" and value == 0)
-                        or (value is not None and value > cap)):
+                if _beyond(knob, getattr(obj, knob), cap):
                     setattr(obj, knob, cap)
         for knob, widget in widgets.items():
-            cap = self.hidden_cap(n_visible) if knob == "n_hidden" else self.cap(knob)
+            cap = self._knob_cap(knob, n_visible)
             if cap is None or not hasattr(widget, "end"):
                 continue
             if widget.end is None or widget.end > cap:
@@ -350,35 +429,57 @@ class Limits:
 
     def clamp(self, values: dict, *, n_visible: int | None = None) -> dict:
         """Lower the capped knobs in ``values`` (e.g. a data set's preset) to the caps, in
-        place: ``n_hidden`` (by ``max_hidden`` and, with ``n_visible``, ``max_weights``),
-        ``k``, ``epochs`` (an endless ``0``/``None`` becomes the cap), ``limit`` (``None`` =
-        all rows becomes ``max_rows``), ``points_per_second``; ``max_speed`` off when full
-        speed is.  Returns ``values``."""
+        place.
+
+        Parameters
+        ----------
+        values : dict
+            Knob name → value: ``n_hidden`` (capped by ``max_hidden`` and, with
+            ``n_visible``, ``max_weights``), ``k``, ``epochs`` (an endless ``0``/``None``
+            becomes the cap), ``limit`` (``None`` = all rows becomes ``max_rows``),
+            ``points_per_second``; ``max_speed`` is switched off when full speed is.  Other
+            knobs are left alone.
+        n_visible : int, optional
+            Visible units of the data set.
+
+        Returns
+        -------
+        dict
+            ``values``, changed in place.
+        """
         for knob in list(values):
             value = values[knob]
             if knob == "max_speed":
                 if value and not self.full_speed:
                     values[knob] = False
                 continue
-            cap = self.hidden_cap(n_visible) if knob == "n_hidden" else self.cap(knob)
-            if cap is None:
-                continue
-            if value is None:
-                if knob in ("epochs", "limit"):
-                    values[knob] = cap
-            elif (knob == "epochs" and value == 0) or value > cap:
+            cap = self._knob_cap(knob, n_visible)
+            if cap is not None and _beyond(knob, value, cap):
                 values[knob] = cap
         return values
 
-    def check_engine(self, engine) -> None:
+    def _knob_cap(self, knob, n_visible):
+        """:meth:`cap`, with ``n_hidden`` capped by :meth:`hidden_cap` for ``n_visible``."""
+        return self.hidden_cap(n_visible) if knob == "n_hidden" else self.cap(knob)
+
+    def check_engine(self, engine: Any) -> None:
         """Refuse a live engine (:class:`rbmviz.live.Race`, ``BiasRace``, ``TapRace``, ...)
-        that a session built beyond the caps: its models' sizes, its training rows, and the
-        ``k``, ``epochs`` and pace in its settings.  Called by the tabs right after building
+        that a session built beyond the caps: its models' sizes (each layer of a deep
+        machine's ``layers``), its training rows, and the ``k``, ``epochs`` and pace in its
+        settings.  Called by the tabs right after building
         an engine, before it starts (duck-typed: attributes an engine lacks are skipped).
+
+        Parameters
+        ----------
+        engine : object
+            A live engine (``rbm`` or ``runs`` or ``layers``, ``data`` or ``train_data``,
+            ``settings`` or ``train_settings``, ``points_per_second``, ``max_speed``:
+            whichever it has).
 
         Raises
         ------
         LimitExceeded
+            For the first setting beyond a cap.
         """
         runs = getattr(engine, "runs", None) or {}
         for rbm in [getattr(engine, "rbm", None), *(getattr(r, "rbm", None) for r in runs.values())]:
@@ -401,9 +502,18 @@ class Limits:
             if isinstance(value, (bool, int)):
                 knobs[name] = value
         self.check(**knobs)
+        layers = getattr(engine, "layers", None) or ()     # a deep machine: each layer's size
+        for n_visible, n_hidden in zip(layers, layers[1:]):
+            self.check_model(n_visible, n_hidden)
 
     def describe(self) -> str:
-        """One Markdown line listing the caps in force ("" when there are none)."""
+        """One Markdown line listing the caps in force.
+
+        Returns
+        -------
+        str
+            "**This server's limits:** ..." ("" when there are none).
+        """
         parts = []
         for field, what in _WHAT.items():
             value = getattr(self, field)
@@ -417,8 +527,22 @@ class Limits:
         return ("**This server's limits:** " + " · ".join(parts)) if parts else ""
 
 
+def _beyond(knob, value, cap) -> bool:
+    """Whether a knob's ``value`` becomes ``cap``: above it, or endless (``epochs`` 0 or
+    None, ``limit`` None = all rows)."""
+    if value is None:
+        return knob in ("epochs", "limit")
+    return (knob == "epochs" and value == 0) or value > cap
+
+
 def current() -> Limits:
-    """The caps of this server process, from ``os.environ`` now."""
+    """The caps of this server process, from ``os.environ`` now.
+
+    Returns
+    -------
+    Limits
+        :meth:`Limits.from_env` of the current environment.
+    """
     return Limits.from_env()
 
 
@@ -426,13 +550,27 @@ def current() -> Limits:
 class SessionRegistry:
     """Who holds a place in the class (one server process); thread-safe."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._held: set[str] = set()
 
     def acquire(self, key: str, max_sessions: int | None) -> bool:
-        """Take a place for session ``key``; ``False`` when ``max_sessions`` are taken.
-        Taking a place twice for the same key is allowed (and counts once)."""
+        """Take a place for session ``key``.
+
+        Taking a place twice for the same key is allowed (and counts once).
+
+        Parameters
+        ----------
+        key : str
+            The session's id.
+        max_sessions : int or None
+            The places of the class (``None``: no cap).
+
+        Returns
+        -------
+        bool
+            Whether the session holds a place (``False`` when ``max_sessions`` are taken).
+        """
         with self._lock:
             if key in self._held:
                 return True
@@ -442,12 +580,19 @@ class SessionRegistry:
             return True
 
     def release(self, key: str) -> None:
-        """Give back the place of session ``key`` (a no-op if it holds none)."""
+        """Give back the place of session ``key`` (a no-op if it holds none).
+
+        Parameters
+        ----------
+        key : str
+            The session's id.
+        """
         with self._lock:
             self._held.discard(key)
 
     @property
     def active(self) -> int:
+        """How many sessions hold a place now."""
         with self._lock:
             return len(self._held)
 
@@ -458,8 +603,19 @@ SESSIONS = SessionRegistry()
 
 def claim_place(limits: Limits) -> bool:
     """Take a place in the class for the session being built (``pn.state.curdoc``); it is
-    given back when Bokeh destroys the session.  ``False``: the class is full.  Outside a
-    server (a notebook) there is always a place."""
+    given back when Bokeh destroys the session.
+
+    Parameters
+    ----------
+    limits : Limits
+        The caps (``max_sessions`` counts).
+
+    Returns
+    -------
+    bool
+        Whether the session has a place (``False``: the class is full).  Outside a server (a
+        notebook) there is always a place.
+    """
     ctx = getattr(pn.state.curdoc, "session_context", None)
     if ctx is None:
         return True
@@ -470,14 +626,36 @@ def claim_place(limits: Limits) -> bool:
     return True
 
 
-def full_page(limits: Limits):
-    """The page of a session that found the class full (no engine, no training)."""
+def full_page(limits: Limits) -> pn.Column:
+    """The page of a session that found the class full (no engine, no training).
+
+    Parameters
+    ----------
+    limits : Limits
+        The caps (the page names ``max_sessions``).
+
+    Returns
+    -------
+    panel.Column
+        The page, showing :func:`full_message`.
+    """
     return pn.Column(pn.pane.Markdown(full_message(limits), sizing_mode="stretch_width"),
                      sizing_mode="stretch_width", styles={"padding": "2em"})
 
 
 def full_message(limits: Limits) -> str:
-    """The Markdown shown to a session that finds the class full."""
+    """The Markdown shown to a session that finds the class full.
+
+    Parameters
+    ----------
+    limits : Limits
+        The caps (the text names ``max_sessions``).
+
+    Returns
+    -------
+    str
+        The message, with what to do.
+    """
     return (f"## The class is full\n\nThis explorer server takes at most "
             f"**{limits.max_sessions}** sessions at a time "
             f"(set by whoever started it: {_source('max_sessions')}), and all are in use.\n\n"
@@ -487,7 +665,13 @@ def full_message(limits: Limits) -> str:
 
 # ---------------------------------------------------------------------- command line
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the caps' flags (:data:`FLAGS`, ``--classroom``) to an ``rbmviz explore`` parser."""
+    """Add the caps' flags (:data:`FLAGS`, ``--classroom``) to an ``rbmviz explore`` parser.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The parser; the flags go to a group "classroom limits".
+    """
     group = parser.add_argument_group(
         "classroom limits", "caps per browser session, so that one student cannot starve the "
         "others (each also settable by its environment variable; default: no cap)")
@@ -520,8 +704,20 @@ def _positive_int(flag):
 def environ_from_arguments(args: argparse.Namespace,
                            environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment variables to set for the server from parsed ``rbmviz explore`` flags:
-    explicit flags win over ``--classroom``, which wins over variables already set.  Returns
-    only the variables to change (validated through :class:`Limits`)."""
+    explicit flags win over ``--classroom``, which wins over variables already set.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed flags of :func:`add_arguments`.
+    environ : mapping of str to str, optional
+        The environment the server inherits; default ``os.environ``.
+
+    Returns
+    -------
+    dict of str to str
+        Only the variables to change (validated through :class:`Limits`).
+    """
     environ = os.environ if environ is None else environ
     values = dict(CLASSROOM) if getattr(args, "classroom", False) else {}
     for field in ENV:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -38,7 +39,10 @@ from . import limits
 from .feed import DocumentFeed, SessionControls
 from .help import help_card
 from .live_plots import DIVERGING, GREYS, LiveBars, LiveCurves, LiveImage
-from .widgets import autohide, widget_for
+from .widgets import widget_for
+
+if TYPE_CHECKING:
+    from ..live.lessons import Lesson
 
 #: knobs hidden in classroom mode
 ADVANCED = ("batch_size", "momentum", "weight_decay", "seed", "init_seed", "init", "init_scale",
@@ -96,7 +100,20 @@ def _available_datasets():
 
 
 class ExplorerSession(SessionControls, DocumentFeed):
-    """Everything one browser session owns: settings, the race, streams, widgets."""
+    """Everything one browser session owns: settings, the race, streams, widgets.
+
+    Parameters
+    ----------
+    threads : int
+        Numba threads of the race's training thread.
+    sync_url : bool
+        Whether the knobs follow the page's URL (and the URL's knobs are read at the start).
+    settings : dict, optional
+        Knob values from a checked link (:func:`rbmviz.app.layout.read_link`), set after the
+        data set's preset.
+    lesson : rbmviz.live.lessons.Lesson, optional
+        A lesson whose scheduled knob changes run with every race.
+    """
 
     finished_message = "The race reached its epoch limit: raise 'Epochs' or Reset."
     #: plain Bokeh sources (rbmviz.app.live_plots): no freeze needed; the batch's events are
@@ -105,7 +122,8 @@ class ExplorerSession(SessionControls, DocumentFeed):
     hold_document = "collect"
     step_in_thread = False
 
-    def __init__(self, *, threads=1, sync_url=True, settings=None, lesson=None):
+    def __init__(self, *, threads: int = 1, sync_url: bool = True, settings: dict | None = None,
+                 lesson: Lesson | None = None) -> None:
         self.threads = threads
         self.data = DataSettings(dataset="bars_and_stripes")
         self.model = ModelSettings()
@@ -136,14 +154,32 @@ class ExplorerSession(SessionControls, DocumentFeed):
 
     # ------------------------------------------------------------------ presets
     def preset(self) -> dict:
-        """The defaults the current data set brings (:func:`rbmviz.presets.for_dataset`)."""
+        """The defaults the current data set brings.
+
+        Returns
+        -------
+        dict
+            :func:`rbmviz.presets.for_dataset` of the data set and its own knobs (D, N, B, d):
+            model size, batch, learning rate, k, epochs, x axis, image shape, ...
+        """
         d = self.data
         return presets.for_dataset(d.dataset, **{k: getattr(d, k) for k in dataset_knobs(d.dataset)
                                                  if k in ("D", "N", "B", "d")})
 
-    def apply_preset(self, *, reset=True) -> dict:
+    def apply_preset(self, *, reset: bool = True) -> dict:
         """Set model size, batch, learning rate, k, epochs, row limit, dtype and x axis to the
-        current data set's preset; with ``reset`` start a new race from them."""
+        current data set's preset (lowered to the classroom caps).
+
+        Parameters
+        ----------
+        reset : bool
+            Whether to start a new race from them.
+
+        Returns
+        -------
+        dict
+            The preset (:meth:`preset`), as applied.
+        """
         pre = self.preset()
         caps = getattr(self, "limits", None) or limits.current()     # classroom caps (H4)
         caps.clamp(pre, n_visible=pre.get("n_visible"))
@@ -198,26 +234,15 @@ class ExplorerSession(SessionControls, DocumentFeed):
         for name in ("x_axis", "points_per_second", "max_speed", "classroom"):
             w[name] = widget_for(vs, name)
 
-        self.start_button = pn.widgets.Button(label="▶ Start", color="primary", width=90)
-        self.pause_button = pn.widgets.Button(label="❚❚ Pause", width=90)
-        self.step_button = pn.widgets.Button(label="Step", width=70)
-        self.reset_button = pn.widgets.Button(label="Reset", color="danger", width=70)
-        self.start_button.on_click(lambda e: self.start())
-        self.pause_button.on_click(lambda e: self.pause())
-        self.step_button.on_click(lambda e: self.step())
-        self.reset_button.on_click(lambda e: self.reset())
+        self._make_controls(widths=(90, 90, 70, 70))
         self.epoch_counter = pn.indicators.Number(label="epoch", value=0, format="{value:,.2f}",
                                                   font_size="28pt", title_size="10pt")
         self.progress = pn.indicators.Progress(value=0, max=1000, bar_color="primary",
                                                sizing_mode="stretch_width")
-        self.state_text = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.warm_text = pn.pane.Markdown("", sizing_mode="stretch_width", visible=False,
                                           styles={"color": "#8a5a00"})
         self._warm_watch = None
-        self.settings_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
-        self.alert_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width",
-                                                     styles={"color": "#b00020"}))
-        self.text_panes = (self.state_text, self.settings_text, self.alert_text, self.warm_text)
+        self.text_panes += (self.warm_text,)
         self.equations = pn.Column(sizing_mode="stretch_width")
         self.download_csv = pn.widgets.FileDownload(callback=self._csv_bytes,
                                                     filename="rbmviz_records.csv",
@@ -306,7 +331,8 @@ class ExplorerSession(SessionControls, DocumentFeed):
         return min(self.preset()["n_visible"], self.model.n_hidden) <= 20
 
     @property
-    def details(self):
+    def details(self) -> pn.Card:
+        """The "Algorithm details" card: the selected rules' knobs beyond the main ones."""
         if not hasattr(self, "_details"):
             self._details = pn.Card(title="Algorithm details", collapsed=True,
                                     sizing_mode="stretch_width")
@@ -418,23 +444,16 @@ class ExplorerSession(SessionControls, DocumentFeed):
             self._refresh_state()
 
     # ------------------------------------------------------------------ controls
-    def reset(self):
-        """A new race from the current settings (stops the old one)."""
-        if self.race is not None:
-            self.race.stop(timeout=2)
-        self._clear_feed()
-        try:
-            self.race = Race(self.data, self.model, self.train, self.view.algorithms,
-                             sink=self._current_sink(), on_error=self._error_from_thread, threads=self.threads,
-                             points_per_second=self.view.points_per_second,
-                             max_speed=self.view.max_speed)
-            self.limits.check_engine(self.race)     # refused beyond the caps (H4)
-        except (ValueError, TypeError, FileNotFoundError) as exc:
-            self.race = None
-            self._notify(f"Cannot start: {exc}", "error")
+    def reset(self) -> None:
+        """A new race from the current settings (stops the old one; refused, with a
+        notification, beyond the classroom caps), with fresh curves, images and bars."""
+        if not self._new_engine(lambda: Race(
+                self.data, self.model, self.train, self.view.algorithms,
+                sink=self._current_sink(), on_error=self._error_from_thread,
+                threads=self.threads, points_per_second=self.view.points_per_second,
+                max_speed=self.view.max_speed)):
             return
         race = self.race
-        self.race_id += 1
         self.knob_log = []
         self._failures = {}
         self._make_downloads()
@@ -634,14 +653,26 @@ class ExplorerSession(SessionControls, DocumentFeed):
 
     def set_classroom(self, on: bool) -> None:
         """Classroom mode (``view.classroom``, in the URL): projector fonts and thick curves,
-        the advanced knobs hidden (:data:`ADVANCED`)."""
+        the advanced knobs hidden (:data:`ADVANCED`).
+
+        Parameters
+        ----------
+        on : bool
+            Switch classroom mode on (True) or back to the normal style (False).
+        """
         if self.view.classroom != bool(on):
             self.view.classroom = bool(on)          # _on_knob restyles and hides
         else:
             SessionControls.set_classroom(self, on)
 
     def figures(self) -> list:
-        """The race's live figures: curves, p(v) bars, receptive fields, samples."""
+        """The race's live figures.
+
+        Returns
+        -------
+        list of bokeh.plotting.figure
+            Curves, p(v) bars (small models), receptive fields, samples (those made so far).
+        """
         out = [] if self.curves is None else [self.curves.figure]
         if getattr(self, "bars", None) is not None:
             out.append(self.bars.figure)
@@ -674,8 +705,14 @@ class ExplorerSession(SessionControls, DocumentFeed):
         return f"rbmviz_{self.data.dataset}_{rbm.n_visible}x{rbm.n_hidden}"
 
     def settings_dict(self) -> dict:
-        """Every setting of the current race (data, model, training, the racing rules with
-        each one's own knobs as they run now), JSON-ready."""
+        """Every setting of the current race.
+
+        Returns
+        -------
+        dict
+            JSON-ready: ``settings`` (data, model, training: :func:`rbmviz.settings.to_dict`)
+            and ``algorithms`` (each racing rule's own knobs as they run now).
+        """
         from ..settings import to_dict
         race = self.race
         out = {"settings": to_dict(race.data_settings, race.model_settings, race.train_settings),
@@ -731,7 +768,15 @@ class ExplorerSession(SessionControls, DocumentFeed):
                 b.filename = f"{self._stem()}_{name}_{epoch}.npz"
 
     # ------------------------------------------------------------------ layout
-    def sidebar(self):
+    def sidebar(self) -> list:
+        """The controls of this tab (shown in the sidebar while the tab is active).
+
+        Returns
+        -------
+        list
+            Panel objects: data and model, the racing rules, training, view, and a card of
+            initialisation knobs and limits.
+        """
         w = self.widgets
         return [
             pn.pane.Markdown("### Data and model"), w["dataset"], w["D"], w["N"], w["B"], w["d"],
@@ -745,7 +790,15 @@ class ExplorerSession(SessionControls, DocumentFeed):
                     w["max_weight"], title="Initialisation and limits", collapsed=True),
         ]
 
-    def race_tab(self):
+    def race_tab(self) -> pn.Column:
+        """The tab's main area: buttons, status, update rules, curves, images, downloads and
+        the help page.
+
+        Returns
+        -------
+        panel.Column
+            The tab, named "Training race".
+        """
         controls = pn.Row(self.start_button, self.pause_button, self.step_button, self.reset_button,
                           self.epoch_counter, sizing_mode="stretch_width")
         return pn.Column(controls, self.progress, self.warm_text, self.state_text,

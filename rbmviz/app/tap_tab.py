@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 from functools import partial
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,8 +28,7 @@ import panel as pn
 from bokeh.core.property.vectorization import value as _literal
 
 from .. import datasets
-from . import limits
-from .feed import DocumentFeed, SessionControls
+from .feed import SettingsSession, change_text
 from .help import help_card
 from .live_plots import DIVERGING, GREYS, LiveCurves, LiveHistogram, LiveImage, LiveScatter
 from .widgets import autohide, widget_for
@@ -88,37 +88,37 @@ MAP_NOTE = {
 }
 
 
-class TapSession(SessionControls, DocumentFeed):
-    """What one browser session's "TAP landscape" tab owns: settings, race, streams, widgets."""
+class TapSession(SettingsSession):
+    """What one browser session's "TAP landscape" tab owns: settings, race, streams, widgets.
 
-    finished_message = ("This run stopped (diverged or reached its point limit): press "
-                        "Reset (TAP).")
+    Parameters
+    ----------
+    doc : bokeh.document.Document, optional
+        The session's document (:class:`~rbmviz.app.feed.SettingsSession`).
+    """
+
+    settings_class = TapSettings
     live_knobs = LIVE_TAP_KNOBS + PACE_KNOBS
     reset_knobs = frozenset(RESET_KNOBS)
     reset_label = "Reset (TAP)"
     applies_from = "the next update"
-    hold_document = False          # plain Bokeh sources only (rbmviz.app.live_plots)
+    error_prefix = "TAP landscape"
+    missing_file_hint = "(or choose the scikit-learn digits, which need no files)"
 
-    def __init__(self, doc=None):
-        self.settings = TapSettings()
-        self.doc = doc if doc is not None else pn.state.curdoc
-        self.race: TapRace | None = None
-        self.race_id = 0
+    def __init__(self, doc: Any = None) -> None:
         self.shown_snapshot = None
         self._dn_lock = threading.Lock()
         self._dn_want, self._dn_busy = None, False
-        self._init_feed()
-        fallback = not mnist_available()
-        if fallback:              # work offline: no toast at page load, a note in the tab
-            self.settings.dataset = "digits"
-        self._build_widgets()
-        self.limits = limits.current()     # classroom caps (H4): widget ranges end at them
-        self.limits.apply(self.settings, self.widgets)
-        self.reset()
-        if fallback:
+        self._fallback = not mnist_available()
+        super().__init__(doc)
+        if self._fallback:
             self.settings_text.object = (f"ℹ The MNIST files are not in `{datasets.data_dir()}` "
                                          f"(set RBMVIZ_DATA): using the scikit-learn digits.")
-        pn.state.on_session_destroyed(self._destroyed)
+
+    def _new_settings(self) -> TapSettings:
+        """The declared defaults; the scikit-learn digits when the MNIST files are missing
+        (work offline: no toast at page load, a note in the tab)."""
+        return TapSettings(**({"dataset": "digits"} if self._fallback else {}))
 
     # ------------------------------------------------------------------ widgets
     def _build_widgets(self):
@@ -160,21 +160,9 @@ class TapSession(SessionControls, DocumentFeed):
         self.denoise_button = pn.widgets.Button(label="Denoise with the current model", width=230)
         self.denoise_button.on_click(self._request_denoise)
 
-        self.start_button = pn.widgets.Button(label="▶ Start (TAP)", color="primary", width=120)
-        self.pause_button = pn.widgets.Button(label="❚❚ Pause (TAP)", width=120)
-        self.step_button = pn.widgets.Button(label="Step (TAP)", width=100)
-        self.reset_button = pn.widgets.Button(label="Reset (TAP)", color="danger", width=100)
+        self._make_controls(" (TAP)")
         self.refit_button = pn.widgets.Button(label="Refit map", width=100)
-        self.start_button.on_click(lambda e: self.start())
-        self.pause_button.on_click(lambda e: self.pause())
-        self.step_button.on_click(lambda e: self.step())
-        self.reset_button.on_click(lambda e: self.reset())
         self.refit_button.on_click(lambda e: self.refit_map())
-        self.state_text = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self.settings_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
-        self.alert_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width",
-                                                    styles={"color": "#b00020"}))
-        self.text_panes = (self.state_text, self.settings_text, self.alert_text)
         self.landscape_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
         self.map_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
         self.denoise_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
@@ -217,27 +205,14 @@ class TapSession(SessionControls, DocumentFeed):
                 f"epoch {info.get('epoch')}): press Step or Start to see its landscape.")
 
     # ------------------------------------------------------------------ controls
-    def reset(self):
-        if self.race is not None:
-            self.race.stop(timeout=2)
-        self._clear_feed()
-        try:
-            self.race = tap_engine(self.settings, sink=self._current_sink(),
-                                   on_error=self._error_from_thread)
-            self.limits.check_engine(self.race)     # refused beyond the caps (H4)
-            layers = getattr(self.race, "layers", None)
-            for nv, nh in zip(layers or (), (layers or ())[1:]):   # each layer of a DBM
-                self.limits.check_model(nv, nh)
-        except FileNotFoundError as exc:
-            self.race = None
-            self._notify(f"Cannot start: a data file is missing — {exc}  (or choose the "
-                         f"scikit-learn digits, which need no files)")
+    def reset(self) -> None:
+        """The Reset (TAP) button: stop the running engine and start a new one from the
+        current settings (:func:`~rbmviz.live.tap_dbm.tap_engine`: a TAP RBM or a deep TAP
+        machine; refused, with a notification, beyond the classroom caps or without the data
+        files), with fresh curves, landscape and denoising views."""
+        if not self._new_engine(lambda: tap_engine(self.settings, sink=self._current_sink(),
+                                                    on_error=self._error_from_thread)):
             return
-        except (ValueError, TypeError) as exc:
-            self.race = None
-            self._notify(f"Cannot start: {exc}")
-            return
-        self.race_id += 1
         self.shown_snapshot = None
         rid = self.race_id
         race = self.race
@@ -315,7 +290,9 @@ class TapSession(SessionControls, DocumentFeed):
         self._refresh_state()
         self._request_denoise()
 
-    def refit_map(self):
+    def refit_map(self) -> None:
+        """The Refit map button: the next landscape snapshot refits the Isomap on its unique
+        solutions (Fig. 6; :meth:`rbmviz.live.tap.TapRace.refit_map`)."""
         if self.race is not None:
             self.race.refit_map()
             self.map_text.object = ("⟳ The map will be refitted on the solutions of the next "
@@ -327,21 +304,12 @@ class TapSession(SessionControls, DocumentFeed):
         race = self.race
         if race is None or not changes:
             return
-        text = ", ".join(f"{k} {o:g} → {n:g}" if isinstance(n, (int, float)) and
-                         isinstance(o, (int, float)) and not isinstance(n, bool)
-                         else f"{k} {o} → {n}" for k, (o, n) in changes.items())
         at = {"epoch": float(race.epoch), "updates": float(race.updates)}
         for curves in self.curves.values():
-            curves.mark(at, text)
+            curves.mark(at, change_text(changes))
 
     def _apply_batch(self, records, snapshot):
         self._apply(records, snapshot)
-
-    def _error_from_thread(self, message):
-        def show():
-            self._notify(f"TAP landscape: {message}")
-            self._refresh_state()
-        self._schedule(show)
 
     def _apply(self, records, snapshot):
         if records and self.curves:
@@ -467,7 +435,14 @@ class TapSession(SessionControls, DocumentFeed):
 
     # ------------------------------------------------------------------ layout
     def sidebar(self) -> list:
-        """The controls of this tab (shown in the sidebar while the tab is active)."""
+        """The controls of this tab (shown in the sidebar while the tab is active).
+
+        Returns
+        -------
+        list
+            Panel objects: data, model and the live learning rate and inference first, then
+            a box of the other knobs that classroom mode hides.
+        """
         w = self.widgets
         # the lesson knobs first; the rest in a box that classroom mode hides
         self.advanced = pn.Column(
@@ -489,14 +464,27 @@ class TapSession(SessionControls, DocumentFeed):
         ]
 
     def figures(self) -> list:
-        """The curves, the landscape map and histogram, the denoising tiles, the fields."""
+        """The tab's live figures.
+
+        Returns
+        -------
+        list of bokeh.plotting.figure
+            The curves, the landscape map and histogram, the denoising tiles, the receptive
+            fields (those of the current engine).
+        """
         out = [c.figure for c in self.curves.values()]
         out += [x.figure for x in (self.scatter, self.histogram) if x is not None]
         out += [img.figure for img in list(self.denoise_images.values()) + list(self.fields.values())]
         return out
 
-    def panel(self):
-        """The tab's main area: text, buttons, plots, denoising and the help page."""
+    def panel(self) -> pn.Column:
+        """The tab's main area: text, buttons, plots, denoising and the help page.
+
+        Returns
+        -------
+        panel.Column
+            The tab, named "TAP landscape".
+        """
         buttons = pn.Row(self.start_button, self.pause_button, self.step_button, self.reset_button,
                          self.refit_button)
         text = pn.Column(
@@ -515,9 +503,20 @@ def _plural(n, noun):
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def make_tap_tab(session=None) -> TapSession:
-    """The "TAP landscape" tab's session for this browser session (``session``: the
-    explorer's :class:`~rbmviz.app.race_tab.ExplorerSession`, whose document it shares — the
-    tab has its own race).  Its :meth:`~TapSession.panel` is the tab, its
-    :meth:`~TapSession.sidebar` the controls."""
+def make_tap_tab(session: Any = None) -> TapSession:
+    """The "TAP landscape" tab's session for this browser session.
+
+    Its :meth:`~TapSession.panel` is the tab, its :meth:`~TapSession.sidebar` the controls.
+
+    Parameters
+    ----------
+    session : rbmviz.app.race_tab.ExplorerSession, optional
+        The explorer's race-tab session, whose document the tab shares (the tab has its own
+        engine); None for Panel's current document.
+
+    Returns
+    -------
+    TapSession
+        The new session, with its first engine made (not started).
+    """
     return TapSession(doc=getattr(session, "doc", None) if session is not None else None)

@@ -31,6 +31,8 @@ hidden units and the seed need a new race.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import param
 
@@ -42,6 +44,7 @@ from ..bias import train_expected_cd
 from ..model import RBM
 from ..runs import RunDiverged
 from .loop import SettingsLoop
+
 
 #: knobs the running race accepts between points
 LIVE_BIAS_KNOBS = ("k", "learning_rate", "weight_decay")
@@ -61,8 +64,25 @@ BIAS_DATASETS = {
 }
 
 
-def bias_data(name) -> np.ndarray:
-    """The training set of a :data:`BIAS_DATASETS` entry, as 0/1 float64 rows."""
+def bias_data(name: str) -> np.ndarray:
+    """The training set of a :data:`BIAS_DATASETS` entry, as 0/1 float64 rows.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`BIAS_DATASETS`.
+
+    Returns
+    -------
+    numpy.ndarray
+        The patterns, shape (n_patterns, n_visible), float64 zeros and ones; their empirical
+        distribution is the p_e of the bias and its bounds.
+
+    Raises
+    ------
+    ValueError
+        For a name that is not in :data:`BIAS_DATASETS`.
+    """
     if name not in BIAS_DATASETS:
         raise ValueError(f"unknown dataset {name!r}; choose from {list(BIAS_DATASETS)}")
     return np.asarray(BIAS_DATASETS[name][1](), dtype=np.float64)
@@ -107,51 +127,46 @@ BiasSettings.__doc__ = BiasSettings.__doc__.rstrip() + "\n\n" + parameters_doc(B
 
 
 class BiasRace(SettingsLoop):
-    thread_name = "rbmviz-bias"
     """Train one small RBM with exact expected CD-k on a background thread and stream the
     bias and its bounds.
 
     Parameters
     ----------
-    settings : BiasSettings — copied at construction (live knobs via :meth:`update_settings`).
-    sink : callable(records), optional — called from the thread with a list of record dicts;
-        must be quick and thread-safe (it may block briefly for back-pressure).
-    on_error : callable(message), optional — called when training diverges or the thread fails.
-    max_updates_per_second : float — upper bound on sink calls per second.
+    settings : BiasSettings, optional
+        The experiment's knobs, copied at construction (the live ones change through
+        :meth:`update_settings`); default ``BiasSettings()``.
+    sink : callable, optional
+        ``sink(records)``, called from the thread with a list of record dicts
+        (:data:`RECORD_FIELDS`); must be quick and thread-safe (it may block briefly for
+        back-pressure).
+    on_error : callable, optional
+        ``on_error(message)``, called when training diverges or the thread fails.
+    threads : int
+        Numba threads of the training thread.
+    max_updates_per_second : float
+        Upper bound on sink calls per second.
+    max_points : int
+        The race idles after this many records.
     """
 
-    def __init__(self, settings: BiasSettings | None = None, *, sink=None, on_error=None,
-                 threads=1, max_updates_per_second=10.0, max_points=100_000):
-        s = settings if settings is not None else BiasSettings()
-        self.settings = BiasSettings(**{n: getattr(s, n) for n in s.param if n != "name"})
-        self.sink, self.on_error = sink, on_error
-        self._init_loop(threads=threads, max_updates_per_second=max_updates_per_second)
-        self.max_points = int(max_points)
+    thread_name = "rbmviz-bias"
+    settings_class = BiasSettings
+    live_knobs = LIVE_BIAS_KNOBS
+    pace_knobs = PACE_KNOBS
+    record_fields = RECORD_FIELDS
+
+    def __init__(self, settings: BiasSettings | None = None, *,
+                 sink: Callable[[list[dict]], None] | None = None,
+                 on_error: Callable[[str], None] | None = None, threads: int = 1,
+                 max_updates_per_second: float = 10.0, max_points: int = 100_000) -> None:
+        self._init_engine(settings, sink=sink, on_error=on_error, threads=threads,
+                          max_updates_per_second=max_updates_per_second, max_points=max_points)
         self.data = bias_data(self.settings.dataset)
         self.rbm = RBM(self.data.shape[1], self.settings.n_hidden, init="uniform",
                        scale=self.settings.init_scale, seed=self.settings.seed)
         self.iteration = 0
-        self.failed: str | None = None
-        self.records: list[dict] = []
         # the point at iteration 0 (the initial model), delivered with the first batch
         self._record_point(0)
-
-    # ------------------------------------------------------------------ state
-    @property
-    def finished(self) -> bool:
-        return self.failed is not None or len(self.records) >= self.max_points
-
-    # ------------------------------------------------------------------ controls
-    def update_settings(self, **changes) -> dict:
-        """Apply ``k``, ``learning_rate``, ``weight_decay`` (from the next point on) and the
-        pace knobs; others raise ``ValueError`` (they need a new race)."""
-        bad = sorted(set(changes) - set(LIVE_BIAS_KNOBS) - set(PACE_KNOBS))
-        if bad:
-            raise ValueError(f"{bad} cannot change during a run (press Reset); live knobs: "
-                             f"{list(LIVE_BIAS_KNOBS + PACE_KNOBS)}")
-        with self._lock:
-            self.settings.param.update(**changes)
-        return dict(changes)
 
     # ------------------------------------------------------------------ the loop
     def _deliver(self, batch) -> None:
@@ -169,11 +184,7 @@ class BiasRace(SettingsLoop):
                                           iterations=n, weight_decay=s.weight_decay,
                                           record_at=[n], chunk="auto" if n else 1)
             except RunDiverged as err:
-                self.failed = str(err)
-                self._running.clear()
-                if self.on_error:
-                    self.on_error(self.failed)
-                return []
+                return self._fail(str(err))
             row = frame.iloc[-1]
             self.iteration += n
             rec = {"iteration": self.iteration, "k": int(s.k)}
@@ -184,8 +195,3 @@ class BiasRace(SettingsLoop):
 
     def _advance(self) -> list[dict]:
         return self._record_point(self.settings.iterations_per_point)
-
-    def frame(self):
-        import pandas as pd
-        with self._lock:
-            return pd.DataFrame.from_records(self.records, columns=list(RECORD_FIELDS))

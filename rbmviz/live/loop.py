@@ -13,6 +13,12 @@ from __future__ import annotations
 import threading
 import time
 import traceback
+from typing import TYPE_CHECKING
+
+from .._blas import set_numba_threads
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["BackgroundLoop", "SettingsLoop"]
 
@@ -141,8 +147,7 @@ class BackgroundLoop:
     # ------------------------------------------------------------------ the loop
     def _loop(self) -> None:
         try:
-            import numba
-            numba.set_num_threads(max(1, min(self.threads, numba.config.NUMBA_NUM_THREADS)))
+            set_numba_threads(self.threads)
             while not self._stopped.is_set():
                 if not self._running.is_set() or self.finished:
                     self._running.clear()
@@ -172,13 +177,110 @@ class BackgroundLoop:
 
 
 class SettingsLoop(BackgroundLoop):
-    """A :class:`BackgroundLoop` paced by its ``settings.points_per_second`` that reports a
-    failed thread through ``on_error(message)`` — the hooks the bias tab's and the TAP tab's
-    engines share (the race reports ``on_error(algorithm, message)`` and may run unpaced)."""
+    """A :class:`BackgroundLoop` driven by one settings object — the base the bias tab's and
+    the TAP tab's engines share (the race reports ``on_error(algorithm, message)`` and may run
+    unpaced).
 
+    It is paced by ``settings.points_per_second``, reports a failed thread or a diverged run
+    through ``on_error(message)``, is finished once it failed or holds ``max_points``
+    records, refuses at :meth:`update_settings` every knob that is not live, and gives its
+    records as a table (:meth:`frame`).  A subclass sets the class attributes below and calls
+    :meth:`_init_engine` first in its ``__init__``.
+    """
+
+    #: the ``param.Parameterized`` class of the engine's settings
+    settings_class: type
+    #: keyword arguments of ``settings_class`` for the engine's default settings
+    default_settings: dict = {}
+    #: knobs the running engine accepts between points (applied by :meth:`_settings_changed`)
+    live_knobs: tuple = ()
+    #: knobs of the view (pace), applied at once
+    pace_knobs: tuple = ()
+    #: the fields of a record: the columns of :meth:`frame`
+    record_fields: tuple = ()
+
+    def _init_engine(self, settings, *, sink, on_error, threads, max_updates_per_second,
+                     max_points):
+        """Copy ``settings`` (default: :attr:`default_settings`), keep the callbacks, set up
+        the loop; the engine then holds no record and no failure.  Returns the copy."""
+        cls = self.settings_class
+        s = settings if settings is not None else cls(**self.default_settings)
+        self.settings = cls(**{n: getattr(s, n) for n in s.param if n != "name"})
+        self.sink, self.on_error = sink, on_error
+        self._init_loop(threads=threads, max_updates_per_second=max_updates_per_second)
+        self.max_points = int(max_points)
+        self.failed: str | None = None
+        self.records: list[dict] = []
+        return self.settings
+
+    # ------------------------------------------------------------------ hooks
     def _pace(self) -> float | None:
         return 1.0 / max(self.settings.points_per_second, 1)
 
     def _report_failure(self, message: str) -> None:
         if self.on_error:
             self.on_error(message)
+
+    def _fail(self, message: str) -> list[dict]:
+        """Stop this engine with ``message`` (kept in ``failed``, told to ``on_error``);
+        returns no records."""
+        self.failed = message
+        self._running.clear()
+        if self.on_error:
+            self.on_error(message)
+        return []
+
+    def _check_changes(self, changes: dict) -> None:
+        """Refuse ``changes`` that the running engine cannot take (``ValueError``); the base
+        refuses every knob outside :attr:`live_knobs` and :attr:`pace_knobs`."""
+        bad = sorted(set(changes) - set(self.live_knobs) - set(self.pace_knobs))
+        if bad:
+            raise ValueError(f"{bad} cannot change during a run (press Reset); live knobs: "
+                             f"{list(self.live_knobs + self.pace_knobs)}")
+
+    def _settings_changed(self, changes: dict) -> None:
+        """Hand the live knobs just set on ``settings`` to the computation (under the lock);
+        the base has nothing to hand on (the engine reads its settings at every point)."""
+
+    # ------------------------------------------------------------------ state and controls
+    @property
+    def finished(self) -> bool:
+        """Whether the engine idles: it failed, or it holds ``max_points`` records."""
+        return self.failed is not None or len(self.records) >= self.max_points
+
+    def update_settings(self, **changes: object) -> dict:
+        """Apply live knobs (from the next point or update on) and pace knobs (at once).
+
+        Parameters
+        ----------
+        **changes
+            New values of the engine's :attr:`live_knobs` and :attr:`pace_knobs`, by name.
+
+        Returns
+        -------
+        dict
+            The changes applied (all of ``changes``).
+
+        Raises
+        ------
+        ValueError
+            For a knob the running engine cannot take (it needs a new engine: Reset), or a
+            value the engine refuses (e.g. the TAP engines' K larger than the batch M).
+        """
+        self._check_changes(changes)
+        with self._lock:
+            self.settings.param.update(**changes)
+            self._settings_changed(changes)
+        return dict(changes)
+
+    def frame(self) -> pd.DataFrame:
+        """The records so far as a table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per point, the columns :attr:`record_fields`.
+        """
+        import pandas as pd
+        with self._lock:
+            return pd.DataFrame.from_records(self.records, columns=list(self.record_fields))

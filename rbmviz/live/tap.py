@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import param
@@ -87,6 +88,7 @@ from ..tap.inference import damping_ladder, log_likelihood, solve, solve_counted
 from ..tap.landscape import SolutionMap, free_energy_histogram, solution_features
 from ..tap.options import TAPSolverOptions as _O
 from .loop import SettingsLoop
+
 
 __all__ = ["TapSettings", "TapRace", "TAP_DATASETS", "TAP_MODELS", "LIVE_TAP_KNOBS", "PACE_KNOBS",
            "RECORD_FIELDS", "tap_data", "mnist_available"]
@@ -128,25 +130,55 @@ N_TEST = 200
 
 
 def mnist_available() -> bool:
-    """Whether the MNIST files :func:`tap_data` reads are in
-    :func:`rbmviz.datasets.data_dir`."""
+    """Whether the MNIST files :func:`tap_data` reads are in :func:`rbmviz.datasets.data_dir`.
+
+    Returns
+    -------
+    bool
+        True when every MNIST file is there (the tab then offers binary MNIST; else it falls
+        back to the scikit-learn digits).
+    """
     return bool(datasets.available("mnist"))
 
 
-def tap_data(name, limit, *, seed=0):
+def tap_data(name: str, limit: int, *, seed: int = 0
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]:
     """Training and held-out test images of a :data:`TAP_DATASETS` entry, as 0/1 float64 rows,
     and the image shape.
 
     ``"mnist"``: the first ``limit`` MNIST training images and the first :data:`N_TEST` test
     images, binarised at 0.5 (binary MNIST, Tramel et al. 2018 Sec. VII), read from
-    :func:`rbmviz.datasets.data_dir`; a missing file raises
-    :class:`rbmviz.datasets.DatasetNotFoundError` saying where it was looked for.
+    :func:`rbmviz.datasets.data_dir`.
     ``"digits"``: scikit-learn's 1,797 8×8 digits (pixel ≥ 8 → 1); the last :data:`N_TEST`
     are held out, the first ``min(limit, 1597)`` of a seeded permutation of the rest train.
 
+    Parameters
+    ----------
+    name : str
+        A key of :data:`TAP_DATASETS`.
+    limit : int
+        Training rows wanted (at least 10; MNIST has at most 60,000, the digits 1,597).
+    seed : int
+        Seed of the digits' permutation (unused for MNIST, whose first rows are taken).
+
     Returns
     -------
-    (train (n, N), test (n_test, N), test_labels (n_test,), shape (h, w))
+    train : numpy.ndarray
+        Training images, shape (n, N_v).
+    test : numpy.ndarray
+        Held-out images, shape (:data:`N_TEST`, N_v).
+    test_labels : numpy.ndarray
+        The held-out images' digit classes, shape (:data:`N_TEST`,).
+    shape : tuple of int
+        The image shape (h, w), h·w = N_v.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``name`` or a ``limit`` that is not an integer >= 10.
+    rbmviz.datasets.DatasetNotFoundError
+        When an MNIST file is missing (a ``FileNotFoundError`` saying where it was looked
+        for).
     """
     if name not in TAP_DATASETS:
         raise ValueError(f"dataset must be one of {list(TAP_DATASETS)}, got {name!r}")
@@ -290,21 +322,57 @@ def refuse_model_change(changes) -> None:
 
 
 class TapLoop(SettingsLoop):
-    """The loop hooks the TAP tab's engines share (:class:`TapRace`, and the deep TAP
-    machine's :class:`~rbmviz.live.tap_dbm.DBMTapRace`): pace from ``settings`` and failures
-    through ``on_error(message)`` (:class:`~rbmviz.live.loop.SettingsLoop`), a
+    """What the TAP tab's engines share (:class:`TapRace`, and the deep TAP machine's
+    :class:`~rbmviz.live.tap_dbm.DBMTapRace`): :class:`TapSettings`, their set-up (the
+    images, the checks of M and K, the fixed evaluation rows), the refusal of a change of
+    machine, points serialised and run with single-threaded BLAS, and a
     ``sink(batch, snapshot)``."""
+
+    settings_class = TapSettings
+    live_knobs = LIVE_TAP_KNOBS
+    pace_knobs = PACE_KNOBS
+    record_fields = RECORD_FIELDS
+
+    def _init_tap(self, settings, **engine):
+        """:meth:`_init_engine`, then the images (:func:`tap_data`), the checks of M and K
+        against them, and the fixed evaluation rows ``eval_data``.  Returns the random
+        stream of the subsets (the evaluation rows drawn from it) and the evaluation rows'
+        indices."""
+        s = self._init_engine(settings, **engine)
+        self._advance_lock = threading.Lock()
+        self.data, self.test, self.test_labels, self.image_shape = tap_data(
+            s.dataset, s.limit, seed=s.seed)
+        n = len(self.data)
+        if s.batch_size > n:
+            raise ValueError(f"batch size M = {s.batch_size} exceeds the {n} training rows")
+        self._check_n_solutions(s.n_solutions, " (K initialisations are rows of the batch)")
+        rng = np.random.default_rng(stream_seed(s.seed, "subsets"))
+        eval_idx = np.sort(rng.permutation(n)[: min(s.eval_rows, n)])
+        self.eval_data = self.data[eval_idx]
+        return rng, eval_idx
+
+    def _check_n_solutions(self, k, why="") -> None:
+        if k is not None and k > self.settings.batch_size:
+            raise ValueError(f"n_solutions K = {k} must be <= the batch size "
+                             f"M = {self.settings.batch_size}{why}")
+
+    def _check_changes(self, changes: dict) -> None:
+        refuse_model_change(changes)
+        super()._check_changes(changes)
+        self._check_n_solutions(changes.get("n_solutions"))
+
+    def _advance(self) -> list[dict]:
+        """One point (:meth:`_advance_point`), points serialised by ``_advance_lock``.  BLAS
+        runs one thread per call meanwhile (:func:`rbmviz._blas.single_threaded_blas`): the
+        TAP iteration's products are small (M × N_v × N_h), and two-thread OpenBLAS waits for
+        a core held by the server or the browser — 784 × 100 points were ~10× slower on a busy
+        2-core machine."""
+        with self._advance_lock, single_threaded_blas():
+            return self._advance_point()
 
     def _deliver(self, batch) -> None:
         if self.sink:
             self.sink(batch, self.snapshot)
-
-    def _fail(self, message) -> list[dict]:
-        self.failed = message
-        self._running.clear()
-        if self.on_error:
-            self.on_error(message)
-        return []
 
 
 class TapRace(TapLoop):
@@ -313,45 +381,45 @@ class TapRace(TapLoop):
 
     Parameters
     ----------
-    settings : TapSettings — copied at construction (live knobs via :meth:`update_settings`).
-    sink : callable(records, snapshot), optional — called from the thread with a list of record
-        dicts and the latest landscape snapshot (or None); must be quick and thread-safe (it may
-        block briefly for back-pressure).
-    on_error : callable(message), optional — called when training diverges or the thread fails.
-    max_updates_per_second : float — upper bound on sink calls per second.
-    max_points : int — the race idles after this many records.
+    settings : TapSettings, optional
+        ``model="rbm"``; copied at construction (the live knobs change through
+        :meth:`update_settings`); default ``TapSettings()``.
+    sink : callable, optional
+        ``sink(records, snapshot)``, called from the thread with a list of record dicts
+        (:data:`RECORD_FIELDS`) and the latest landscape snapshot (or None); must be quick and
+        thread-safe (it may block briefly for back-pressure).
+    on_error : callable, optional
+        ``on_error(message)``, called when training diverges or the thread fails.
+    threads : int
+        Numba threads of the training thread.
+    max_updates_per_second : float
+        Upper bound on sink calls per second.
+    max_points : int
+        The race idles after this many records.
 
     Raises
     ------
-    rbmviz.datasets.DatasetNotFoundError (a FileNotFoundError) when the MNIST files are missing;
-    ValueError for inconsistent settings (e.g. K > M, M larger than the training set).
+    ValueError
+        For inconsistent settings: a model other than ``"rbm"``, K > M, M larger than the
+        training set, or a ``start_from`` checkpoint whose size does not fit the images.
+    rbmviz.datasets.DatasetNotFoundError
+        When the MNIST files are missing (a ``FileNotFoundError``).
     """
 
     thread_name = "rbmviz-tap"
 
-    def __init__(self, settings: TapSettings | None = None, *, sink=None, on_error=None,
-                 threads=1, max_updates_per_second=10.0, max_points=100_000):
-        s = settings if settings is not None else TapSettings()
-        self.settings = TapSettings(**{n: getattr(s, n) for n in s.param if n != "name"})
-        s = self.settings
-        if s.model != "rbm":
-            raise ValueError(f"TapRace trains the TAP RBM (model 'rbm'); model {s.model!r} is "
+    def __init__(self, settings: TapSettings | None = None, *,
+                 sink: Callable[[list[dict], dict | None], None] | None = None,
+                 on_error: Callable[[str], None] | None = None, threads: int = 1,
+                 max_updates_per_second: float = 10.0, max_points: int = 100_000) -> None:
+        model = (settings if settings is not None else TapSettings()).model
+        if model != "rbm":
+            raise ValueError(f"TapRace trains the TAP RBM (model 'rbm'); model {model!r} is "
                              f"rbmviz.live.tap_dbm.DBMTapRace (tap_engine picks the right one)")
-        self.sink, self.on_error = sink, on_error
-        self._init_loop(threads=threads, max_updates_per_second=max_updates_per_second)
-        self.max_points = int(max_points)
-        self._advance_lock = threading.Lock()
-        self.data, self.test, self.test_labels, self.image_shape = tap_data(
-            s.dataset, s.limit, seed=s.seed)
-        n = len(self.data)
-        if s.batch_size > n:
-            raise ValueError(f"batch size M = {s.batch_size} exceeds the {n} training rows")
-        if s.n_solutions is not None and s.n_solutions > s.batch_size:
-            raise ValueError(f"n_solutions K = {s.n_solutions} must be <= the batch size "
-                             f"M = {s.batch_size} (K initialisations are rows of the batch)")
-        rng = np.random.default_rng(stream_seed(s.seed, "subsets"))
-        eval_idx = np.sort(rng.permutation(n)[: min(s.eval_rows, n)])
-        self.eval_data = self.data[eval_idx]
+        rng, eval_idx = self._init_tap(settings, sink=sink, on_error=on_error, threads=threads,
+                                       max_updates_per_second=max_updates_per_second,
+                                       max_points=max_points)
+        s, n = self.settings, len(self.data)
         self.landscape_data = self.data[np.sort(rng.permutation(n)[: min(s.landscape_rows, n)])]
         self.start_info = None
         if s.start_from != "none":
@@ -382,8 +450,6 @@ class TapRace(TapLoop):
         self.n_batches = self.run.n_batches
         self.updates = 0
         self._epoch = 0.0
-        self.failed: str | None = None
-        self.records: list[dict] = []
         self.snapshots: list[dict] = []
         self.snapshot: dict | None = None
         self.solution_map = None          # rbmviz.tap.landscape.SolutionMap, fitted once
@@ -399,10 +465,6 @@ class TapRace(TapLoop):
         """Passes over the training rows at the latest record (updates / batches per epoch)."""
         return self._epoch
 
-    @property
-    def finished(self) -> bool:
-        return self.failed is not None or len(self.records) >= self.max_points
-
     def _spacing(self) -> dict:
         """Record spacing of the run: every ``updates_per_point`` updates, or by time."""
         upp = self.settings.updates_per_point
@@ -416,53 +478,34 @@ class TapRace(TapLoop):
         return {k: v for k, v in wanted.items() if k in ok}
 
     # ------------------------------------------------------------------ controls
-    def update_settings(self, **changes) -> dict:
-        """Apply :data:`LIVE_TAP_KNOBS` (from the next update on) and :data:`PACE_KNOBS`; others
-        raise ``ValueError`` (they need a new race)."""
-        refuse_model_change(changes)
-        bad = sorted(set(changes) - set(LIVE_TAP_KNOBS) - set(PACE_KNOBS))
-        if bad:
-            raise ValueError(f"{bad} cannot change during a run (press Reset); live knobs: "
-                             f"{list(LIVE_TAP_KNOBS + PACE_KNOBS)}")
-        if changes.get("n_solutions") is not None and changes["n_solutions"] > self.settings.batch_size:
-            raise ValueError(f"n_solutions K = {changes['n_solutions']} must be <= the batch "
-                             f"size M = {self.settings.batch_size}")
-        with self._lock:
-            self.settings.param.update(**changes)
-            algo = {k: v for k, v in self._algorithm_settings().items()
-                    if k in changes and k != "seed"}
-            if algo:
-                self.algorithm.set_settings(**algo)
-            if "updates_per_point" in changes:
-                upp = changes["updates_per_point"]
-                self.run.record_every_updates = upp
-                self.run.eval_every = "auto" if upp is None else self.run.eval_every
-        return dict(changes)
+    def _settings_changed(self, changes: dict) -> None:
+        algo = {k: v for k, v in self._algorithm_settings().items()
+                if k in changes and k != "seed"}
+        if algo:
+            self.algorithm.set_settings(**algo)
+        if "updates_per_point" in changes:
+            upp = changes["updates_per_point"]
+            self.run.record_every_updates = upp
+            self.run.eval_every = "auto" if upp is None else self.run.eval_every
 
     def refit_map(self) -> None:
         """Refit the Isomap on the unique solutions (``[a^v, a^h]``, Fig. 6) of the next
-        snapshot, which is taken at the next point; later snapshots reuse that map.  An Isomap
-        needs at least 3 points: with fewer unique solutions the request stays pending (the
-        snapshot says ``refit_pending``) until a snapshot has enough."""
+        snapshot, which is taken at the next point; later snapshots reuse that map.
+
+        An Isomap needs at least 3 points: with fewer unique solutions the request stays
+        pending (the snapshot says ``refit_pending``) until a snapshot has enough.
+        """
         with self._lock:
             self._refit_requested = True
             self._next_landscape = self.epoch
 
     # ------------------------------------------------------------------ the loop
-    def _advance(self) -> list[dict]:
+    def _advance_point(self) -> list[dict]:
         """One point: ``next(self.run)`` — training for at most :data:`POINT_SECONDS` (or
         ``updates_per_point`` updates), then the run loop's evaluation (the metrics
         :data:`LIVE_METRICS`: one TAP solve of the evaluation rows) — and a landscape
-        snapshot when one is due.  Points are serialised by ``_advance_lock``; the lock
-        ``_lock`` is held while the run advances (:meth:`model_copy` waits for it, at most
-        about a point).  BLAS runs one thread per call meanwhile
-        (:func:`rbmviz._blas.single_threaded_blas`): the TAP iteration's products are small
-        (M × N_v × N_h), and two-thread OpenBLAS waits for a core held by the server or the
-        browser — 784 × 100 points were ~10× slower on a busy 2-core machine."""
-        with self._advance_lock, single_threaded_blas():
-            return self._advance_point()
-
-    def _advance_point(self) -> list[dict]:
+        snapshot when one is due.  The lock ``_lock`` is held while the run advances
+        (:meth:`model_copy` waits for it, at most about a point)."""
         s = self.settings
         with self._lock:
             if self.failed is not None:
@@ -542,26 +585,51 @@ class TapRace(TapLoop):
 
     # ------------------------------------------------------------------ denoising
     def model_copy(self) -> RBM:
-        """A consistent copy of the current model (taken under the training lock)."""
+        """A consistent copy of the current model (taken under the training lock).
+
+        Returns
+        -------
+        RBM
+            A new machine with copies of the current ``W``, ``b`` and ``c``.
+        """
         with self._lock:
             W, b, c = (a.copy() for a in self.rbm.params)
             rbm = RBM(self.rbm.n_visible, self.rbm.n_hidden, init="zeros")
         rbm.W[...], rbm.b[...], rbm.c[...] = W, b, c
         return rbm
 
-    def denoise(self, p, index, *, noise_seed=0) -> dict:
+    def denoise(self, p: float, index: int, *, noise_seed: int = 0) -> dict:
         """Denoise held-out digit ``index`` seen through a binary symmetric channel with flip
         probability ``p`` (Sec. VII.4.1, eqs. 43–47 corrected, errata seed 002 #3–4) with the
         current model.
 
         The noise of a digit is fixed by ``(noise_seed, index)`` and nested in ``p`` (a bit
         flipped at ``p`` is flipped at every larger ``p``), so moving a p slider adds flips.
+        The estimates: OPE, the pixel-by-pixel posterior from the training marginals (eq. 46,
+        corrected); 1-NN, the closest training image; TAP, Alg. 1 with the channel's evidence
+        added to the visible field (eq. 47), thresholded at 0.5.
+
+        Parameters
+        ----------
+        p : float
+            Flip probability of the channel, in [0, 0.5].
+        index : int
+            Row of the held-out images ``test``.
+        noise_seed : int
+            Seed of the channel's noise (with ``index``).
 
         Returns
         -------
-        dict — ``clean``, ``noisy``, ``ope``, ``nn``, ``tap`` (binary images of
-        ``image_shape``), ``tap_means`` (posterior means), ``mcc`` (method → MCC against the
-        clean digit), ``p``, ``index``, ``label``, ``tap_converged``, ``epoch``.
+        dict
+            ``clean``, ``noisy``, ``ope``, ``nn``, ``tap`` (binary images of
+            ``image_shape``), ``tap_means`` (posterior means), ``mcc`` (method → Matthews
+            correlation coefficient against the clean digit), ``p``, ``index``, ``label``,
+            ``tap_converged``, ``epoch``.
+
+        Raises
+        ------
+        ValueError
+            For an ``index`` that is not a row of ``test``.
         """
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)) \
                 or not 0 <= index < len(self.test):
@@ -591,9 +659,3 @@ class TapRace(TapLoop):
                "tap_converged": bool(sol is None or np.all(sol.converged))}
         out["mcc"] = {k: float(mcc(out[k].ravel(), x[0])) for k in ("noisy", "ope", "nn", "tap")}
         return out
-
-    # ------------------------------------------------------------------ tables
-    def frame(self):
-        import pandas as pd
-        with self._lock:
-            return pd.DataFrame.from_records(self.records, columns=list(RECORD_FIELDS))

@@ -37,20 +37,20 @@ point at the next update.
 """
 from __future__ import annotations
 
-import threading
 import time
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from .._blas import single_threaded_blas
 from .._numerics import sigmoid
 from .._seeds import stream_seed
 from ..algorithms.tap import TAP
 from ..dbm import DBM, DBMTrainer, log_likelihood
 from ..model import RBM
-from .tap import (LIVE_EVAL_BUDGET, TapLoop, LIVE_TAP_KNOBS, MAX_ITER, MAX_WEIGHT, PACE_KNOBS,
-                  POINT_SECONDS, TOL, TapRace, TapSettings, refuse_model_change, tap_data)
+from .tap import (LIVE_EVAL_BUDGET, MAX_ITER, MAX_WEIGHT, POINT_SECONDS, TOL, TapLoop, TapRace,
+                  TapSettings, refuse_model_change)
 
 __all__ = ["DBMTapRace", "DBM_RECORD_FIELDS", "tap_engine", "MAX_FIELDS"]
 
@@ -64,9 +64,22 @@ FIELDS_EVERY = 0.5
 _RBM_ONLY = {"order": 2, "inference": "tap", "fixed_iter": None}
 
 
-def tap_engine(settings: TapSettings | None = None, **kwargs):
+def tap_engine(settings: TapSettings | None = None, **kwargs: Any) -> TapRace | DBMTapRace:
     """The live engine of ``settings.model``: :class:`~rbmviz.live.tap.TapRace` for ``"rbm"``,
-    :class:`DBMTapRace` for ``"dbm-2"`` (keyword arguments go to it)."""
+    :class:`DBMTapRace` for ``"dbm-2"``.
+
+    Parameters
+    ----------
+    settings : TapSettings, optional
+        The tab's knobs; default ``TapSettings()`` (an RBM).
+    **kwargs
+        Keyword arguments of the engine (``sink``, ``on_error``, ``threads``, ...).
+
+    Returns
+    -------
+    TapRace or DBMTapRace
+        The engine, built (not started).
+    """
     s = settings if settings is not None else TapSettings()
     return (TapRace if s.model == "rbm" else DBMTapRace)(s, **kwargs)
 
@@ -86,10 +99,11 @@ class DBMTapRace(TapLoop):
         ``model="dbm-2"``; ``n_hidden`` and ``n_hidden2`` are the layer sizes,
         ``pretrain_epochs`` the pretraining per layer; γ, η, ε, K and the damping serve both
         phases (live, as in the RBM race).  Copied at construction.
-    sink : callable(records, snapshot), optional
-        Called from the thread with a list of records and the latest snapshot.
-    on_error : callable(message), optional
-        Called when training diverges or the thread fails.
+    sink : callable, optional
+        ``sink(records, snapshot)``, called from the thread with a list of records
+        (:data:`DBM_RECORD_FIELDS`) and the latest snapshot.
+    on_error : callable, optional
+        ``on_error(message)``, called when training diverges or the thread fails.
     threads : int
         Numba threads of the training thread.
     max_updates_per_second : float
@@ -107,13 +121,14 @@ class DBMTapRace(TapLoop):
     """
 
     thread_name = "rbmviz-tap-dbm"
+    default_settings = {"model": "dbm-2"}
+    record_fields = DBM_RECORD_FIELDS
 
-    def __init__(self, settings: TapSettings | None = None, *, sink=None, on_error=None,
-                 threads: int = 1, max_updates_per_second: float = 10.0,
-                 max_points: int = 100_000):
-        s = settings if settings is not None else TapSettings(model="dbm-2")
-        self.settings = TapSettings(**{n: getattr(s, n) for n in s.param if n != "name"})
-        s = self.settings
+    def __init__(self, settings: TapSettings | None = None, *,
+                 sink: Callable[[list[dict], dict | None], None] | None = None,
+                 on_error: Callable[[str], None] | None = None, threads: int = 1,
+                 max_updates_per_second: float = 10.0, max_points: int = 100_000) -> None:
+        s = settings if settings is not None else TapSettings(**self.default_settings)
         if s.model != "dbm-2":
             raise ValueError(f"DBMTapRace trains the 2-layer deep TAP machine (model 'dbm-2'), "
                              f"got model {s.model!r}")
@@ -125,20 +140,9 @@ class DBMTapRace(TapLoop):
         if s.start_from != "none":
             raise ValueError(f"start_from {s.start_from!r} is a shipped TAP RBM; the deep TAP "
                              f"machine starts fresh (choose start_from 'none')")
-        self.sink, self.on_error = sink, on_error
-        self._init_loop(threads=threads, max_updates_per_second=max_updates_per_second)
-        self.max_points = int(max_points)
-        self._advance_lock = threading.Lock()
-        self.data, self.test, self.test_labels, self.image_shape = tap_data(
-            s.dataset, s.limit, seed=s.seed)
-        n = len(self.data)
-        if s.batch_size > n:
-            raise ValueError(f"batch size M = {s.batch_size} exceeds the {n} training rows")
-        if s.n_solutions is not None and s.n_solutions > s.batch_size:
-            raise ValueError(f"n_solutions K = {s.n_solutions} must be <= the batch size "
-                             f"M = {s.batch_size} (K initialisations are rows of the batch)")
-        rng = np.random.default_rng(stream_seed(s.seed, "subsets"))
-        self.eval_data = self.data[np.sort(rng.permutation(n)[: min(s.eval_rows, n)])]
+        self._init_tap(settings, sink=sink, on_error=on_error, threads=threads,
+                       max_updates_per_second=max_updates_per_second, max_points=max_points)
+        s, n = self.settings, len(self.data)
         self.layers = (self.data.shape[1], int(s.n_hidden), int(s.n_hidden2))
         self.dbm = DBM(self.layers, seed=stream_seed(s.seed, "init"), scale=0.01)
         self.dbm.biases[0][:] = _base_rate(self.data)
@@ -161,8 +165,6 @@ class DBMTapRace(TapLoop):
         if s.pretrain_epochs == 0:
             self._layer = None
         self.updates = 0
-        self.failed: str | None = None
-        self.records: list[dict] = []
         self.snapshot: dict | None = None
         self._n_snapshots = 0
         self._fields_due = 0.0
@@ -179,10 +181,6 @@ class DBMTapRace(TapLoop):
         """``"pretrain layer 1"``, ``"pretrain layer 2"`` or ``"joint"``."""
         return "joint" if self._layer is None else f"pretrain layer {self._layer + 1}"
 
-    @property
-    def finished(self) -> bool:
-        return self.failed is not None or len(self.records) >= self.max_points
-
     def _trainer_settings(self) -> dict:
         s = self.settings
         return dict(learning_rate=s.learning_rate, momentum=s.momentum,
@@ -190,44 +188,32 @@ class DBMTapRace(TapLoop):
                     tol=TOL, max_iter=MAX_ITER)
 
     # ------------------------------------------------------------------ controls
-    def update_settings(self, **changes) -> dict:
-        """Apply γ, η, ε, K and the damping from the next update on (both phases) and the
-        pace; ``order`` and ``inference`` are refused (TAP2 only), and so is everything else
-        (it needs a new race)."""
+    def _check_changes(self, changes: dict) -> None:
+        """Refuse a change of machine, ``order``, ``inference`` and ``fixed_iter`` away from
+        TAP2 iterated to convergence, then what every TAP engine refuses."""
         refuse_model_change(changes)
         for name, want in _RBM_ONLY.items():
             if name in changes and changes[name] != want:
                 raise ValueError(f"the deep TAP machine uses TAP2 only: {name} stays {want!r} "
                                  f"(that knob is for the RBM)")
-        bad = sorted(set(changes) - set(LIVE_TAP_KNOBS) - set(PACE_KNOBS))
-        if bad:
-            raise ValueError(f"{bad} cannot change during a run (press Reset); live knobs: "
-                             f"{list(LIVE_TAP_KNOBS + PACE_KNOBS)}")
-        if changes.get("n_solutions") is not None and changes["n_solutions"] > self.settings.batch_size:
-            raise ValueError(f"n_solutions K = {changes['n_solutions']} must be <= the batch "
-                             f"size M = {self.settings.batch_size}")
-        with self._lock:
-            self.settings.param.update(**changes)
-            tr = self._trainer_settings()
-            live = {k: tr[k] for k in ("learning_rate", "momentum", "weight_decay",
-                                       "n_solutions", "damping")}
-            for k, v in live.items():
-                setattr(self.trainer, k, v)
-            if self._layer_alg is not None:
-                self._layer_alg.set_settings(**live)
-        return dict(changes)
+        super()._check_changes(changes)
+
+    def _settings_changed(self, changes: dict) -> None:
+        """γ, η, ε, K and the damping go to both phases from the next update on."""
+        tr = self._trainer_settings()
+        live = {k: tr[k] for k in ("learning_rate", "momentum", "weight_decay",
+                                   "n_solutions", "damping")}
+        for k, v in live.items():
+            setattr(self.trainer, k, v)
+        if self._layer_alg is not None:
+            self._layer_alg.set_settings(**live)
 
     # ------------------------------------------------------------------ the loop
-    def _advance(self) -> list[dict]:
+    def _advance_point(self) -> list[dict]:
         """One point: mini-batch updates (``updates_per_point`` of them, or for a time that
         keeps the evaluation at about :data:`LIVE_EVAL_BUDGET` of the point, at most
         :data:`POINT_SECONDS`; none at the first point), then the TAP log-likelihood of the
-        evaluation rows, and the receptive fields when due.  BLAS runs one thread per call
-        meanwhile (as in :meth:`TapRace._advance`)."""
-        with self._advance_lock, single_threaded_blas():
-            return self._advance_point()
-
-    def _advance_point(self) -> list[dict]:
+        evaluation rows, and the receptive fields when due."""
         s = self.settings
         with self._lock:
             if self.failed is not None:
@@ -339,8 +325,14 @@ class DBMTapRace(TapLoop):
 
     # ------------------------------------------------------------------ fields
     def receptive_fields(self) -> dict:
-        """Receptive fields (pixels × units) of both hidden layers: ``W⁽¹⁾`` and
-        ``W⁽¹⁾W⁽²⁾`` (first :data:`MAX_FIELDS` units each), copies."""
+        """Receptive fields (pixels × units) of both hidden layers.
+
+        Returns
+        -------
+        dict
+            ``{1: W⁽¹⁾, 2: W⁽¹⁾W⁽²⁾}``, copies of shape (N_0, units), the first
+            :data:`MAX_FIELDS` units of each layer.
+        """
         with self._lock:
             W1, W2 = self.dbm.W[0], self.dbm.W[1]
             return {1: np.array(W1[:, :MAX_FIELDS]), 2: (W1 @ W2[:, :MAX_FIELDS])}
@@ -354,12 +346,12 @@ class DBMTapRace(TapLoop):
         return self.snapshot
 
     def model_copy(self) -> DBM:
-        """A consistent copy of the current DBM (taken under the training lock)."""
+        """A consistent copy of the current DBM (taken under the training lock).
+
+        Returns
+        -------
+        DBM
+            A copy of the machine as it is now (during pretraining: the layers trained so far).
+        """
         with self._lock:
             return self.dbm.copy()
-
-    # ------------------------------------------------------------------ tables
-    def frame(self):
-        import pandas as pd
-        with self._lock:
-            return pd.DataFrame.from_records(self.records, columns=list(DBM_RECORD_FIELDS))
