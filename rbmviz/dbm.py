@@ -344,19 +344,13 @@ class DBM:
         return f"DBM(layers={list(self.layers)})"
 
     def save(self, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
-        """Write the parameters to ``path`` (``.npz`` appended if missing), as :meth:`RBM.save
-        <rbmviz.model.RBM.save>` does.
-
-        Written atomically (:mod:`rbmviz._files`): to a temporary file in the same directory,
-        unique to the process and call, then renamed, so a crash never leaves a half-written
-        model and a temporary file left by a killed process never blocks the next save.
+        """Write the parameters to ``path`` (``.npz`` appended if missing), atomically, as
+        :meth:`RBM.save <rbmviz.model.RBM.save>` does.
 
         Parameters
         ----------
-        path : str or os.PathLike
-            The file.
-        overwrite : bool
-            Replace an existing file.
+        path, overwrite
+            As in :meth:`RBM.save <rbmviz.model.RBM.save>`.
 
         Returns
         -------
@@ -365,15 +359,10 @@ class DBM:
 
         Raises
         ------
-        FileExistsError
-            If the file exists and ``overwrite`` is False.
-        IsADirectoryError
-            If ``path`` is a directory.
-        ValueError
-            If ``path`` exists and is a FIFO, socket or device, or its directory cannot be
-            created or written.
-        TypeError
-            If ``path`` is not a path or ``overwrite`` not a bool.
+        FileExistsError, IsADirectoryError, ValueError, TypeError
+            As :meth:`RBM.save <rbmviz.model.RBM.save>` does (a ``ValueError`` also when the
+            directory cannot be created or written, a ``TypeError`` for an ``overwrite``
+            that is not a bool).
         """
         path = _files.check_not_special(path, "path", what="a file name for the DBM")
         overwrite = check_bool(overwrite, "overwrite")

@@ -333,8 +333,9 @@ class RBM:
 
         Returns
         -------
-        numpy.ndarray, shape (n_samples,)
-            The free energies, float64.
+        numpy.ndarray
+            ``F(h)`` of every row of ``H`` (float64), as :meth:`free_energy` for the visible
+            layer.
 
         Raises
         ------

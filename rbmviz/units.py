@@ -283,16 +283,12 @@ class Prior:
         return self._moments(U, B, A)[:3]
 
     def log_z(self, U: ArrayLike, B: ArrayLike, A: ArrayLike) -> np.ndarray:
-        """``ln Z(B, A; θ)`` elementwise.
+        """``ln Z(B, A; θ)`` elementwise: the first of :meth:`moments`.
 
         Parameters
         ----------
-        U : array_like, shape (n,)
-            The layer's bias (the prior's linear natural parameter).
-        B : array_like, shape (n,) or (R, n)
-            Linear fields.
-        A : array_like, shape of ``B``
-            Quadratic fields.
+        U, B, A : array_like
+            As in :meth:`moments`.
 
         Returns
         -------

@@ -158,12 +158,8 @@ class Algorithm:
 
         Parameters
         ----------
-        rbm : RBM
-            The model trained (in place).
-        data : numpy.ndarray, shape (n_samples, n_visible)
-            Training rows (in the training dtype).
-        batch_size : int
-            Rows per update.
+        rbm, data, batch_size
+            As in :meth:`setup`.
 
         Raises
         ------

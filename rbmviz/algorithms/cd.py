@@ -150,10 +150,8 @@ class CD(Algorithm):
 
         Parameters
         ----------
-        rbm : RBM
-            The model trained (in place).
-        batch : numpy.ndarray, shape (batch_size, n_visible)
-            The mini-batch.
+        rbm, batch
+            As in :meth:`Algorithm.update <rbmviz.algorithms.base.Algorithm.update>`.
         """
         with single_threaded_blas():
             self._update(rbm, batch)

@@ -197,12 +197,8 @@ class CenteredMixin:
 
         Parameters
         ----------
-        rbm : RBM
-            The model trained (in place).
-        data : numpy.ndarray, shape (n_samples, n_visible)
-            Training rows.
-        batch_size : int
-            Rows per update.
+        rbm, data, batch_size
+            As in :meth:`Algorithm.setup <rbmviz.algorithms.base.Algorithm.setup>`.
         """
         super().setup(rbm, data, batch_size)
         self.mu = np.asarray(data, dtype=np.float64).mean(axis=0).astype(rbm.dtype)

@@ -414,16 +414,8 @@ class TAP(Algorithm):
 
         Parameters
         ----------
-        rbm : RBM
-            The model trained (in place).
-        data : numpy.ndarray, shape (n_samples, n_visible)
-            Training rows.
-        order : numpy.ndarray, shape (n_epochs, n_samples)
-            One permutation of the rows per epoch.
-        bounds : numpy.ndarray
-            Batch boundaries (:func:`rbmviz.runs.batch_bounds`).
-        max_weight : float
-            Largest healthy ``|parameter|``.
+        rbm, data, order, bounds, max_weight
+            As in :meth:`Algorithm.train_epochs <rbmviz.algorithms.base.Algorithm.train_epochs>`.
 
         Returns
         -------
@@ -507,10 +499,8 @@ class TAP(Algorithm):
 
         Parameters
         ----------
-        rbm : RBM
-            The model trained (in place).
-        batch : numpy.ndarray, shape (M, n_visible)
-            The mini-batch.
+        rbm, batch
+            As in :meth:`Algorithm.update <rbmviz.algorithms.base.Algorithm.update>`.
         """
         batch = np.asarray(batch, dtype=np.float64)
         sol, rows = self.solutions(rbm, batch)

@@ -229,19 +229,13 @@ def log_likelihood_exact(rbm: RBM, V: ArrayLike, log_z: float | None = None, *,
     """Average log-likelihood ``(1/N) Σ_n log p(v⁽ⁿ⁾)`` in nats.
 
     The ATLL of Upadhya & Sastry (2017), eq. (9), with the ``1/N`` their text describes (the
-    errata noted on the documentation's theory pages).
+    errata noted on the documentation's theory pages): the mean of
+    :func:`log_probabilities_exact`.
 
     Parameters
     ----------
-    rbm : RBM
-        A binary model small enough to enumerate.
-    V : array_like, shape (n_samples, n_visible)
-        Visible states, 0/1.
-    log_z : float, optional
-        ``log Z`` if already known (computed by :func:`log_partition_exact` otherwise); a
-        finite real number.
-    max_bits : int, optional
-        As in :func:`log_partition_exact`.
+    rbm, V, log_z, max_bits
+        As in :func:`log_probabilities_exact`.
 
     Returns
     -------
@@ -250,11 +244,8 @@ def log_likelihood_exact(rbm: RBM, V: ArrayLike, log_z: float | None = None, *,
 
     Raises
     ------
-    TypeError
-        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
-    ValueError
-        If the model is not binary or its smaller layer has more than ``max_bits`` (default
-        :data:`rbmviz.bounds.EXACT_BITS_MAX`) units.
+    TypeError, ValueError
+        As :func:`log_probabilities_exact` does.
     """
     return float(np.mean(log_probabilities_exact(rbm, V, log_z, max_bits=max_bits)))
 

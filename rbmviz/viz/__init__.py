@@ -28,6 +28,26 @@ def _hv():
     return hv
 
 
+def _select_rows(df, where, *, atol, strict):
+    """The rows of ``df`` whose columns hold ``where``'s values (a None value selects
+    everything; floats match within ``atol``).  A column ``df`` lacks is passed over, or with
+    ``strict`` refused; no matching row is a ``ValueError``."""
+    for col, val in where.items():
+        if val is None:
+            continue
+        if col not in df.columns:
+            if strict:
+                raise ValueError(f"records have no column {col!r} to select {col}={val!r}")
+            continue
+        if isinstance(val, float):
+            df = df[np.isclose(df[col].astype(float), val, rtol=0, atol=atol)]
+        else:
+            df = df[df[col] == val]
+    if df.empty:
+        raise ValueError(f"no records match {where}")
+    return df
+
+
 def learning_curves(records, metric="train_ll", x="epoch", *, by="algorithm", bound=None,
                     title=None):
     """One curve of ``metric`` against ``x`` per value of ``by`` (e.g. per algorithm), with

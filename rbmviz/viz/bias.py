@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from . import _select_rows
+
 if TYPE_CHECKING:
     import holoviews as hv
     import pandas
@@ -46,16 +48,7 @@ def _hv():
 
 
 def _select(df, **where):
-    for col, val in where.items():
-        if val is None or col not in df.columns:
-            continue
-        if isinstance(val, float):
-            df = df[np.isclose(df[col].astype(float), val, rtol=0, atol=1e-15)]
-        else:
-            df = df[df[col] == val]
-    if df.empty:
-        raise ValueError(f"no records match {where}")
-    return df
+    return _select_rows(df, where, atol=1e-15, strict=False)
 
 
 def curve_stats(records: "pandas.DataFrame", metrics: Sequence[str] = ("bias", "bound"), *,
@@ -120,8 +113,9 @@ def bias_bound_curves(records: "pandas.DataFrame", *, dataset: str | None = None
 
     Parameters
     ----------
-    records : DataFrame of records; ``dataset``, ``k``, ``weight_decay`` select rows when
-        those columns exist.
+    records : pandas.DataFrame
+        Tidy records of the experiment (as returned by the reproduction's ``run``);
+        ``dataset``, ``k``, ``weight_decay`` select rows when those columns exist.
     dataset : str
         Data set to show (default: all).
     k : int
@@ -172,16 +166,8 @@ def bound_factor_curves(records: "pandas.DataFrame", *, dataset: str | None = No
 
     Parameters
     ----------
-    records : pandas.DataFrame
-        Tidy records of the experiment (as returned by the reproduction's ``run``).
-    dataset : str
-        Data set to show (default: all).
-    k : int
-        The k shown (default: all).
-    weight_decay : float
-        The weight decay shown (default: all).
-    band : bool or tuple of float
-        Draw the spread over runs as a band (a pair of quantiles, or True for the default).
+    records, dataset, k, weight_decay, band
+        As in :func:`bias_bound_curves`.
     title : str
         Title of the plot.
 
@@ -226,16 +212,12 @@ def k_sweep_curves(records: "pandas.DataFrame", *, dataset: str | None = None,
 
     Parameters
     ----------
-    records : pandas.DataFrame
-        Tidy records of the experiment (as returned by the reproduction's ``run``).
-    dataset : str
-        Data set to show (default: all).
+    records, dataset, band
+        As in :func:`bias_bound_curves`.
     weight_decay : float
         The weight decay shown.
     ks : sequence of int
-        Values of k.
-    band : bool or tuple of float
-        Draw the spread over runs as a band (a pair of quantiles, or True for the default).
+        Values of k (default: all in the records).
 
     Returns
     -------
@@ -256,16 +238,12 @@ def weight_decay_curves(records: "pandas.DataFrame", *, dataset: str | None = No
 
     Parameters
     ----------
-    records : pandas.DataFrame
-        Tidy records of the experiment (as returned by the reproduction's ``run``).
-    dataset : str
-        Data set to show (default: all).
+    records, dataset, band
+        As in :func:`bias_bound_curves`.
     k : int
         The k shown.
     weight_decays : sequence of float
-        Weight decays λ.
-    band : bool or tuple of float
-        Draw the spread over runs as a band (a pair of quantiles, or True for the default).
+        Weight decays λ (default: all in the records).
 
     Returns
     -------
@@ -287,10 +265,8 @@ def reproduction_figure(records: "pandas.DataFrame", *,
 
     Parameters
     ----------
-    records : pandas.DataFrame
-        Tidy records of the experiment (as returned by the reproduction's ``run``).
-    band : bool or tuple of float
-        Draw the spread over runs as a band (a pair of quantiles, or True for the default).
+    records, band
+        As in :func:`bias_bound_curves`.
 
     Returns
     -------

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-import numpy as np
-
 from ..sweep import curve_means, time_to_fraction
+from . import _select_rows
 
 if TYPE_CHECKING:
     import holoviews as hv
@@ -72,19 +71,7 @@ def metric_column(records: "pandas.DataFrame") -> str:
 
 
 def _select(records, **where):
-    df = records
-    for col, val in where.items():
-        if val is None:
-            continue
-        if col not in df.columns:
-            raise ValueError(f"records have no column {col!r} to select {col}={val!r}")
-        if isinstance(val, float):
-            df = df[np.isclose(df[col].astype(float), val, rtol=0, atol=1e-12)]
-        else:
-            df = df[df[col] == val]
-    if df.empty:
-        raise ValueError(f"no records match {where}")
-    return df
+    return _select_rows(records, where, atol=1e-12, strict=True)
 
 
 def atll_curves(records: "pandas.DataFrame", metric: str | None = None, *, x: str = "epoch",
