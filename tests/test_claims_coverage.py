@@ -15,7 +15,10 @@ runs per update rule.  For every id, :data:`DIFFERS` names the input on which th
 check returns "differs"; :func:`test_claims_check_can_differ` runs it, one test per claim
 (``pytest -k claims`` lists them all) and asserts the verdict, the criterion and the
 number judged (for a check made per rule, one rule differing is enough).
-:func:`test_claims_check_can_agree` asserts that the same check agrees on some input.
+:func:`test_claims_check_can_agree` asserts that the same check agrees on some input, and
+:func:`test_claims_check_can_be_inconclusive` that a check able to say "inconclusive" (every
+claim found so on an input here or in a stored summary, :data:`INCONCLUSIVE`) does so on its
+input.
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ import pytest
 import rbmviz.reproduce
 from rbmviz.reproduce import (_dc, cd_bias, dc_mnist, dc_small, tap_adatap, tap_dbm, tap_fig12,
                                tap_summary)
+from rbmviz.reproduce import report
 from rbmviz.reproduce.report import status
 from test_reproduce_cd_bias import _row, _wd_row            # the studies' own synthetic inputs
 from test_reproduce_dc import _small_rows
@@ -62,10 +66,10 @@ def _cd_bias():
     }
 
 
-def _small(change=None, epochs=50_000.0):
+def _small(*changes, epochs=50_000.0):
     rows = _small_rows(epochs)
     for r in rows:
-        if change is not None:
+        for change in changes:
             change(r)
     return dc_small.claims(rows)
 
@@ -92,13 +96,16 @@ def _dc_small():
         "CG ends far from the DC rules": lambda: _small(_set(bas, "cg", final=-3.9)),
         "CG 700 epochs later": lambda: _small(_set(bas, "cg", t90=1000.0)),
         "CD above the DC rules": lambda: _small(_set(bas, "cd", final=-3.4)),
+        "no curve leaves": lambda: _small(*(_set(sb, a, escape=None)
+                                            for a in ("cd", "pcd", "cg", "sdcp", "csdcp"))),
+        "CG still rising": lambda: _small(_set(bas, "cg", best_at=50_000.0)),
     }
 
 
-def _mnist_main(spread=True, lead=True):
-    """Study "main" on rows of the paper's length whose curves levelled off."""
+def _mnist_main(spread=True, lead=True, rising=False):
+    """Study "main" on rows of the paper's length whose curves levelled off (or all rise)."""
     rows = [dict(dataset="mnist", learning_rate=0.01, algorithm=a, label=a, final=f, t90=t,
-                 best_at=200.0 if a == "cd" else 120.0, epochs=200.0)
+                 best_at=200.0 if a == "cd" or rising else 120.0, epochs=200.0)
             for a, f, t in [("cd", -203.8, 10.0), ("cg", -203.8, 10.0), ("csdcp", -198.7, 10.0)]]
     if not spread:
         rows = [dict(r, final=-200.0) for r in rows]
@@ -116,22 +123,23 @@ def _mnist_eta(slow=False):
     return dc_mnist.claims(rows, study="eta")
 
 
-def _mnist_setting(study, finals=(-100.0, -105.0)):
+def _mnist_setting(study, finals=(-100.0, -105.0), best_at=100.0):
     """Studies "budget", "batch", "init": one rule at two values of the varied setting."""
     col, vals = {"budget": ("k_inner", (24, 2)), "batch": ("batch_size", (100, 1000)),
                  "init": ("initialisation", ("Init 1", "Init 4"))}[study]
     rows = [dict(dataset="mnist", learning_rate=0.01, algorithm="sdcp", label="S-DCP", final=f,
-                 t90=10.0, best_at=100.0, epochs=200.0, **{col: v},
+                 t90=10.0, best_at=best_at, epochs=200.0, **{col: v},
                  **({"d": 24 // v} if study == "budget" else {}))
             for v, f in zip(vals, finals)]
     return dc_mnist.claims(rows, study=study)
 
 
-def _mnist_ssd(agree=True):
+def _mnist_ssd(agree=True, epochs=250.0, rising=False):
     def row(a, final, t90=100.0, best=None, best_at=200.0):
         return dict(dataset="mnist", learning_rate=1e-4 if a == "ssd" else 0.01, algorithm=a,
                     label=_dc.ALGORITHM_LABELS[a], final=final, t90=t90,
-                    best=final if best is None else best, best_at=best_at, epochs=250.0,
+                    best=final if best is None else best,
+                    best_at=epochs if rising else min(best_at, epochs), epochs=epochs,
                     incomplete=0)
     rows = [row("cd", -95.0), row("cg", -93.0), row("csdcp", -88.0, t90=120.0),
             row("ssd", -89.0, t90=100.0, best=-87.0, best_at=180.0)]
@@ -141,13 +149,14 @@ def _mnist_ssd(agree=True):
     return dc_mnist.claims(rows, study="ssd")
 
 
-def _mnist_ssd_rising(ssd_first=True):
+def _mnist_ssd_rising(ssd_first=True, tie=False):
     """Study "ssd" while SSD and CS-DCP still rise: who first reaches the lower maximum."""
+    first, second = (32.0, 32.0) if tie else (28.0, 36.0) if ssd_first else (36.0, 28.0)
     rows = [dict(dataset="mnist", learning_rate=lr, algorithm=a, label=_dc.ALGORITHM_LABELS[a],
                  final=f, t90=30.0, best=f, best_at=36.0, epochs=36.0, incomplete=0,
                  reach=reach, common_level=-180.0)
-            for a, lr, f, reach in [("ssd", 0.003, -170.0, 28.0 if ssd_first else 36.0),
-                                    ("csdcp", 0.01, -180.0, 36.0 if ssd_first else 28.0)]]
+            for a, lr, f, reach in [("ssd", 0.003, -170.0, first),
+                                    ("csdcp", 0.01, -180.0, second)]]
     return dc_mnist.claims(rows, study="ssd")
 
 
@@ -165,6 +174,12 @@ def _dc_mnist():
         "ssd, off": lambda: _mnist_ssd(agree=False),
         "ssd rising, SSD first": lambda: _mnist_ssd_rising(),
         "ssd rising, CS-DCP first": lambda: _mnist_ssd_rising(ssd_first=False),
+        "main, rising": lambda: _mnist_main(rising=True),
+        **{f"{s}, rising": functools.partial(_mnist_setting, s, best_at=200.0)
+           for s in ("budget", "batch", "init")},
+        "ssd, off and rising": lambda: _mnist_ssd(agree=False, rising=True),
+        "ssd, off and short": lambda: _mnist_ssd(agree=False, epochs=150.0),
+        "ssd rising, a tie": lambda: _mnist_ssd_rising(tie=True),
     }
 
 
@@ -202,6 +217,13 @@ def _tap_summary():
         "OPE better at 0.5": lambda: _tap(den=_lower("tap", 0.5, 0.4)),
         "far from 1-NN": lambda: _tap(den=_lower("tap", 0.45, 0.2)),
         "1-NN below the OPE": lambda: _tap(den=_lower("nn", 0.3, 0.3)),
+        "untrained": lambda: _tap(dict(last_epoch=0)),
+        "30 epochs": lambda: _tap(dict(last_epoch=30)),
+        "epoch 0 not recorded": lambda: _tap(dict(first_epoch=1)),
+        "two solutions": lambda: _tap(dict(n_unique_last=2)),
+        "free energy falls little": lambda: _tap(dict(free_energy_last=19.5,
+                                                      free_energy_trough=19.5)),
+        "few solutions per epoch": lambda: _tap(sol=lambda t: t.iloc[:5]),
     }
 
 
@@ -216,7 +238,9 @@ def _fig12(kind):
                                 base + 4 * np.exp(-ep / 2) - 2 * late),
         "TAP far from AIS": (base + late + 20, base + late, base + late),
         "TAP falls": (base[::-1], base, base),
+        "short": (base[:4], base[:4], base[:4]),
     }[kind]
+    ep = ep[:len(tap)]
     return tap_fig12.fig12_claims(pd.DataFrame(dict(epoch=ep, tap_ll=tap, ais_ll=ais, spl=spl)))
 
 
@@ -248,14 +272,15 @@ INPUTS = {
     "tap_summary.claims": _tap_summary(),
     "tap_fig12.fig12_claims": {k: functools.partial(_fig12, k) for k in
                                ("paper-like", "apart past the knee", "TAP far from AIS",
-                                "TAP falls")},
+                                "TAP falls", "short")},
     "tap_adatap.adatap_claims": {"paper-like": lambda: _adatap(),
                                  "off": lambda: _adatap(agree=False)},
 }
 if hasattr(tap_dbm, "dbm_claims"):
     INPUTS["tap_dbm.dbm_claims"] = {"paper-like": lambda: _dbm(),
                                     "train falls": lambda: _dbm(train=-1e-2),
-                                    "test flat": lambda: _dbm(test=1e-4)}
+                                    "test flat": lambda: _dbm(test=1e-4),
+                                    "20 joint epochs": lambda: _dbm(epochs=20)}
 
 #: per claims function: for every claim id, the input on which its check returns "differs"
 DIFFERS = {
@@ -341,6 +366,56 @@ DIFFERS = {
 }
 
 
+#: per claims function: for every claim whose check can be "inconclusive" (the run cannot
+#: tell), the input on which it is
+INCONCLUSIVE = {
+    "dc_small.claims": {
+        "Shifting Bar: CD and PCD become stuck in a local optimum with ATLL ≈ −3.15 "
+        "(η = 0.3 and 0.5)": "short",
+        "Shifting Bar: S-DCP and CS-DCP leave the local optimum before CD and PCD":
+            "no curve leaves",
+        "Shifting Bar: CD, PCD and CG need more than 30,000 updates to reach an ATLL "
+        "comparable to S-DCP/CS-DCP": "short",
+        "Shifting Bar: CG escapes the local optimum only with η = 0.5": "no curve leaves",
+        "Bars & Stripes: CG reaches 90 % of its maximum ATLL ≈ 2,500 epochs after CS-DCP":
+            "CG still rising",
+    },
+    "dc_mnist.claims": {
+        "all algorithms reach almost the same ATLL at the end (within 2 nats here)":
+            "main, rising",
+        "CS-DCP reaches 90 % of its maximum ATLL before CG": "main, rising",
+        "<rule> converges to the same ATLL whatever d and K′ (d·K′ fixed) (within 2 nats "
+        "here)": "budget, rising",
+        "<rule> reaches almost the same ATLL whatever the batch size (within 2 nats here)":
+            "batch, rising",
+        "<rule> is insensitive to the initialisation (within 2 nats here)": "init, rising",
+        "CS-DCP and SSD reach about the same ATLL (within 2 nats here), both above the other "
+        "rules": "ssd, off and rising",
+        "SSD is slightly faster than CS-DCP (reaches 90 % of its maximum ATLL first)":
+            "ssd, off and rising",
+        "SSD is slightly faster than CS-DCP (first to an ATLL both reach)": "ssd rising, a tie",
+        "SSD shows divergence by the end of the run (its ATLL falls from its best; paper: "
+        "visible by 250 epochs)": "ssd, off and short",
+    },
+    "tap_summary.claims": {
+        "TAP log-likelihood rises during training": "untrained",
+        "most of the improvement comes by about epoch 20, then a steady, slower rate":
+            "30 epochs",
+        "one TAP solution at the start of training": "epoch 0 not recorded",
+        "the number of unique solutions grows with training": "two solutions",
+        "TAP free energy first increases, then slowly decreases": "free energy falls little",
+        "two distinct free-energy bands at all epochs (binary-MNIST)": "few solutions per epoch",
+    },
+    "tap_fig12.fig12_claims": {"the three metrics move together past the knee": "short"},
+    "tap_dbm.dbm_claims": {
+        "joint TAP training after pretraining raises the training images' TAP log-likelihood":
+            "20 joint epochs",
+        "joint TAP training after pretraining raises the test images' TAP log-likelihood":
+            "20 joint epochs",
+    },
+}
+
+
 # ---------------------------------------------------------------------------- enumeration
 _LABELS = "|".join(re.escape(v) for v in sorted(_dc.ALGORITHM_LABELS.values(), key=len,
                                                  reverse=True))
@@ -389,15 +464,28 @@ _STORED = {"cd-bias": "cd_bias.claims", "dc-small": "dc_small.claims",
 
 
 @functools.lru_cache(maxsize=None)
-def stored_claims() -> dict:
-    """``{function: {claim id, ...}}`` of the claims stored in ``results/**/summary.json``."""
+def stored_verdicts() -> dict:
+    """``{function: {(claim id, status of its verdict), ...}}`` of the claims stored in
+    ``results/**/summary.json``."""
     study = _rejudge().study
     out: dict = {}
     for path in sorted(RESULTS.glob("**/summary.json")):
         s = json.loads(path.read_text(encoding="utf-8"))
         fn = _STORED[study(path.parent, s)]
-        out.setdefault(fn, set()).update(claim_id(fn, c["claim"]) for c in s.get("claims", []))
+        out.setdefault(fn, set()).update((claim_id(fn, c["claim"]), report.status(v))
+                                         for c, v in zip(s.get("claims", []),
+                                                         rejudge_verdicts(s)))
     return out
+
+
+def rejudge_verdicts(summary: dict) -> list[str]:
+    """The verdicts of a stored summary's claims (older TAP rows carry ``holds``)."""
+    return [r["verdict"] for r in report.claim_rows(summary)]
+
+
+def stored_claims() -> dict:
+    """``{function: {claim id, ...}}`` of the claims stored in ``results/**/summary.json``."""
+    return {fn: {c for c, _ in v} for fn, v in stored_verdicts().items()}
 
 
 @functools.lru_cache(maxsize=None)
@@ -454,3 +542,28 @@ def test_claims_check_can_agree(function, claim):
     always saying "differs"."""
     assert any(status(c["verdict"]) == "agrees" for name in INPUTS[function]
                for c in outputs(function, name) if claim_id(function, c["claim"]) == claim)
+
+
+INCONCLUSIVE_ALL = [(f, c) for f in sorted(INPUTS) for c in sorted(INCONCLUSIVE.get(f, {}))]
+
+
+@pytest.mark.parametrize(("function", "claim"), INCONCLUSIVE_ALL,
+                         ids=[f"{f}: {c}" for f, c in INCONCLUSIVE_ALL])
+def test_claims_check_can_be_inconclusive(function, claim):
+    """Where a run cannot tell (too short, still rising, too few solutions), the check says
+    so: "inconclusive" on its input, with its criterion."""
+    case = INCONCLUSIVE[function][claim]
+    rows = [c for c in outputs(function, case) if claim_id(function, c["claim"]) == claim]
+    assert any(status(c["verdict"]) == "inconclusive" for c in rows), \
+        f"input {case!r} gives {[c['verdict'] for c in rows]} for {claim!r}"
+
+
+@pytest.mark.parametrize("function", sorted(INPUTS))
+def test_claims_seen_inconclusive_have_an_inconclusive_case(function):
+    """Every claim found inconclusive on some input here or in a stored summary has its
+    case in INCONCLUSIVE, and no entry there names a claim the function does not give."""
+    seen = {c for c, v in stored_verdicts().get(function, ()) if v == "inconclusive"}
+    seen |= {claim_id(function, c["claim"]) for name in INPUTS[function]
+             for c in outputs(function, name) if status(c["verdict"]) == "inconclusive"}
+    assert seen <= set(INCONCLUSIVE.get(function, {}))
+    assert set(INCONCLUSIVE.get(function, {})) <= set(claim_ids(function))
