@@ -103,21 +103,9 @@ def rng_from(state: dict | None, seed: int) -> np.random.Generator:
     return rng
 
 
-#: the help of the settings the studies share, written once: ``{name: (type, text)}``
-#: (each study's docstring lists its own settings from its signature, :func:`documented`)
+#: the help of a study function's parameters that are not settings (the settings' help is
+#: their declaration's, in the study's ``Settings`` class): ``{name: (type, text)}``
 SETTINGS_DOC = {
-    "hidden": ("int", "Hidden units."),
-    "samples": ("int", "Training rows (the first of binarised MNIST's training split)."),
-    "test_samples": ("int", "Test rows."),
-    "epochs": ("int", "Training epochs."),
-    "learning_rate": ("float", "Learning rate."),
-    "batch_size": ("int", "Rows per update."),
-    "weight_decay": ("float", "ℓ2 weight decay."),
-    "momentum": ("float", "Heavy-ball momentum."),
-    "eval_every": ("int", "Epochs between evaluations."),
-    "eval_samples": ("int", "Rows the likelihoods are evaluated on."),
-    "init_scale": ("float", "Scale of the initial weights."),
-    "seed": ("int", "Seed of the study's randomness."),
     "state": ("str or os.PathLike", "Directory keeping the study's state after every "
                                     "evaluation, so that an interrupted study continues."),
     "data": ("numpy.ndarray", "Training rows to use instead of loading the data set (tests)."),
@@ -133,15 +121,18 @@ _RETURNS = """
         The study's summary."""
 
 
-def documented(**own: tuple[str, str]):
+def documented(settings: type | None = None, **own: tuple[str, str]):
     """A decorator writing the ``Parameters`` and ``Returns`` sections of a study's docstring:
-    one entry per parameter of its signature, from ``own`` (``name=(type, text)``) or
-    :data:`SETTINGS_DOC`.
+    one entry per parameter of its signature, from ``own`` (``name=(type, text)``), the
+    declaration in ``settings`` (its type and help) or :data:`SETTINGS_DOC`.
 
     Parameters
     ----------
+    settings : type, optional
+        The study's settings class (:class:`rbmviz.reproduce._study.StudySettings`).
     **own : tuple of str
-        ``(type, text)`` of the parameters :data:`SETTINGS_DOC` does not hold.
+        ``(type, text)`` of the parameters documented neither there nor in
+        :data:`SETTINGS_DOC`.
 
     Returns
     -------
@@ -155,10 +146,21 @@ def documented(**own: tuple[str, str]):
     """
     import inspect
 
+    from ._study import _type_name
+    from ._study import settings as _settings
+    declared = _settings(settings) if settings is not None else {}
+
     def decorate(func):
         lines = ["", "", "    Parameters", "    ----------"]
         for name, p in inspect.signature(func).parameters.items():
-            kind, text = own[name] if name in own else SETTINGS_DOC[name]
+            if name in own:
+                kind, text = own[name]
+            elif name in declared:
+                d = declared[name]
+                text = (d.doc or "").strip()
+                kind, text = _type_name(d), text[:1].upper() + text[1:] + "."
+            else:
+                kind, text = SETTINGS_DOC[name]
             star = "**" if p.kind is inspect.Parameter.VAR_KEYWORD else ""
             lines += [f"    {star}{name} : {kind}" if not star else f"    {star}{name}",
                       f"        {text}"]

@@ -229,20 +229,14 @@ def time_inference(X: np.ndarray, *, hidden: int = 500, batches: Sequence[int] =
     return pd.DataFrame(rows)
 
 
-@_documented(damping=("float", "Damping of the TAP iteration."),
-             iterations=("sequence of int", "Iteration counts of TAP and adaTAP (Fig. 10's "
-                                            "curves)."),
-             pl_rows=("int", "Rows of the pseudo-likelihood."),
-             timing_hidden=("int", "Hidden units of the timing model."),
-             timing_batches=("sequence of int", "Batch sizes of the timing."),
-             timing_iters=("sequence of int", "Iterations timed per batch size."),
-             timing_direct=("bool", "Also time adaTAP's direct Gaussian step."),
-             timing_seconds=("float", "Least seconds per timing."))
+@_documented(Settings)
 def study_adatap(*, hidden: int, samples: int, epochs: int, learning_rate: float, batch_size: int,
                  damping: float, iterations: Sequence[int], pl_rows: int, eval_every: int,
                  timing_hidden: int, timing_batches: Sequence[int], timing_iters: Sequence[int],
-                 timing_direct: bool = False, timing_seconds: float = 0.2,
-                 init_scale: float = 0.001, seed: int = 0, data: np.ndarray | None = None,
+                 timing_direct: bool = Settings.param.timing_direct.default,
+                 timing_seconds: float = Settings.param.timing_seconds.default,
+                 init_scale: float = Settings.param.init_scale.default,
+                 seed: int = Settings.param.seed.default, data: np.ndarray | None = None,
                  progress: bool = False) -> tuple[dict, dict]:
     """Fig. 10 (module docstring).  Returns ``(tables, summary)`` with tables ``curves``
     (method, iterations, updates, epoch, pl, seconds) and ``timing`` (method, batch_size,

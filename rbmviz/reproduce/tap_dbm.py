@@ -107,15 +107,13 @@ NOTES = ["Layer sizes are not given in the paper (UNCONFIRMED): 784-500-1000 and
          "converged free solutions started from the evaluation rows, per unit = / sum_l N_l."]
 
 
-@_documented(models=("sequence of sequence of int", "Layer sizes of the DBMs."),
-             pretrain_epochs=("int", "Epochs of layer-wise pretraining."),
-             pretrain_lr=("float", "Learning rate of the pretraining."),
-             data=("tuple of numpy.ndarray", "Training and test rows to use instead of loading "
-                                             "the data set (tests)."))
+@_documented(Settings, data=("tuple of numpy.ndarray", "Training and test rows to use instead "
+                                                 "of loading the data set (tests)."))
 def study_dbm(*, models: Sequence[Sequence[int]], samples: int, test_samples: int,
               pretrain_epochs: int, pretrain_lr: float, epochs: int, learning_rate: float,
-              batch_size: int, eval_every: int, eval_samples: int, init_scale: float = 0.001,
-              seed: int = 0, state: str | os.PathLike | None = None, data: np.ndarray | None = None,
+              batch_size: int, eval_every: int, eval_samples: int,
+              init_scale: float = Settings.param.init_scale.default,
+              seed: int = Settings.param.seed.default, state: str | os.PathLike | None = None, data: np.ndarray | None = None,
               progress: bool = False) -> tuple[dict, dict]:
     """Fig. 11 (module docstring).  ``state``: directory keeping each model, its trainer and
     its curve after every evaluation; running again continues from there.  Returns

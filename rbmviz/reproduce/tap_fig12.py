@@ -127,12 +127,12 @@ def sm_schedule(thin: int = 1) -> np.ndarray:
     return np.unique(np.r_[b[::int(thin)], 1.0])
 
 
-@_documented(ais_chains=("int", "AIS runs per evaluation."),
-             ais_thin=("int", "Thinning of the AIS schedule (:func:`sm_schedule`)."),
-             spl_sites=("int", "Sites of the stochastic pseudo-likelihood."))
+@_documented(Settings)
 def study_fig12(*, hidden: int, samples: int, epochs: int, learning_rate: float, batch_size: int,
                 weight_decay: float, momentum: float, eval_samples: int, ais_chains: int,
-                ais_thin: int, spl_sites: int, init_scale: float = 0.001, seed: int = 0,
+                ais_thin: int, spl_sites: int,
+                init_scale: float = Settings.param.init_scale.default,
+                seed: int = Settings.param.seed.default,
                 state: str | os.PathLike | None = None, data: np.ndarray | None = None,
                 progress: bool = False) -> tuple[dict, dict]:
     """Fig. 12 (module docstring).  Returns ``(tables, summary)`` with table ``curves``
