@@ -453,17 +453,17 @@ class Prior:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Prior":
-        """Inverse of :meth:`to_dict`.
+        """Inverse of :meth:`to_dict`: the prior that ``d`` describes.
 
         Parameters
         ----------
         d : dict
-            As written by :meth:`to_dict`.
+            ``{"kind": ..., <its parameters>}``, as :meth:`to_dict` writes it.
 
         Returns
         -------
         Prior
-            The prior.
+            A new prior of that kind, equal to the one written.
         """
         return from_dict(d)
 

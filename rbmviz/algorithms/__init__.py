@@ -57,7 +57,7 @@ def get(name: str) -> type[Algorithm]:
     Parameters
     ----------
     name : str
-        A name from :func:`names`.
+        The rule's registry name, e.g. ``"cd"`` or ``"tap"`` (:func:`names` lists them all).
 
     Returns
     -------
@@ -79,7 +79,7 @@ def accepted_settings(name: str) -> list[str]:
     Parameters
     ----------
     name : str
-        A name from :func:`names`.
+        As in :func:`get`.
 
     Returns
     -------

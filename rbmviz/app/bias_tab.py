@@ -18,13 +18,7 @@ import numpy as np
 import pandas as pd
 import panel as pn
 
-from ..live.bias import (
-    BIAS_DATASETS,
-    LIVE_BIAS_KNOBS,
-    PACE_KNOBS,
-    BiasRace,
-    BiasSettings,
-)
+from ..live.bias import BIAS_DATASETS, BiasRace
 from .feed import SettingsSession, change_text
 from .help import help_card
 from .live_plots import LiveCurves
@@ -66,17 +60,15 @@ class BiasSession(SettingsSession):
         The session's document (:class:`~rbmviz.app.feed.SettingsSession`).
     """
 
-    settings_class = BiasSettings
-    live_knobs = LIVE_BIAS_KNOBS + PACE_KNOBS
+    engine_class = BiasRace
+    tag = "bias"
     reset_knobs = frozenset(RESET_KNOBS)
-    reset_label = "Reset (bias)"
     applies_from = "the next point"
     error_prefix = "CD bias"
 
     # ------------------------------------------------------------------ widgets
-    def _build_widgets(self):
-        s = self.settings
-        w = self.widgets = {}
+    def _knob_widgets(self, s):
+        w = {}
         w["dataset"] = pn.widgets.Select.from_param(
             s.param.dataset, options={label: name for name, (label, _) in BIAS_DATASETS.items()},
             name="Dataset (bias)")
@@ -88,12 +80,12 @@ class BiasSession(SettingsSession):
         w["points_per_second"] = widget_for(s, "points_per_second", label="Points per second (bias)")
         w["init_scale"] = widget_for(s, "init_scale", kind="input")
         w["seed"] = widget_for(s, "seed", kind="input", label="Seed (bias)")
+        return w
 
-        self._make_controls(" (bias)")
+    def _build_views(self):
         self.bias_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=340)
         self.factors_pane = pn.pane.Bokeh(sizing_mode="stretch_width", min_height=260)
         self.plots: dict[str, LiveCurves] = {}
-        s.param.watch(self._on_knob, [n for n in s.param if n != "name"])
 
     # ------------------------------------------------------------------ controls
     def reset(self) -> None:
@@ -150,45 +142,23 @@ class BiasSession(SettingsSession):
                     "value": np.clip(np.nan_to_num(raw, nan=CLIP[0]), *CLIP), "raw": raw})
         self._refresh_state()
 
-    def _refresh_state(self):
-        race = self.race
-        if race is None:
-            return
-        state = ("running" if race.running else
-                 "stopped (diverged)" if race.failed else "paused")
+    def _status(self, race, last):
         s = race.settings
-        last = race.records[-1] if race.records else None
-        text = (f"**{state}** · iteration {race.iteration:,} · k = {s.k} · η = {s.learning_rate:g} · "
+        text = (f"iteration {race.iteration:,} · k = {s.k} · η = {s.learning_rate:g} · "
                 f"λ = {s.weight_decay:g}")
         if last is not None:
             text += (f" · bias = {last['bias']:.3g} ≤ bound = {last['bound']:.3g} "
                      f"(Δ = {last['delta']:.3g}, log-likelihood {last['log_likelihood']:.3f})")
-        if race.failed:
-            text += f"\n\n⚠ {race.failed}"
-        self.state_text.object = text
+        return text
 
     # ------------------------------------------------------------------ layout
-    def sidebar(self) -> list:
-        """The controls of this tab (shown in the sidebar while the tab is active).
-
-        Returns
-        -------
-        list
-            Panel objects: the data and live training knobs, then a box of the advanced
-            ones that classroom mode hides.
-        """
-        w = self.widgets
-        # the lesson knobs first; the rest in a box that classroom mode hides
-        self.advanced = pn.Column(
-            w["n_hidden"], pn.pane.Markdown("### Pace"), w["iterations_per_point"],
-            w["points_per_second"],
-            pn.Card(w["init_scale"], w["seed"], title="Initialisation", collapsed=True),
-            sizing_mode="stretch_width", visible=not self.classroom)
-        return [
-            pn.pane.Markdown("### Data"), w["dataset"],
-            pn.pane.Markdown("### Training (live)"), w["k"], w["learning_rate"], w["weight_decay"],
-            self.advanced,
-        ]
+    def _controls(self, w):
+        return ([pn.pane.Markdown("### Data"), w["dataset"],
+                 pn.pane.Markdown("### Training (live)"), w["k"], w["learning_rate"],
+                 w["weight_decay"]],
+                [w["n_hidden"], pn.pane.Markdown("### Pace"), w["iterations_per_point"],
+                 w["points_per_second"],
+                 pn.Card(w["init_scale"], w["seed"], title="Initialisation", collapsed=True)])
 
     def figures(self) -> list:
         """The bias and factor plots.
@@ -208,20 +178,16 @@ class BiasSession(SettingsSession):
         panel.Column
             The tab, named "CD bias".
         """
-        buttons = pn.Row(self.start_button, self.pause_button, self.step_button, self.reset_button)
-        text = pn.Column(
-            pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
-            pn.pane.LaTeX(f"${FORMULA}$", renderer="katex", sizing_mode="stretch_width"),
-            pn.pane.Markdown("m visible and n hidden units, Δ from the ϑ/ξ formulas of Fischer & "
-                             "Igel §5; the distance is the total-variation distance between the "
-                             "data's empirical distribution p_e and the model's p.",
-                             sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
-        return pn.Column(
-            text, buttons, self.state_text, self.settings_text, self.alert_text,
-            self.bias_pane, self.factors_pane,
-            pn.pane.Markdown(f"*{CAPTION}*", sizing_mode="stretch_width"),
-            help_card("cd_bias"), name="CD bias", sizing_mode="stretch_width")
+        return self._page(
+            [pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
+             pn.pane.LaTeX(f"${FORMULA}$", renderer="katex", sizing_mode="stretch_width"),
+             pn.pane.Markdown("m visible and n hidden units, Δ from the ϑ/ξ formulas of Fischer & "
+                              "Igel §5; the distance is the total-variation distance between the "
+                              "data's empirical distribution p_e and the model's p.",
+                              sizing_mode="stretch_width")],
+            [self.bias_pane, self.factors_pane,
+             pn.pane.Markdown(f"*{CAPTION}*", sizing_mode="stretch_width"), help_card("cd_bias")],
+            name="CD bias")
 
 
 def make_bias_tab(session: Any = None) -> BiasSession:

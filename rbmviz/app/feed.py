@@ -418,8 +418,10 @@ class SettingsSession(SessionControls, DocumentFeed):
     the session's settings, document, engine, widget ranges ended at the classroom caps, a
     first engine, and the engine stopped when the session ends.
 
-    The subclass sets :attr:`settings_class` and implements ``_build_widgets()`` (filling
-    ``self.widgets``), ``reset()`` and ``_refresh_state()``.
+    The subclass sets :attr:`engine_class` and :attr:`tag` and implements
+    ``_knob_widgets(settings)`` (knob name → widget), ``_build_views()`` (its panes),
+    ``_controls(widgets)`` (the sidebar's lesson knobs and the others), ``_status(race,
+    last_record)`` (the status line after the state) and ``reset()``.
 
     Parameters
     ----------
@@ -428,8 +430,13 @@ class SettingsSession(SessionControls, DocumentFeed):
         in a test or a notebook, where batches apply at once).
     """
 
-    #: the ``param.Parameterized`` class of the tab's knobs
-    settings_class: type
+    #: the engine (a :class:`rbmviz.live.loop.SettingsLoop`): its settings class, live and
+    #: pace knobs are the tab's
+    engine_class: type
+    #: the tab's name in its controls' labels ("Reset (bias)")
+    tag: str
+    #: knobs whose change the tab handles itself (not :meth:`_on_knob`)
+    unwatched: tuple = ()
     hold_document = False          # plain Bokeh sources only (rbmviz.app.live_plots)
 
     def __init__(self, doc: Any = None) -> None:
@@ -446,7 +453,57 @@ class SettingsSession(SessionControls, DocumentFeed):
 
     def _new_settings(self):
         """The session's settings at the start: the declared defaults."""
-        return self.settings_class()
+        return self.engine_class.settings_class()
+
+    def _build_widgets(self):
+        s = self.settings
+        self.widgets = self._knob_widgets(s)
+        self._make_controls(f" ({self.tag})")
+        self._build_views()
+        s.param.watch(self._on_knob, [n for n in s.param if n not in ("name", *self.unwatched)])
+
+    def _refresh_state(self):
+        race = self.race
+        if race is None:
+            return
+        state = ("running" if race.running else
+                 "stopped (diverged)" if race.failed else "paused")
+        last = race.records[-1] if race.records else None
+        text = f"**{state}** · {self._status(race, last)}"
+        if race.failed:
+            text += f"\n\n⚠ {race.failed}"
+        self.state_text.object = text
+
+    def sidebar(self) -> list:
+        """The controls of this tab (shown in the sidebar while the tab is active).
+
+        Returns
+        -------
+        list
+            Panel objects: the lesson knobs first (the data and the live training knobs), then
+            ``self.advanced``, a box of the other controls that classroom mode hides.
+        """
+        first, rest = self._controls(self.widgets)
+        self.advanced = pn.Column(*rest, sizing_mode="stretch_width", visible=not self.classroom)
+        return [*first, self.advanced]
+
+    def _page(self, intro, views, *, name, buttons=()):
+        """The tab's main area: the ``intro`` panes, the buttons (Start, Pause, Step, Reset,
+        then ``buttons``), the status lines, then ``views``."""
+        row = pn.Row(self.start_button, self.pause_button, self.step_button, self.reset_button,
+                     *buttons)
+        return pn.Column(pn.Column(*intro, sizing_mode="stretch_width"), row, *self.text_panes,
+                         *views, name=name, sizing_mode="stretch_width")
+
+    @property
+    def live_knobs(self) -> tuple:
+        """The engine's live and pace knobs (applied to the running engine)."""
+        return self.engine_class.live_knobs + self.engine_class.pace_knobs
+
+    @property
+    def reset_label(self) -> str:
+        """The label of the tab's Reset button."""
+        return f"Reset ({self.tag})"
 
     @property
     def finished_message(self) -> str:

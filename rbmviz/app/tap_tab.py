@@ -32,8 +32,7 @@ from .feed import SettingsSession, change_text
 from .help import help_card
 from .live_plots import DIVERGING, GREYS, LiveCurves, LiveHistogram, LiveImage, LiveScatter
 from .widgets import autohide, widget_for
-from ..live.tap import (LIVE_TAP_KNOBS, N_TEST, PACE_KNOBS, TAP_DATASETS, TAP_MODELS,
-                        TapSettings, mnist_available)
+from ..live.tap import N_TEST, TAP_DATASETS, TAP_MODELS, TapRace, TapSettings, mnist_available
 from ..live.tap_dbm import DBMTapRace, tap_engine
 
 #: streamed series → (legend label, colour, plot)
@@ -97,10 +96,10 @@ class TapSession(SettingsSession):
         The session's document (:class:`~rbmviz.app.feed.SettingsSession`).
     """
 
-    settings_class = TapSettings
-    live_knobs = LIVE_TAP_KNOBS + PACE_KNOBS
+    engine_class = TapRace
+    tag = "TAP"
+    unwatched = ("start_from",)
     reset_knobs = frozenset(RESET_KNOBS)
-    reset_label = "Reset (TAP)"
     applies_from = "the next update"
     error_prefix = "TAP landscape"
     missing_file_hint = "(or choose the scikit-learn digits, which need no files)"
@@ -121,9 +120,8 @@ class TapSession(SettingsSession):
         return TapSettings(**({"dataset": "digits"} if self._fallback else {}))
 
     # ------------------------------------------------------------------ widgets
-    def _build_widgets(self):
-        s = self.settings
-        w = self.widgets = {}
+    def _knob_widgets(self, s):
+        w = {}
         w["dataset"] = pn.widgets.Select.from_param(
             s.param.dataset, options={label: name for name, label in TAP_DATASETS.items()},
             label="Dataset (TAP)")
@@ -150,7 +148,9 @@ class TapSession(SettingsSession):
         w["eval_rows"] = widget_for(s, "eval_rows", kind="input", label="Evaluation rows (TAP LL)")
         w["points_per_second"] = widget_for(s, "points_per_second", label="Points per second (TAP)")
         w["seed"] = widget_for(s, "seed", kind="input", label="Seed (TAP)")
+        return w
 
+    def _build_views(self):
         self.p_slider = pn.widgets.FloatSlider(label="Flip probability p", start=0.0, end=0.5,
                                                step=0.01, value=0.1)
         self.digit_slider = pn.widgets.IntSlider(label="Test digit", start=0, end=N_TEST - 1, value=0)
@@ -160,7 +160,6 @@ class TapSession(SettingsSession):
         self.denoise_button = pn.widgets.Button(label="Denoise with the current model", width=230)
         self.denoise_button.on_click(self._request_denoise)
 
-        self._make_controls(" (TAP)")
         self.refit_button = pn.widgets.Button(label="Refit map", width=100)
         self.refit_button.on_click(lambda e: self.refit_map())
         self.landscape_text = autohide(pn.pane.Markdown("", sizing_mode="stretch_width"))
@@ -190,8 +189,7 @@ class TapSession(SettingsSession):
                 "(eq. 47), started at the OPE, with the current model.", sizing_mode="stretch_width"),
             pn.Row(self.p_slider, self.digit_slider, self.denoise_button),
             self.denoise_pane, self.denoise_text, sizing_mode="stretch_width")
-        s.param.watch(self._on_knob, [n for n in s.param if n not in ("name", "start_from")])
-        s.param.watch(self._on_start_from, "start_from")
+        self.settings.param.watch(self._on_start_from, "start_from")
 
     def _on_start_from(self, event):
         """A shipped model picked: binary MNIST and a new race from it at once."""
@@ -392,27 +390,18 @@ class TapSession(SettingsSession):
             f"{out['epoch']:.2f} · MCC against the clean digit — noisy {m['noisy']:.3f} · "
             f"OPE {m['ope']:.3f} · 1-NN {m['nn']:.3f} · **TAP {m['tap']:.3f}**{conv}")
 
-    def _refresh_state(self):
-        race = self.race
-        if race is None:
-            return
-        state = ("running" if race.running else
-                 "stopped (diverged)" if race.failed else "paused")
+    def _status(self, race, last):
         s = race.settings
         if isinstance(race, DBMTapRace):
-            text = (f"**{state}** · epoch {race.epoch:.2f} · {race.updates:,} updates · "
+            text = (f"epoch {race.epoch:.2f} · {race.updates:,} updates · "
                     f"**{race.phase}** (pretraining: {s.pretrain_epochs} epoch(s) per layer; "
                     f"joint epochs {race.trainer.epochs}) · γ = {s.learning_rate:g} · η = "
                     f"{s.momentum:g} (heavy ball) · ε = {s.weight_decay:g} · K = "
                     f"{s.n_solutions or s.batch_size} · TAP2 · damping {s.damping:g}")
-            last = race.records[-1] if race.records else None
             if last is not None:
                 text += (f" · TAP LL per unit {last['tap_ll']:.4f} ({last['n_free']} free "
                          f"solutions; {last['n_not_converged']} runs not converged)")
-            if race.failed:
-                text += f"\n\n⚠ {race.failed}"
-            self.state_text.object = text
-            return
+            return text
         info = getattr(race, "start_info", None)
         if info:                       # a run from a shipped checkpoint: its training counts
             samples = info.get("settings", {}).get("samples")
@@ -420,48 +409,31 @@ class TapSession(SettingsSession):
             where = f"epoch {info.get('epoch', '?')} of the checkpoint{on} + {race.epoch:.2f} here"
         else:
             where = f"epoch {race.epoch:.2f}"
-        text = (f"**{state}** · {where} · {race.updates:,} updates · γ = "
+        text = (f"{where} · {race.updates:,} updates · γ = "
                 f"{s.learning_rate:g} · η = {s.momentum:g} ({s.momentum_form}) · ε = "
                 f"{s.weight_decay:g} · K = {s.n_solutions or s.batch_size} · {s.inference} order "
                 f"{s.order} · damping {s.damping:g}")
-        last = race.records[-1] if race.records else None
         if last is not None:
             text += (f" · TAP LL per unit {last['tap_ll']:.4f} · "
                      f"{_plural(last['n_unique'], 'unique solution')} "
                      f"({last['n_not_converged']} not converged)")
-        if race.failed:
-            text += f"\n\n⚠ {race.failed}"
-        self.state_text.object = text
+        return text
 
     # ------------------------------------------------------------------ layout
-    def sidebar(self) -> list:
-        """The controls of this tab (shown in the sidebar while the tab is active).
-
-        Returns
-        -------
-        list
-            Panel objects: data, model and the live learning rate and inference first, then
-            a box of the other knobs that classroom mode hides.
-        """
-        w = self.widgets
-        # the lesson knobs first; the rest in a box that classroom mode hides
-        self.advanced = pn.Column(
-            pn.pane.Markdown("### Model and data"), w["limit"], w["n_hidden"], w["n_hidden2"],
-            w["pretrain_epochs"], w["batch_size"],
-            pn.pane.Markdown("### Training"), w["momentum"], w["momentum_form"],
-            w["weight_decay"], w["n_solutions"], w["order"], w["damping"], w["fixed_iter"],
-            w["products"],
-            pn.pane.Markdown("### Landscape"), w["landscape_every"], w["landscape_rows"],
-            w["eval_rows"],
-            pn.pane.Markdown("### Pace"), w["updates_per_point"], w["points_per_second"],
-            pn.Card(w["seed"], title="Seed", collapsed=True),
-            sizing_mode="stretch_width", visible=not self.classroom)
-        return [
-            pn.pane.Markdown("### Start"), w["dataset"], w["model"], w["start_from"],
-            pn.pane.Markdown("### Training (live)"), w["learning_rate"],
-            pn.pane.Markdown("Inference (Alg. 1 TAP, or adaptive TAP, App. D)"), w["inference"],
-            self.advanced,
-        ]
+    def _controls(self, w):
+        return ([pn.pane.Markdown("### Start"), w["dataset"], w["model"], w["start_from"],
+                 pn.pane.Markdown("### Training (live)"), w["learning_rate"],
+                 pn.pane.Markdown("Inference (Alg. 1 TAP, or adaptive TAP, App. D)"),
+                 w["inference"]],
+                [pn.pane.Markdown("### Model and data"), w["limit"], w["n_hidden"],
+                 w["n_hidden2"], w["pretrain_epochs"], w["batch_size"],
+                 pn.pane.Markdown("### Training"), w["momentum"], w["momentum_form"],
+                 w["weight_decay"], w["n_solutions"], w["order"], w["damping"], w["fixed_iter"],
+                 w["products"],
+                 pn.pane.Markdown("### Landscape"), w["landscape_every"], w["landscape_rows"],
+                 w["eval_rows"],
+                 pn.pane.Markdown("### Pace"), w["updates_per_point"], w["points_per_second"],
+                 pn.Card(w["seed"], title="Seed", collapsed=True)])
 
     def figures(self) -> list:
         """The tab's live figures.
@@ -485,18 +457,13 @@ class TapSession(SettingsSession):
         panel.Column
             The tab, named "TAP landscape".
         """
-        buttons = pn.Row(self.start_button, self.pause_button, self.step_button, self.reset_button,
-                         self.refit_button)
-        text = pn.Column(
-            pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
-            pn.pane.LaTeX(f"$\\text{{TAP LL per unit}} = {FORMULA}$", renderer="katex",
-                          sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
-        return pn.Column(
-            text, buttons, self.state_text, self.settings_text, self.alert_text,
-            self.ll_pane, self.count_pane, self.fields_box, self.dbm_text,
-            self.landscape_box, self.denoise_box, help_card("tap"),
-            name="TAP landscape", sizing_mode="stretch_width")
+        return self._page(
+            [pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
+             pn.pane.LaTeX(f"$\\text{{TAP LL per unit}} = {FORMULA}$", renderer="katex",
+                           sizing_mode="stretch_width")],
+            [self.ll_pane, self.count_pane, self.fields_box, self.dbm_text,
+             self.landscape_box, self.denoise_box, help_card("tap")],
+            name="TAP landscape", buttons=[self.refit_button])
 
 
 def _plural(n, noun):
@@ -511,12 +478,12 @@ def make_tap_tab(session: Any = None) -> TapSession:
     Parameters
     ----------
     session : rbmviz.app.race_tab.ExplorerSession, optional
-        The explorer's race-tab session, whose document the tab shares (the tab has its own
-        engine); None for Panel's current document.
+        As in :func:`rbmviz.app.bias_tab.make_bias_tab`.
 
     Returns
     -------
     TapSession
-        The new session, with its first engine made (not started).
+        The new session; its first engine (a TAP RBM or a deep TAP machine) is made, not
+        started.
     """
     return TapSession(doc=getattr(session, "doc", None) if session is not None else None)

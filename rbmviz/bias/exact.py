@@ -144,12 +144,12 @@ def delta(rbm: RBM) -> float:
     Parameters
     ----------
     rbm : RBM
-        The model.
+        The model (Δ reads its ``W``, ``b`` and ``c``).
 
     Returns
     -------
     float
-        Δ.
+        Δ, the larger of the largest ϑ and the largest ξ of :func:`delta_terms`.
     """
     vartheta, xi = delta_terms(rbm)
     return float(max(vartheta.max(), xi.max()))
@@ -391,14 +391,9 @@ def cd_bias_bound(rbm: RBM, data: ArrayLike, k: int, *,
 
     Parameters
     ----------
-    rbm : RBM
-        A binary model (``p(v)`` of the data rows by enumerating the smaller layer).
-    data : array_like, shape (n_samples, n_visible) or (n_visible,)
-        0/1 training rows, or one pattern.
-    k : int
-        Gibbs steps of CD-k (>= 1).
-    per_pattern : bool
-        Theorem 3 for every row instead of Theorem 4.
+    rbm, data, k, per_pattern
+        The model, the training rows (or one pattern), k of CD-k and the per-row switch, as
+        :func:`bound_factors` takes them.
 
     Returns
     -------
@@ -456,10 +451,8 @@ def bias_table(rbm: RBM, data: ArrayLike, ks: Sequence[int] = (1, 2, 5, 10)) -> 
 
     Parameters
     ----------
-    rbm : RBM
-        A binary model with n_visible <= 10 and n_hidden <= 10.
-    data : array_like, shape (n_samples, n_visible)
-        0/1 training rows.
+    rbm, data
+        As in :func:`cd_bias_parameters`.
     ks : sequence of int
         The values of ``k``.
 

@@ -109,7 +109,7 @@ def label(name: str) -> str:
     Parameters
     ----------
     name : str
-        A name from :func:`names`.
+        The data set's name in the registry (:func:`names`), e.g. ``"bars_and_stripes"``.
 
     Returns
     -------

@@ -35,6 +35,11 @@ def _check_rbm(rbm):
     return rbm
 
 
+def _check_rows(rbm, V):
+    """``V`` checked as 0/1 rows of ``rbm`` (itself checked by :func:`_check_rbm`)."""
+    return check_data(V, "V", n_visible=_check_rbm(rbm).n_visible)
+
+
 def _check_max_bits(max_bits):
     """``max_bits`` (None: :data:`rbmviz.bounds.EXACT_BITS_MAX`), at most :data:`MAX_EXACT_BITS`."""
     if max_bits is None:
@@ -209,14 +214,11 @@ def log_probabilities_exact(rbm: RBM, V: ArrayLike, log_z: float | None = None, 
 
     Raises
     ------
-    TypeError
-        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
-    ValueError
-        If the model is not binary or its smaller layer has more than ``max_bits`` (default
-        :data:`rbmviz.bounds.EXACT_BITS_MAX`) units.
+    TypeError, ValueError
+        As :func:`log_partition_exact` does; a ``ValueError`` also for ``V`` that is not 0/1
+        rows of width ``n_visible``.
     """
-    _check_rbm(rbm)
-    V = check_data(V, "V", n_visible=rbm.n_visible)
+    V = _check_rows(rbm, V)
     if log_z is None:
         log_z = log_partition_exact(rbm, max_bits=max_bits)
     else:
@@ -289,8 +291,8 @@ def visible_distribution(rbm: RBM) -> np.ndarray:
     TypeError
         If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
     ValueError
-        If the model is not binary or its smaller layer has more than ``max_bits`` (default
-        :data:`rbmviz.bounds.EXACT_BITS_MAX`) units.
+        If the model is not binary or ``n_visible`` exceeds
+        :data:`rbmviz.bounds.EXACT_BITS_MAX`.
     """
     _check_rbm(rbm)
     if rbm.n_visible > EXACT_BITS_MAX:
@@ -327,11 +329,8 @@ def model_statistics(rbm: RBM, log_z: float | None = None, *, max_bits: int | No
 
     Raises
     ------
-    TypeError
-        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
-    ValueError
-        If the model is not binary or its smaller layer has more than ``max_bits`` (default
-        :data:`rbmviz.bounds.EXACT_BITS_MAX`) units.
+    TypeError, ValueError
+        As :func:`log_partition_exact` does.
     """
     M, a, o, vis = _enum_args(_check_rbm(rbm), max_bits)
     if log_z is None:
@@ -382,14 +381,10 @@ def exact_gradient(rbm: RBM, V: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.n
 
     Raises
     ------
-    TypeError
-        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
-    ValueError
-        If the model is not binary or its smaller layer has more than ``max_bits`` (default
-        :data:`rbmviz.bounds.EXACT_BITS_MAX`) units.
+    TypeError, ValueError
+        As :func:`log_probabilities_exact` does.
     """
-    _check_rbm(rbm)
-    V = check_data(V, "V", n_visible=rbm.n_visible)
+    V = _check_rows(rbm, V)
     dW, db, dc = _data_statistics(rbm, V)
     mW, mb, mc = model_statistics(rbm)
     return dW - mW, db - mb, dc - mc
@@ -468,14 +463,11 @@ def expected_cd_update(rbm: RBM, V: ArrayLike,
 
     Raises
     ------
-    TypeError
-        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
-    ValueError
-        If the model is not binary or its smaller layer has more than ``max_bits`` (default
-        :data:`rbmviz.bounds.EXACT_BITS_MAX`) units.
+    TypeError, ValueError
+        As :func:`transition_matrix` does (a layer of more than 14 units); a ``ValueError``
+        also for ``V`` that is not 0/1 rows of width ``n_visible`` or ``k`` out of range.
     """
-    _check_rbm(rbm)
-    V = check_data(V, "V", n_visible=rbm.n_visible)
+    V = _check_rows(rbm, V)
     k = check_int(k, "k", low=1, high=K_MAX)
     T = transition_matrix(rbm)
     p_e = np.bincount(_state_index(V), minlength=T.shape[0]) / V.shape[0]

@@ -225,7 +225,8 @@ def get(name: str) -> Metric:
     Parameters
     ----------
     name : str
-        A name from :func:`names`.
+        The metric's record column, e.g. ``"train_ll"`` (:func:`names` lists the registered
+        ones).
 
     Returns
     -------

@@ -161,7 +161,7 @@ class WarmupStatus:
         Parameters
         ----------
         key : str
-            A key of :data:`STAGES`.
+            The stage, one of the ``key`` values of :data:`STAGES` (e.g. ``"race"``).
 
         Returns
         -------
