@@ -604,35 +604,6 @@ save = report.study_saver(
 
 # ---------------------------------------------------------------------------- command line
 
-def add_common_arguments(parser, defaults, quick):
-    """The experiment options of dc-mnist that dc-small declares in :class:`Settings`, then
-    :func:`add_run_arguments`."""
-    g = parser.add_argument_group("experiment")
-    g.add_argument("--trials", type=int, metavar="INT",
-                   help=f"trials (all algorithms of a trial start from the same parameters) "
-                        f"(default: {defaults['trials']}; --quick: {quick['trials']})")
-    g.add_argument("--epochs", type=int, metavar="INT",
-                   help=f"epochs per run (default: {defaults['epochs']:,}; --quick: {quick['epochs']:,})")
-    g.add_argument("--eta", metavar="X,X,...",
-                   help=f"learning rates (default: {','.join(map(str, defaults['etas']))})")
-    g.add_argument("--datasets", metavar="NAME,...",
-                   help=f"data sets (default: {','.join(defaults['datasets'])})")
-    g.add_argument("--algorithms", metavar="NAME,...",
-                   help=f"algorithms (default: {','.join(defaults['algorithms'])})")
-    g.add_argument("--k", type=int, metavar="K",
-                   help=f"Gibbs steps per update K of every algorithm (default: {defaults['k']})")
-    g.add_argument("--k-inner", type=int, metavar="K'",
-                   help=f"S-DCP/CS-DCP Gibbs steps per inner step K'; d = K/K' "
-                        f"(default: {defaults['k_inner']})")
-    g.add_argument("--eval-every", type=int, metavar="INT",
-                   help="epochs between ATLL evaluations (default: about 500 evaluations per run)")
-    g.add_argument("--seed", type=int, default=0, metavar="INT", help="sweep seed (default: 0)")
-    g.add_argument("--quick", action="store_true",
-                   help="a short preset (" + ", ".join(f"{k} {v:,}" for k, v in quick.items())
-                        + "); explicit options override it")
-    add_run_arguments(parser)
-
-
 def add_run_arguments(parser):
     """The options of dc-small and dc-mnist that are not settings: execution and output."""
     r = parser.add_argument_group("execution")
@@ -666,24 +637,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         The subcommand's parser.
     """
     add_run_arguments(parser)
-
-
-def options(args, defaults, quick):
-    """The experiment's keyword arguments from parsed ``args`` (quick preset, then explicit
-    options)."""
-    kw = {"trials": defaults["trials"], "epochs": defaults["epochs"], "eval_every": None}
-    if args.quick:
-        kw.update(quick)
-    for name in ("trials", "epochs", "eval_every"):
-        if getattr(args, name) is not None:
-            kw[name] = getattr(args, name)
-    kw["etas"] = args.eta if args.eta is not None else defaults["etas"]
-    kw["datasets"] = args.datasets if args.datasets is not None else defaults["datasets"]
-    kw["algorithms"] = args.algorithms if args.algorithms is not None else defaults["algorithms"]
-    kw["k"] = args.k if args.k is not None else defaults["k"]
-    kw["k_inner"] = args.k_inner if args.k_inner is not None else defaults["k_inner"]
-    kw["seed"] = args.seed
-    return kw
 
 
 def execute(module, args, parser, kw, check):
