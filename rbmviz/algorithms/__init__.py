@@ -79,7 +79,7 @@ def accepted_settings(name: str) -> list[str]:
     Parameters
     ----------
     name : str
-        As in :func:`get`.
+        The rule's registry name (see :func:`get`).
 
     Returns
     -------

@@ -77,6 +77,9 @@ class Algorithm:
     Knobs: ClassVar[type] = AlgorithmKnobs
     #: knobs that :meth:`set_settings` may change between updates of a running algorithm
     LIVE_KNOBS: ClassVar[tuple[str, ...]] = ("learning_rate", "momentum", "weight_decay")
+    #: :meth:`train_epochs` also checks the parameters after every update, so that a
+    #: diverging update stops the epoch at once (the run loop then reports the divergence)
+    check_every_update: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -263,8 +266,9 @@ class Algorithm:
         """Train over ``len(order)`` epochs.
 
         Epoch ``e`` visits ``data[order[e]]`` in mini-batches ``[bounds[i], bounds[i+1])``.  After
-        every epoch the parameters are checked; training stops early after an epoch that leaves a
-        non-finite parameter or one larger than ``max_weight`` in magnitude.
+        every epoch (and after every update when :attr:`check_every_update`) the parameters are
+        checked; training stops early after an epoch that leaves a non-finite parameter or one
+        larger than ``max_weight`` in magnitude.
 
         Parameters
         ----------
@@ -287,11 +291,33 @@ class Algorithm:
         for e, perm in enumerate(order):
             for lo, hi in zip(bounds[:-1], bounds[1:]):
                 self.update(rbm, data[perm[lo:hi]])
+                if self.check_every_update and not params_healthy(rbm, max_weight):
+                    return e + 1
             if not params_healthy(rbm, max_weight):
                 return e + 1
         return len(order)
 
     # ------------------------------------------------------------------ helpers
+    def _work_arrays(self, rbm, rows, extra):
+        """The work arrays of the BLAS path for ``rows`` rows, kept in ``self._buf`` and made
+        again only for more rows or another shape or dtype: the ones every Gibbs rule uses
+        (pre-activations, hidden samples, the sigmoid scratch ``F``/``B``, the gradient
+        ``G``, ``gb``, ``gc``) and ``extra(rows, n_visible, n_hidden, dtype)``."""
+        buf = getattr(self, "_buf", None)
+        key = (rows, rbm.n_visible, rbm.n_hidden, rbm.dtype)
+        if buf is None or buf["key"][0] < rows or buf["key"][1:] != key[1:]:
+            dt, nv, nh = rbm.dtype, rbm.n_visible, rbm.n_hidden
+            m = max(nv, nh)
+            buf = self._buf = {
+                "key": key,
+                "Pre": np.empty((rows, nh), dtype=dt),    # hidden pre-activations
+                "H": np.empty((rows, nh), dtype=dt),      # hidden samples
+                "PreV": np.empty((rows, nv), dtype=dt),   # visible pre-activations
+                "F": np.empty((rows, m)), "B": np.empty((rows, m), dtype=np.int64),
+                "G": np.empty((nv, nh), dtype=dt), "gb": np.empty(nv, dtype=dt),
+                "gc": np.empty(nh, dtype=dt), **extra(rows, nv, nh, dt)}
+        return buf
+
     def record_fields(self) -> dict:
         """Extra values the run loop copies into every record.
 

@@ -113,25 +113,12 @@ class CD(Algorithm):
     # ---------------------------------------------------------------- BLAS path
     def _buffers(self, rbm, rows):
         """Work arrays for ``rows`` = chains + batch rows, allocated once and reused."""
-        buf = getattr(self, "_buf", None)
-        key = (rows, rbm.n_visible, rbm.n_hidden, rbm.dtype)
-        if buf is None or buf["key"][0] < rows or buf["key"][1:] != key[1:]:
-            dt, nv, nh = rbm.dtype, rbm.n_visible, rbm.n_hidden
-            m = max(nv, nh)
-            buf = self._buf = {
-                "key": key,
-                "S": np.empty((rows, nv), dtype=dt),      # [V (chains); X_B]
-                "Pre": np.empty((rows, nh), dtype=dt),    # hidden pre-activations
-                "Y": np.empty((rows, nh), dtype=dt),      # [−η/n Pᵏ; η/|B| P⁰]
-                "H": np.empty((rows, nh), dtype=dt),      # hidden samples
-                "PreV": np.empty((rows, nv), dtype=dt),   # visible pre-activations
-                "w": np.empty(rows, dtype=dt),            # row weights of the visible-bias step
-                "F": np.empty((rows, m)), "B": np.empty((rows, m), dtype=np.int64),
-                "G": np.empty((nv, nh), dtype=dt), "gb": np.empty(nv, dtype=dt),
-                "gc": np.empty(nh, dtype=dt),
-                "idx": np.empty((rows, nv), dtype=np.int32),   # ones of each row of S
-                "cnt": np.empty(rows, dtype=np.int32)}
-        return buf
+        return self._work_arrays(rbm, rows, lambda rows, nv, nh, dt: {
+            "S": np.empty((rows, nv), dtype=dt),          # [V (chains); X_B]
+            "Y": np.empty((rows, nh), dtype=dt),          # [−η/n Pᵏ; η/|B| P⁰]
+            "w": np.empty(rows, dtype=dt),                # row weights of the visible-bias step
+            "idx": np.empty((rows, nv), dtype=np.int32),  # ones of each row of S
+            "cnt": np.empty(rows, dtype=np.int32)})
 
     def update(self, rbm: RBM, batch: np.ndarray) -> None:
         """One update on the BLAS path.

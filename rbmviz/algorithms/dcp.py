@@ -247,26 +247,13 @@ class InnerLoop(Algorithm):
 
     def _buffers(self, rbm, rows):
         """Work arrays for ``rows`` batch rows, allocated once and reused."""
-        buf = getattr(self, "_buf", None)
-        key = (rows, rbm.n_visible, rbm.n_hidden, rbm.dtype)
-        if buf is None or buf["key"][0] < rows or buf["key"][1:] != key[1:]:
-            dt, nv, nh = rbm.dtype, rbm.n_visible, rbm.n_hidden
-            m = max(nv, nh)
-            buf = self._buf = {
-                "key": key,
-                "X": np.empty((rows, nv), dtype=dt),      # the batch
-                "V": np.empty((rows, nv), dtype=dt),      # chain states Ṽ
-                "Pre": np.empty((rows, nh), dtype=dt),    # hidden pre-activations
-                "P0": np.empty((rows, nh), dtype=dt),     # σ(XW + c) at θ⁽ᵗ⁾
-                "Pn": np.empty((rows, nh), dtype=dt),     # σ(ṼW + c) (model term)
-                "H": np.empty((rows, nh), dtype=dt),      # hidden samples
-                "PreV": np.empty((rows, nv), dtype=dt),   # visible pre-activations
-                "F": np.empty((rows, m)), "B": np.empty((rows, m), dtype=np.int64),
-                "Gd": np.empty((nv, nh), dtype=dt), "gbd": np.empty(nv, dtype=dt),
-                "gcd": np.empty(nh, dtype=dt),
-                "G": np.empty((nv, nh), dtype=dt), "gb": np.empty(nv, dtype=dt),
-                "gc": np.empty(nh, dtype=dt)}
-        return buf
+        return self._work_arrays(rbm, rows, lambda rows, nv, nh, dt: {
+            "X": np.empty((rows, nv), dtype=dt),      # the batch
+            "V": np.empty((rows, nv), dtype=dt),      # chain states Ṽ
+            "P0": np.empty((rows, nh), dtype=dt),     # σ(XW + c) at θ⁽ᵗ⁾
+            "Pn": np.empty((rows, nh), dtype=dt),     # σ(ṼW + c) (model term)
+            "Gd": np.empty((nv, nh), dtype=dt),       # the inner step's direction
+            "gbd": np.empty(nv, dtype=dt), "gcd": np.empty(nh, dtype=dt)})
 
     def update(self, rbm: RBM, batch: np.ndarray) -> None:
         """One update (``d`` inner parameter steps) of ``rbm`` from the rows of ``batch``.

@@ -55,7 +55,7 @@ from ..bounds import EPOCHS_MAX, TAP_ITER_MAX
 from ..kernels.priors import moments_rows
 from ..tap import adatap
 from ..tap.options import option_param
-from .base import Algorithm, params_healthy
+from .base import Algorithm
 from .knobs import AlgorithmKnobs
 
 if TYPE_CHECKING:
@@ -289,6 +289,8 @@ class TAP(Algorithm):
     reference = "Tramel et al. (2018) Alg. 2; Gabrié, Tramel & Krzakala (2015)"
     #: every unit prior of rbmviz.units (the TAP moments handle all of them)
     unit_types = ("bernoulli", "truncated_gaussian", "truncated_gauss_bernoulli")
+    #: a diverging update stops the epoch (checked after every update)
+    check_every_update = True
     equation = (r"\Delta W = \big\langle x\, f^h_a(xW)\big\rangle_{\text{data}}"
                 r" - \big\langle a^v a^{h\top} + W\circ c^v c^{h\top}\big\rangle_{\text{TAP}}")
 
@@ -405,30 +407,6 @@ class TAP(Algorithm):
         return float(self.learning_rate * (self.learning_rate_final / self.learning_rate) ** frac)
 
     # ------------------------------------------------------------------ training
-    def train_epochs(self, rbm: RBM, data: np.ndarray, order: np.ndarray, bounds: np.ndarray,
-                     max_weight: float = np.inf) -> int:
-        """Train over ``len(order)`` epochs, checking the parameters after every update.
-
-        As the base loop, but a diverging update stops the epoch (the run loop then reports the
-        divergence).
-
-        Parameters
-        ----------
-        rbm, data, order, bounds, max_weight
-            As in :meth:`Algorithm.train_epochs <rbmviz.algorithms.base.Algorithm.train_epochs>`.
-
-        Returns
-        -------
-        int
-            The number of epochs done (``len(order)`` unless stopped early).
-        """
-        for e, perm in enumerate(order):
-            for lo, hi in zip(bounds[:-1], bounds[1:]):
-                self.update(rbm, data[perm[lo:hi]])
-                if not params_healthy(rbm, max_weight):
-                    return e + 1
-        return len(order)
-
     def record_fields(self) -> dict:
         """Values reported in every run record.
 

@@ -176,7 +176,8 @@ class BiasSession(SettingsSession):
         Returns
         -------
         panel.Column
-            The tab, named "CD bias".
+            The tab, named "CD bias": the introduction and the bound's formula, the controls,
+            the bias and factor plots, the help page.
         """
         return self._page(
             [pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),

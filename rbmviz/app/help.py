@@ -18,7 +18,7 @@ def help_text(page: str) -> str:
     Parameters
     ----------
     page : str
-        One of :data:`PAGES`.
+        The page's key in :data:`PAGES`: ``"race"``, ``"cd_bias"`` or ``"tap"``.
 
     Returns
     -------
@@ -28,7 +28,7 @@ def help_text(page: str) -> str:
     Raises
     ------
     ValueError
-        For an unknown page.
+        For a page that is not a key of :data:`PAGES`, naming the keys.
     """
     if page not in PAGES:
         raise ValueError(f"page must be one of {list(PAGES)}, got {page!r}")
@@ -41,7 +41,7 @@ def help_card(page: str) -> pn.Card:
     Parameters
     ----------
     page : str
-        One of :data:`PAGES`.
+        A key of :data:`PAGES`, as for :func:`help_text`.
 
     Returns
     -------

@@ -632,7 +632,7 @@ def full_page(limits: Limits) -> pn.Column:
     Parameters
     ----------
     limits : Limits
-        The caps (the page names ``max_sessions``).
+        The server's caps; the page names their ``max_sessions``.
 
     Returns
     -------
@@ -654,7 +654,7 @@ def full_message(limits: Limits) -> str:
     Returns
     -------
     str
-        The message, with what to do.
+        The message: how many sessions the class takes, who set that, and what to do.
     """
     return (f"## The class is full\n\nThis explorer server takes at most "
             f"**{limits.max_sessions}** sessions at a time "

@@ -93,7 +93,7 @@ class TapSession(SettingsSession):
     Parameters
     ----------
     doc : bokeh.document.Document, optional
-        The session's document (:class:`~rbmviz.app.feed.SettingsSession`).
+        The document it feeds, usually the explorer's (:func:`make_tap_tab`).
     """
 
     engine_class = TapRace

@@ -26,7 +26,7 @@ def slider_range(p: param.Parameter) -> tuple[float, float] | None:
     Parameters
     ----------
     p : param.Parameter
-        A knob declaration.
+        The knob's declaration (its ``softbounds`` and ``bounds``).
 
     Returns
     -------

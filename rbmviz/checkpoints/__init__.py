@@ -57,7 +57,8 @@ def path(name: str) -> Path:
     Parameters
     ----------
     name : str
-        One of :func:`names`.
+        A shipped model's name, e.g. ``"tap-mnist-100-short-epoch1"`` (:func:`names` lists
+        them).
 
     Returns
     -------
@@ -85,7 +86,7 @@ def info(name: str) -> dict:
     Parameters
     ----------
     name : str
-        One of :func:`names`.
+        As in :func:`path` (an unknown one is refused there).
 
     Returns
     -------
@@ -107,7 +108,7 @@ def load(name: str) -> tuple[RBM, dict]:
     Parameters
     ----------
     name : str
-        One of :func:`names`.
+        The shipped model, as :func:`path` names it.
 
     Returns
     -------

@@ -70,7 +70,7 @@ def bias_data(name: str) -> np.ndarray:
     Parameters
     ----------
     name : str
-        A key of :data:`BIAS_DATASETS`.
+        The data set's key in :data:`BIAS_DATASETS`, e.g. ``"diag"``.
 
     Returns
     -------

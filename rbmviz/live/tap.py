@@ -388,14 +388,9 @@ class TapRace(TapLoop):
         ``sink(records, snapshot)``, called from the thread with a list of record dicts
         (:data:`RECORD_FIELDS`) and the latest landscape snapshot (or None); must be quick and
         thread-safe (it may block briefly for back-pressure).
-    on_error : callable, optional
-        ``on_error(message)``, called when training diverges or the thread fails.
-    threads : int
-        Numba threads of the training thread.
-    max_updates_per_second : float
-        Upper bound on sink calls per second.
-    max_points : int
-        The race idles after this many records.
+    on_error, threads, max_updates_per_second, max_points
+        As for :class:`~rbmviz.live.bias.BiasRace`: the failure callback, the Numba threads,
+        the most sink calls per second and the records after which the race idles.
 
     Raises
     ------

@@ -102,14 +102,8 @@ class DBMTapRace(TapLoop):
     sink : callable, optional
         ``sink(records, snapshot)``, called from the thread with a list of records
         (:data:`DBM_RECORD_FIELDS`) and the latest snapshot.
-    on_error : callable, optional
-        ``on_error(message)``, called when training diverges or the thread fails.
-    threads : int
-        Numba threads of the training thread.
-    max_updates_per_second : float
-        Upper bound on sink calls per second.
-    max_points : int
-        The race idles after this many records.
+    on_error, threads, max_updates_per_second, max_points
+        As in :class:`~rbmviz.live.tap.TapRace`.
 
     Raises
     ------
