@@ -15,8 +15,9 @@ DOCS = Path(__file__).resolve().parents[1]
 #: the explorer's address when started by ``rbmviz explore`` on the lecturer's machine
 EXPLORER = "http://localhost:5006/explorer"
 TABS = {"race": "Training race", "bias": "CD bias", "tap": "TAP landscape"}
-#: the numbers tests/test_results_sources.py scans prose for: decimals, signed or not, and
-#: percentages (its ``_NUMBER``; integers are not scanned)
+#: the numbers tests/test_results_sources.py scans prose for (its ``_NUMBER``: decimals, signed
+#: or not, percentages and integers; it reads an integer as a result only beside a unit, a
+#: count or a comparison, but the page declares every number of the captions)
 _NUMBER = re.compile(r"(?<![\w.\d−-])(?:(?<![\w.\d])[−-])?\d[\d,]*(?:\.\d+)?(?:e[−-]?\d+)?"
                      r"(?:\s?%)?(?![\w.]\d|\d)")
 
@@ -62,11 +63,13 @@ def render() -> str:
             out += [f"**In the notebooks:** {{doc}}`../notebooks/{nb}`, section “{heading}”.", ""]
         for text in (lesson.notice, (lesson.predict,)):
             for line in text:
-                numbers.update(n.replace("-", "−") for n in _NUMBER.findall(line)
-                               if "." in n or n.endswith("%"))
+                numbers.update(n.rstrip(",").replace("-", "−") for n in _NUMBER.findall(line))
     if numbers:
         out += [f"<!-- not from a run: {' '.join(sorted(numbers))} (the lessons' own captions: "
                 "tests/test_lessons.py runs every lesson and checks what they say) -->", ""]
+    lengths = sorted({str(lesson.seconds) for lesson in LESSONS})
+    out += [f"<!-- not from a run: {' '.join(lengths)} (the lessons' lengths at lecture pace, "
+            "their ``seconds`` setting) -->", ""]
     return "\n".join(out)
 
 
