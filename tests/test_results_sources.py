@@ -95,10 +95,12 @@ def test_a_changed_number_is_caught(tmp_path):
 #: A minus after a digit or a letter (a range "0.1-0.3", "1e-3") is not a sign.
 _NUMBER = re.compile(r"(?<![\w.\d−-])(?:(?<![\w.\d])[−-])?\d[\d,]*(?:\.\d+)?(?:e[−-]?\d+)?"
                      r"(?:\s?%)?(?![\w.]\d|\d)")
-#: where a number has its source or is code: generated blocks, inline values, code, comments
+#: where a number has its source or is code: generated blocks, inline values, code, math,
+#: comments, link targets
 _SOURCED = [re.compile(p, re.S) for p in (
     r"<!-- generated:.*?<!-- end generated -->", r"<!--v .*?<!--/v-->", r"```.*?```",
-    r"`[^`\n]*`", r"\$[^$\n]+\$", r"<!--.*?-->")]
+    r"`[^`\n]*`", r"\$\$.*?\$\$", r"\$(?:[^$\n]|\n(?!\n))+?\$", r"<!--.*?-->",
+    r"\]\([^)\s]*\)", r"<https?://[^>\s]*>")]
 #: the declaration of a file's numbers that are not run results (the papers', analytic bounds,
 #: arithmetic of settings, lesson texts checked by their own tests):
 #: ``<!-- not from a run: −2.639 −3.15 (why) -->``; and of measurements whose output no file
@@ -108,11 +110,39 @@ _DECLARED = re.compile(r"<!-- (?:not from a run|no file keeps):(.*?)-->", re.S)
 #: a number given as the value of a named setting ("η = 0.3", "p ≥ 0.35", "damping 0.5",
 #: "weight decay 0.001"), and the numbers listed after it ("p = 0.1 / 0.2 / 0.3", "0.3–0.45")
 _SETTING = re.compile(r"(?:\b(?:p|η|γ|λ|ε|lr|damping|momentum|weight decay|weight scale|"
-                      r"learning rate|step|tolerance|rate|decay|noise)|[ηγλε])"
+                      r"learning rate|step|tolerance|rate|decay|noise|N_h|N|B|K|K′|M|d|k|batch|"
+                      r"seed|epochs?)|[ηγλε])"
                       r"\s*(?:=|≥|≤|>|<|→|∈\s*\{)?\s*[−-]?$")
-_LIST = re.compile(r"^\s*(?:[/,–…-])?\s*(?:and|to|or|then)?\s*$")
+_LIST = re.compile(r"^\s*(?:[/,–…→-]\s*(?:and|to|or|then)?|and|to|or|then)\s*$")
+#: an integer that is a measurement, so scanned like a decimal: a time or a size ("35 s per
+#: epoch", "46 / 45 / 60 min", "11 CPU-minutes", "3 MB": a unit after it or after the list it
+#: opens); a count of outcomes ("262 unique solutions", "6–7 completed trials", "9 runs
+#: diverge"; not a total: "of the 10,000 rows converge"); a ratio ("~5× faster", "ratio 56–66,
+#: 186–203"); a value of a before → after chain or of a change ("262 → 289", "grow from 262 to
+#: 289"); an approximate count ("about 90", "over 200", "~190"); the epoch a run reached
+#: ("stopped at epoch 10"); and the numbers listed after any of these
+_UNIT = (r"(?:ms|s|sec|seconds?|min|minutes?|h|hours?|days?|(?:CPU|core)[- ]"
+         r"(?:s|h|min|seconds?|minutes?|hours?)|[kMG]B)\b")
+_OUTCOME = (r"(?:(?:(?:unique|distinct|different|TAP|new|more)\s+)*(?:solutions?|fixed points?)"
+            r"|(?:completed|converged|unconverged|diverged|escaped|stuck)\s+(?:rows?|runs?|"
+            r"trials?|chains?)|(?:rows?|runs?|trials?|chains?)\s+(?:converge|diverge|escape|fail|"
+            r"reach|stay|leave|hit|oscillate)\w*|diverged|converged|escaped)\b")
+_LISTED = r"^(?:\s*(?:[/,–-]|and|or|to)\s*[~≈]?\d[\d,]*)*\s*"
+_COUNTED = re.compile(_LISTED + "(?:" + _UNIT + "|" + _OUTCOME + r"|×(?!\s?\d))")
+_MEASURED_AFTER = re.compile(_LISTED + "(?:" + _UNIT + "|" + _OUTCOME
+                             + r"|×(?!\s?\d)|→\s*[~≈]?\d)")
+_TOTAL = re.compile(r"\bof(?:\s+(?:the|all|its))?\s*$")
+_REACHED = re.compile(r"\b(?:reached|reaches|stopped at|stops at|ended at|ends at)\s+epoch\s*$",
+                      re.I)
+_CHANGE = (r"\b(?:grows?|grew|rises?|rose|falls?|fell|drops?|climbs?|increases?|decreases?)"
+           r"\s+from\s+(?:[\d,]+\s+to\s+)?")
+_MEASURED_BEFORE = re.compile(r"(?:(?:\d\s*→|[~≈]|\b(?:about|around|roughly|nearly|over|"
+                              r"more than|ratios?\s*[≈=]?)|" + _CHANGE + r")\s*$)|"
+                              + _REACHED.pattern, re.I)
 #: the number of a section, an equation, a figure, a table ("Sec. 4.2.1", "[eq. 1.2]")
 _SECTION = re.compile(r"(?:\b(?:Sec|Secs|Section|eq|eqs|Eq|Eqs|Fig|Figs|Table|Alg|App)\.?|§)\s*$")
+#: a year ("Fischer & Igel 2011")
+_YEAR = re.compile(r"(?:19|20)\d\d")
 PROSE = sorted(READMES + sorted((ROOT / "notebooks").glob("*.ipynb")) + PAGES)
 
 
@@ -154,27 +184,44 @@ def given(path):
 
 
 def unsourced(text, given=frozenset()):
-    """The numbers of :data:`_NUMBER` (decimals and percentages) in ``text`` that have no
-    source: outside markers, code, math and comments; not a section, equation or figure
-    number; not the value of
-    a named setting (or listed after one); not in ``given`` (settings and the papers' values
-    of the summary files); not in the text's ``not from a run`` declarations."""
+    """The scanned numbers of ``text`` that have no source, as typed (a minus as "−"); the
+    rule is :func:`test_every_number_in_prose_has_a_source`'s."""
+    return [token for token, _, _ in _unsourced(text, given)]
+
+
+def _unsourced(text, given):
+    """:func:`unsourced`'s numbers with their offsets in the text stripped of sourced parts
+    (markers, code, math, comments, link targets), and that text."""
     declared = set().union(*(_values(m.group()) for d in _DECLARED.findall(text)
                              for m in _NUMBER.finditer(d))) if _DECLARED.search(text) else set()
     for pattern in _SOURCED:
         text = pattern.sub(" ", text)
-    out, setting, end = [], False, 0
+    out, setting, end, measured, end_measured = [], False, 0, False, 0
     for m in _NUMBER.finditer(text):
         token = m.group()
-        before = text[max(0, m.start() - 40):m.start()]
-        setting = bool(_SETTING.search(before)) or (
-            setting and not token.endswith("%") and bool(_LIST.match(text[end:m.start()])))
-        end = m.end()
-        if not ("." in token or token.endswith("%")) or _SECTION.search(before) or setting:
+        before, after = text[max(0, m.start() - 40):m.start()], text[m.end():m.end() + 80]
+        integer = not ("." in token or token.endswith("%"))
+        reached = bool(_REACHED.search(before))
+        setting = not reached and (bool(_SETTING.search(before)) or (
+            setting and not token.endswith("%") and bool(_LIST.match(text[end:m.start()]))))
+        end = m.start() + len(token.rstrip(","))
+        total = bool(_TOTAL.search(before))  # "of the 10,000 rows converge": not the count
+        measured = not integer or bool(
+            (_MEASURED_AFTER.match(after) and not total) or _MEASURED_BEFORE.search(before)
+            or (measured and _LIST.match(text[end_measured:m.start()])))
+        if measured:  # a trailing comma is the list's, not the number's
+            end_measured = m.start() + len(token.rstrip(","))
+        if not measured:
             continue
-        if _values(token) & (set(given) | declared):
+        if _SECTION.search(before) or setting or (integer and _YEAR.fullmatch(token)):
             continue
-        out.append(token.replace("-", "−"))
+        # a setting or a paper's value is no duration, count of outcomes or speed-up, so a
+        # time, a size, a count or a ratio is not excused by one that happens to be equal
+        if _values(token) & ((set() if integer and not total and _COUNTED.match(after)
+                              else set(given))
+                             | declared):
+            continue
+        out.append((token.replace("-", "−"), m.start(), text))
     return out
 
 
@@ -183,22 +230,38 @@ def test_every_number_in_prose_has_a_source(path):
     """A run-derived number in a results README, a notebook's prose or a documentation page is
     an inline value from its run's file (:mod:`rbmviz.reproduce.report`), none typed by hand.
 
-    Scanned: every decimal, signed or not ("−3.21", "0.0247", "2.7e-8"), and every percentage
-    ("26.8 %") outside markers, generated blocks, code, math and comments.  Not a run result,
-    so allowed:
+    Scanned, outside markers, generated blocks, code, math, comments and link targets: every
+    decimal, signed or not ("−3.21", "0.0247", "2.7e-8"), every percentage ("26.8 %"), and
+    every integer that is a measurement (:data:`_UNIT`, :data:`_OUTCOME`, :data:`_MEASURED_BEFORE`):
 
-    * the number of a section, an equation or a figure ("Sec. 4.2.1", "eq. 1.2");
-    * the value of a named setting ("η = 0.3", "damping 0.5", "p = 0.1 / 0.2 / 0.3");
+    * a time or a size: a unit after it, or after the list it opens ("35 s per epoch",
+      "46 / 45 / 60 min", "11 CPU-minutes", "34 MB");
+    * a count of outcomes: solutions, fixed points, completed, converged, diverged or escaped
+      rows, runs, trials ("262 unique solutions", "6–7 completed trials", "9 runs diverge"),
+      but not the total they are counted of ("of the 10,000 rows converge");
+    * a ratio ("~5× faster", "ratio 56–66"), a before → after value or a change ("262 → 289",
+      "grow from 262 to 289"), an approximate count ("about 90", "over 200", "~190"), the epoch
+      a run reached ("stopped at epoch 10"), and the numbers listed after any of these.
+
+    Other integers are what this prose's integers are when no unit, count or comparison makes
+    them a measurement: settings (epochs 100, batch 100, 10 trials), sizes (784×500), section,
+    equation, figure and table numbers, list enumerations, years, citations, dates.
+
+    Not a run result, so allowed:
+
+    * the number of a section, an equation or a figure ("Sec. 4.2.1", "eq. 1.2"); a year;
+    * the value of a named setting ("η = 0.3", "damping 0.5", "p = 0.1 / 0.2 / 0.3",
+      "N_h = 100", "epochs 0 → 1 → 10");
     * a number equal (up to its sign; a percentage as x / 100 too) to a setting or a paper's
       value recorded in a summary file: the ``settings`` and ``paper`` of the summaries
-      beside a results README, of every results summary for a notebook or a page;
+      beside a results README, of every results summary for a notebook or a page — except a
+      time, a size, a count of outcomes or an "N×" ratio, which no setting or paper value
+      excuses;
     * a number the file declares in ``<!-- not from a run: ... (why) -->`` (a paper's value
-      no summary records, an analytic bound, arithmetic of settings, a test's tolerance);
+      no summary records, an analytic bound, arithmetic of settings, a file's size, a test's
+      tolerance);
     * a number the file lists in ``<!-- no file keeps: ... (what) -->``: a one-off
-      measurement whose output is not kept, visible there until a kept run sources it.
-
-    Integers without a percent sign are not scanned: in this prose they are settings, sizes
-    and references (epochs, units, rows, seeds, figures, years)."""
+      measurement whose output is not kept, visible there until a kept run sources it."""
     assert unsourced(_prose(path), given(path)) == []
 
 
@@ -213,6 +276,29 @@ def test_a_typed_number_is_caught():
             "<!-- not from a run: −3.15 (the paper) -->")
     assert unsourced(text) == ["−3.21", "0.431", "26.8 %", "12 %", "0.0099"]
     assert unsourced(text, given={0.268, 0.0099}) == ["−3.21", "0.431", "12 %"]
+
+
+def test_a_typed_integer_count_is_caught(tmp_path):
+    """The integer scan is not vacuous: a hand-typed count, wall time, ratio or reached epoch
+    in a README is reported; settings, sizes, section numbers, years, enumerations, link
+    targets, totals and declared or sourced integers are not, nor a setting's value that a
+    summary records — unless it is written as a count or a time."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "summary.json").write_text(json.dumps({"settings": {"epochs": 100, "trials": 6},
+                                                  "paper": {"lead_epochs": 100}}))
+    (tmp_path / "README.md").write_text(
+        "# Fischer & Igel (2011)\n\n1. Train 100 epochs (batch 100, N_h = 500, 784×500) as in "
+        "Sec. 4 and [Fig. 3](fig3.png); the paper: ≈ 100 epochs ahead.\n"
+        "2. The count grows from 262 to 289 unique solutions; 6 completed trials; "
+        "46 / 45 min of CPU; ~5× faster; the run stopped at epoch 7; "
+        "of the 10,000 rows converge <!--v run/summary.json settings.epochs d-->100<!--/v--> "
+        "and about 13 min <!-- no file keeps: 13 (a one-off timing) -->.\n")
+    summary = json.loads((run / "summary.json").read_text())
+    known = _numbers(summary["settings"]) | _numbers(summary["paper"])
+    assert unsourced((tmp_path / "README.md").read_text(), known) == \
+        ["262", "289", "6", "46", "45", "5", "7"]
+    assert unsourced("the 10 runs took 12 min; 3 trials", {10.0, 12.0, 3.0}) == ["12"]
 
 
 def test_a_computed_value_is_checked_and_rendered(tmp_path):
