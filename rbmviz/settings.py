@@ -284,12 +284,12 @@ def algorithm_knobs(algorithm: str) -> list[str]:
     Parameters
     ----------
     algorithm : str
-        An algorithm name.
+        A registered training rule (:func:`rbmviz.algorithms.names`), e.g. ``"pcd"``.
 
     Returns
     -------
     list of str
-        Knob names.
+        Knob names, in :class:`TrainSettings` order.
     """
     accepted = _algorithms.accepted_settings(algorithm)
     return [n for n in knobs(TrainSettings) if n in accepted]
@@ -303,7 +303,7 @@ def algorithm_defaults(algorithm: str) -> dict:
     Parameters
     ----------
     algorithm : str
-        An algorithm name.
+        As in :func:`algorithm_knobs`.
 
     Returns
     -------
@@ -320,12 +320,13 @@ def live_knobs(algorithm: str) -> tuple[str, ...]:
     Parameters
     ----------
     algorithm : str
-        An algorithm name.
+        The rule's registry name.
 
     Returns
     -------
     tuple of str
-        Knob names.
+        The names of its live knobs, e.g. ``("k", "learning_rate", "momentum",
+        "weight_decay")`` for ``"cd"``.
     """
     return tuple(_algorithms.get(algorithm).LIVE_KNOBS)
 
@@ -336,12 +337,12 @@ def dataset_knobs(dataset: str) -> list[str]:
     Parameters
     ----------
     dataset : str
-        A data set name.
+        A registered data set (:func:`rbmviz.datasets.names`).
 
     Returns
     -------
     list of str
-        Knob names.
+        The names of its own knobs, e.g. ``["D"]`` for Bars & Stripes.
     """
     return list(_rule(dataset).knobs)
 
@@ -517,17 +518,8 @@ def make_run(data_settings: DataSettings, model_settings: ModelSettings,
 
 # ---------------------------------------------------------------------------- flat dicts
 
-def _param_kind(p: param.Parameter) -> str:
-    if isinstance(p, param.Selector):
-        return "choice"
-    if isinstance(p, param.Boolean):
-        return "bool"
-    if isinstance(p, param.Integer):
-        return "int"
-    if isinstance(p, param.Number):
-        return "float"
-    return "other"
-
+#: a knob's kind ("choice", "bool", "int", "float" or "other"), as the command line reads it
+_param_kind = _knobs.knob_kind
 
 _NONE_WORDS = ("none", "null", "")
 
@@ -542,21 +534,21 @@ def parse_value(p: param.Parameter, value: Any) -> Any:
     Parameters
     ----------
     p : param.Parameter
-        The knob.
+        The knob's declaration: its kind and whether None is allowed.
     value : object
-        The value or its text.
+        A Python value, or its text.
 
     Returns
     -------
     object
-        The converted value.
+        ``value`` in the knob's type (its bounds unchecked).
 
     Raises
     ------
     ValueError
         Saying what was expected.
     """
-    kind = _param_kind(p)
+    kind = _knobs.knob_kind(p)
     if value is None or (isinstance(value, str) and value.strip().lower() in _NONE_WORDS
                          and kind != "choice"):
         if p.allow_None:
@@ -596,7 +588,7 @@ def parse_value(p: param.Parameter, value: Any) -> Any:
 
 
 def _expected(p: param.Parameter) -> str:
-    kind = _param_kind(p)
+    kind = _knobs.knob_kind(p)
     what = {"int": "an integer", "float": "a number", "bool": "true or false"}.get(kind, "a value")
     if kind == "choice":
         what = "one of " + ", ".join(map(str, p.objects))

@@ -84,16 +84,10 @@ def to_centered(W: np.ndarray, b: np.ndarray, c: np.ndarray, mu: np.ndarray,
 
     Parameters
     ----------
-    W : numpy.ndarray, shape (n_visible, n_hidden)
-        Weights.
-    b : numpy.ndarray, shape (n_visible,)
-        Visible biases.
-    c : numpy.ndarray, shape (n_hidden,)
-        Hidden biases.
-    mu : numpy.ndarray, shape (n_visible,)
-        Visible offsets ``μ``.
-    lam : numpy.ndarray, shape (n_hidden,)
-        Hidden offsets ``λ``.
+    W, b, c : numpy.ndarray
+        The normal RBM's weights (n_visible, n_hidden) and biases (n_visible,), (n_hidden,).
+    mu, lam
+        The offsets, as in :func:`to_normal`.
 
     Returns
     -------
@@ -326,13 +320,7 @@ class CG(CenteredMixin, InnerLoop):
 
     @property
     def k_inner(self) -> int:
-        """Gibbs steps per inner step: ``k`` (CG is CS-DCP with ``d = 1``).
-
-        Returns
-        -------
-        int
-            ``self.k``.
-        """
+        """Gibbs steps per inner step: ``k`` (CG is CS-DCP with ``d = 1``)."""
         return self.k
 
 

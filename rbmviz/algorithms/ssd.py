@@ -160,10 +160,8 @@ class SSD(InnerLoop):
 
         Parameters
         ----------
-        n_visible : int
-            ``J``, visible units.
-        n_hidden : int
-            ``M``, hidden units.
+        n_visible, n_hidden : int
+            ``J`` and ``M``, as in :func:`bound_learning_rate`.
 
         Returns
         -------
