@@ -119,7 +119,8 @@ _LIST = re.compile(r"^\s*(?:[/,–…→-]\s*(?:and|to|or|then)?|and|to|or|then)
 #: opens); a count of outcomes ("262 unique solutions", "6–7 completed trials", "9 runs
 #: diverge"; not a total: "of the 10,000 rows converge"); a ratio ("~5× faster", "ratio 56–66,
 #: 186–203"); a value of a before → after chain or of a change ("262 → 289", "grow from 262 to
-#: 289"); an approximate count ("about 90", "over 200", "~190"); the epoch a run reached
+#: 289"); an approximate or bounded count ("about 90", "over 200", "~190", "within 12"); the
+#: epoch a run reached
 #: ("stopped at epoch 10"); and the numbers listed after any of these
 _UNIT = (r"(?:ms|s|sec|seconds?|min|minutes?|h|hours?|days?|(?:CPU|core)[- ]"
          r"(?:s|h|min|seconds?|minutes?|hours?)|[kMG]B)\b")
@@ -137,7 +138,7 @@ _REACHED = re.compile(r"\b(?:reached|reaches|stopped at|stops at|ended at|ends a
 _CHANGE = (r"\b(?:grows?|grew|rises?|rose|falls?|fell|drops?|climbs?|increases?|decreases?)"
            r"\s+from\s+(?:[\d,]+\s+to\s+)?")
 _MEASURED_BEFORE = re.compile(r"(?:(?:\d\s*→|[~≈]|\b(?:about|around|roughly|nearly|over|"
-                              r"more than|ratios?\s*[≈=]?)|" + _CHANGE + r")\s*$)|"
+                              r"more than|within|ratios?\s*[≈=]?)|" + _CHANGE + r")\s*$)|"
                               + _REACHED.pattern, re.I)
 #: the number of a section, an equation, a figure, a table ("Sec. 4.2.1", "[eq. 1.2]")
 _SECTION = re.compile(r"(?:\b(?:Sec|Secs|Section|eq|eqs|Eq|Eqs|Fig|Figs|Table|Alg|App)\.?|§)\s*$")
@@ -200,7 +201,7 @@ def _unsourced(text, given):
     for m in _NUMBER.finditer(text):
         token = m.group()
         before, after = text[max(0, m.start() - 40):m.start()], text[m.end():m.end() + 80]
-        integer = not ("." in token or token.endswith("%"))
+        integer = not ("." in token or "e" in token or token.endswith("%"))
         reached = bool(_REACHED.search(before))
         setting = not reached and (bool(_SETTING.search(before)) or (
             setting and not token.endswith("%") and bool(_LIST.match(text[end:m.start()]))))
@@ -231,8 +232,9 @@ def test_every_number_in_prose_has_a_source(path):
     an inline value from its run's file (:mod:`rbmviz.reproduce.report`), none typed by hand.
 
     Scanned, outside markers, generated blocks, code, math, comments and link targets: every
-    decimal, signed or not ("−3.21", "0.0247", "2.7e-8"), every percentage ("26.8 %"), and
-    every integer that is a measurement (:data:`_UNIT`, :data:`_OUTCOME`, :data:`_MEASURED_BEFORE`):
+    decimal or power of ten, signed or not ("−3.21", "0.0247", "2.7e-8", "3e-7"), every
+    percentage ("26.8 %"), and every integer that is a measurement (:data:`_UNIT`,
+    :data:`_OUTCOME`, :data:`_MEASURED_BEFORE`):
 
     * a time or a size: a unit after it, or after the list it opens ("35 s per epoch",
       "46 / 45 / 60 min", "11 CPU-minutes", "34 MB");
@@ -240,8 +242,9 @@ def test_every_number_in_prose_has_a_source(path):
       rows, runs, trials ("262 unique solutions", "6–7 completed trials", "9 runs diverge"),
       but not the total they are counted of ("of the 10,000 rows converge");
     * a ratio ("~5× faster", "ratio 56–66"), a before → after value or a change ("262 → 289",
-      "grow from 262 to 289"), an approximate count ("about 90", "over 200", "~190"), the epoch
-      a run reached ("stopped at epoch 10"), and the numbers listed after any of these.
+      "grow from 262 to 289"), an approximate or bounded count ("about 90", "over 200", "~190",
+      "within 12 epochs"), the epoch a run reached ("stopped at epoch 10"), and the numbers
+      listed after any of these.
 
     Other integers are what this prose's integers are when no unit, count or comparison makes
     them a measurement: settings (epochs 100, batch 100, 10 trials), sizes (784×500), section,
@@ -291,13 +294,13 @@ def test_a_typed_integer_count_is_caught(tmp_path):
         "# Fischer & Igel (2011)\n\n1. Train 100 epochs (batch 100, N_h = 500, 784×500) as in "
         "Sec. 4 and [Fig. 3](fig3.png); the paper: ≈ 100 epochs ahead.\n"
         "2. The count grows from 262 to 289 unique solutions; 6 completed trials; "
-        "46 / 45 min of CPU; ~5× faster; the run stopped at epoch 7; "
+        "46 / 45 min of CPU; ~5× faster; the run stopped at epoch 7; agrees within 3e-7; "
         "of the 10,000 rows converge <!--v run/summary.json settings.epochs d-->100<!--/v--> "
         "and about 13 min <!-- no file keeps: 13 (a one-off timing) -->.\n")
     summary = json.loads((run / "summary.json").read_text())
     known = _numbers(summary["settings"]) | _numbers(summary["paper"])
     assert unsourced((tmp_path / "README.md").read_text(), known) == \
-        ["262", "289", "6", "46", "45", "5", "7"]
+        ["262", "289", "6", "46", "45", "5", "7", "3e−7"]
     assert unsourced("the 10 runs took 12 min; 3 trials", {10.0, 12.0, 3.0}) == ["12"]
 
 
