@@ -332,15 +332,13 @@ class RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training rows, every entry in [0, 1].
-        y : None
-            Ignored.
+        X, y
+            As in :meth:`fit`: the training rows, and nothing.
 
         Returns
         -------
         self : RBMEstimator
-            The fitted estimator.
+            The estimator, its model trained one more epoch.
 
         Raises
         ------

@@ -432,10 +432,9 @@ def ais_log_likelihood(rbm: RBM, V: ArrayLike, *, n_chains: int = AIS_CHAINS_DEF
 
     Parameters
     ----------
-    rbm : RBM
-        A binary model.
-    V : array_like, shape (n_samples, n_visible)
-        Rows to evaluate, 0/1.
+    rbm, V
+        The binary model and its rows to evaluate, as in
+        :func:`~rbmviz.evaluate.exact.log_likelihood_exact`.
     n_chains, n_betas, seed, betas, dtype
         As in :func:`ais_log_partition` (used when ``log_z`` is None).
     data : array_like, shape (n_train, n_visible), optional

@@ -69,10 +69,8 @@ def pseudo_log_likelihood(rbm: RBM, V: ArrayLike) -> float:
 
     Parameters
     ----------
-    rbm : RBM
-        A binary model.
-    V : array_like, shape (n_samples, n_visible)
-        Rows to evaluate, 0/1.
+    rbm, V
+        As in :func:`pseudo_log_likelihood_rows`.
 
     Returns
     -------
@@ -81,10 +79,8 @@ def pseudo_log_likelihood(rbm: RBM, V: ArrayLike) -> float:
 
     Raises
     ------
-    TypeError
-        If ``rbm`` is not an :class:`~rbmviz.model.RBM`.
-    ValueError
-        If the model is not binary or ``V`` is not 0/1 data of width ``n_visible``.
+    TypeError, ValueError
+        As :func:`pseudo_log_likelihood_rows` does.
     """
     return float(pseudo_log_likelihood_rows(rbm, V).mean())
 

@@ -134,7 +134,7 @@ def bias_bound_curves(records: "pandas.DataFrame", *, dataset: str | None = None
     Returns
     -------
     holoviews.Overlay
-        The plot.
+        The mean bias and bound curves over the iterations, with their bands.
     """
     df = _select(records, dataset=dataset, k=k, weight_decay=weight_decay)
     metrics = ["bias", "bound"] + (["bd_bound"] if show_bd else [])
@@ -215,14 +215,14 @@ def k_sweep_curves(records: "pandas.DataFrame", *, dataset: str | None = None,
     records, dataset, band
         As in :func:`bias_bound_curves`.
     weight_decay : float
-        The weight decay shown.
+        The weight decay λ of the runs shown (default 0).
     ks : sequence of int
         Values of k (default: all in the records).
 
     Returns
     -------
     holoviews.Overlay
-        The plot.
+        A solid bias curve and a dashed bound curve per k.
     """
     df = _select(records, dataset=dataset, weight_decay=weight_decay)
     ks = sorted(df["k"].unique()) if ks is None else ks
@@ -238,17 +238,15 @@ def weight_decay_curves(records: "pandas.DataFrame", *, dataset: str | None = No
 
     Parameters
     ----------
-    records, dataset, band
-        As in :func:`bias_bound_curves`.
-    k : int
-        The k shown.
+    records, dataset, band, k
+        As in :func:`bias_bound_curves` (here ``k`` defaults to 1).
     weight_decays : sequence of float
         Weight decays λ (default: all in the records).
 
     Returns
     -------
     holoviews.Overlay
-        The plot.
+        A solid bias curve and a dashed bound curve per weight decay λ.
     """
     df = _select(records, dataset=dataset, k=k)
     wds = sorted(df["weight_decay"].unique()) if weight_decays is None else weight_decays
@@ -266,12 +264,13 @@ def reproduction_figure(records: "pandas.DataFrame", *,
     Parameters
     ----------
     records, band
-        As in :func:`bias_bound_curves`.
+        The records and the spread's band, as in :func:`bias_bound_curves`; records without
+        a ``k`` or ``weight_decay`` column count as CD-1 without weight decay.
 
     Returns
     -------
     holoviews.Layout
-        The figure.
+        The panels of every data set, two columns.
     """
     defaults = {"k": 1, "weight_decay": 0.0}
     records = records.assign(**{c: v for c, v in defaults.items() if c not in records})

@@ -100,7 +100,7 @@ def atll_curves(records: "pandas.DataFrame", metric: str | None = None, *, x: st
     mark_fraction : draw a vertical line where each mean curve first covers this fraction
         of its gain from the start to its maximum (None: no lines).
     title : str
-        Title of the plot.
+        Title of the plot (default: none).
     logx : bool
         Logarithmic x axis.
     colors, labels : dicts value of ``by`` → colour / legend text (default: the value, or
@@ -113,7 +113,7 @@ def atll_curves(records: "pandas.DataFrame", metric: str | None = None, *, x: st
     Returns
     -------
     holoviews.Overlay
-        The plot.
+        One mean curve per value of ``by``, with its band when ``band``.
 
     Raises
     ------
@@ -188,7 +188,7 @@ def small_figure(records: "pandas.DataFrame", *, metric: str | None = None, x: s
     Returns
     -------
     holoviews.Layout
-        The figure.
+        One panel per data set.
     """
     hv = _hv()
     panels = []
@@ -325,7 +325,7 @@ def large_figure(records: "pandas.DataFrame", *, study: str = "main", metric: st
     Returns
     -------
     holoviews.Layout
-        The figure.
+        The study's panels.
 
     Raises
     ------

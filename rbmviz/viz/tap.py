@@ -42,14 +42,16 @@ def solution_count_curves(summary: dict, *, title: str | None = "TAP solutions")
     Parameters
     ----------
     summary : dict
-        The summary (as returned by ``summarize``).
-    title : str
+        The summary (as returned by ``summarize``): per epoch ``n_unique`` and
+        ``mean_free_energy``.
+    title : str or None
         Title of the plot.
 
     Returns
     -------
     holoviews.Overlay
-        The plot.
+        Two curves against the epoch: the number of unique solutions (left) and their mean
+        TAP free energy (right).
     """
     hv = _hv()
     n = hv.Curve(summary, "epoch", ("n_unique", "unique TAP solutions")).opts(
@@ -79,7 +81,7 @@ def free_energy_distributions(solutions: "pandas.DataFrame", *, epochs: Sequence
     Returns
     -------
     holoviews.Overlay
-        The plot.
+        One density curve (Gaussian KDE) per epoch, overlaid.
     """
     from ..tap.landscape import free_energy_kde
 
@@ -110,7 +112,7 @@ def solution_maps(frame: "pandas.DataFrame", *, cols: int = 4, size: int = 240) 
     Returns
     -------
     holoviews.Layout
-        The figure.
+        One map per epoch, ``cols`` a row.
     """
     hv = _hv()
     panels = {e: hv.Points(g, ["x", "y"], ["fe_scaled", "free_energy"]).opts(
@@ -137,7 +139,7 @@ def data_solution_map(frame: "pandas.DataFrame", *, title: str | None = "data â†
     Returns
     -------
     holoviews.Overlay
-        The plot.
+        The data points and the TAP solutions they reach, on one map.
     """
     hv = _hv()
     seg = hv.Segments(frame, ["x", "y", "sol_x", "sol_y"]).opts(color="lightgray", line_width=0.5)
@@ -176,7 +178,7 @@ def ranked_receptive_fields(W: np.ndarray, ranking: "pandas.DataFrame", *, n: in
     Returns
     -------
     holoviews.Layout
-        The figure.
+        The first and last ``n`` fields of the ranking as images, ``cols`` a row.
     """
     _hv()                                 # loads the plotting backend if needed
     W = np.asarray(W, dtype=np.float64)
@@ -209,7 +211,7 @@ def denoising_curves(df: "pandas.DataFrame", *,
     Returns
     -------
     holoviews.Overlay
-        The plot.
+        One MCC curve per estimator against the flip probability p.
     """
     hv = _hv()
     names = {"tap": "TAP", "ope": "OPE", "nn": "1-NN"}
@@ -300,16 +302,17 @@ def reproduction_figure(tables: dict, parts: Sequence[str] = PARTS, *, cols: int
     Parameters
     ----------
     tables : dict
-        ``{name: pandas.DataFrame}``, the experiment's tables.
+        ``{name: pandas.DataFrame}``: the tables of the TAP reproduction (``curves``,
+        ``counts``, ``solutions``, ...).
     parts : sequence of str
-        Panels of the figure, in order.
+        Panels of the figure, in order (a subset of :data:`PARTS`).
     cols : int
         Panels (or images) per row.
 
     Returns
     -------
     holoviews.Layout
-        The figure.
+        The panels of ``parts`` that have data, ``cols`` a row.
 
     Raises
     ------
