@@ -513,7 +513,7 @@ class DBM:
         Parameters
         ----------
         X : array_like, shape (R, N_0)
-            Binary data rows.
+            Binary data rows; the hidden layers must be tiny, as for :meth:`exact_clamped`.
 
         Returns
         -------
@@ -1052,7 +1052,7 @@ def pretrain(dbm: DBM, X: ArrayLike, *, epochs: int = DBMKnobs.epochs,
     dbm : DBM
         The model (changed in place).
     X : array_like, shape (R, N_0)
-        Binary data rows.
+        Binary data rows, the first layer's training set.
     epochs : int
         Epochs per layer.
     learning_rate, batch_size, momentum, weight_decay

@@ -339,12 +339,9 @@ class Algorithm:
         ----------
         rbm : RBM
             The model trained (in place).
-        gW : numpy.ndarray, shape (n_visible, n_hidden)
-            Ascent direction of ``W``.
-        gb : numpy.ndarray, shape (n_visible,)
-            Ascent direction of ``b``.
-        gc : numpy.ndarray, shape (n_hidden,)
-            Ascent direction of ``c``.
+        gW, gb, gc : numpy.ndarray
+            Ascent directions of ``W`` (n_visible, n_hidden), ``b`` (n_visible,) and ``c``
+            (n_hidden,).
         """
         W, b, c = rbm.params
         lr = self._dtype.type(self.learning_rate)

@@ -223,12 +223,10 @@ class PCD(CD):
 
     Parameters
     ----------
-    k : int
-        Gibbs steps per update (≥ 1).
+    k, learning_rate, momentum, weight_decay, seed
+        As in :class:`CD`.
     n_chains : int, optional
         Number of persistent chains; default (None): the batch size.
-    learning_rate, momentum, weight_decay, seed
-        See :class:`~rbmviz.algorithms.base.Algorithm`.
     """
 
     name = "pcd"

@@ -151,9 +151,9 @@ def tap_gradient(rbm: RBM, X: ArrayLike, sol: TAPSolution, rows: ArrayLike | Non
     Parameters
     ----------
     rbm : RBM
-        The model (any unit priors).
+        The model (any unit priors; the batch's rows are checked against the visible one).
     X : array_like, shape (M, n_visible)
-        The data rows (checked against the visible prior).
+        The data rows.
     sol : rbmviz.tap.TAPSolution
         From :func:`rbmviz.tap.solve` at the current parameters.
     rows : array_like of int, optional

@@ -296,11 +296,11 @@ def default_metrics(rbm: RBM, *, exact: bool, has_test: bool) -> list[str]:
     Parameters
     ----------
     rbm : RBM
-        The model.
+        The model (its size and unit types decide).
     exact : bool
         Whether exact enumeration is cheap for it.
     has_test : bool
-        Whether the run has test data.
+        Whether the run has test data (then ``test_ll`` too).
 
     Returns
     -------
@@ -330,12 +330,8 @@ def choose_metrics(metrics: str | Sequence[str], rbm: RBM, *, exact: bool, has_t
     ----------
     metrics : "auto" or sequence of str
         Metric names; ``"auto"`` gives :func:`default_metrics`.
-    rbm : RBM
-        The model.
-    exact : bool
-        Whether exact enumeration is cheap for it.
-    has_test : bool
-        Whether the run has test data.
+    rbm, exact, has_test
+        As in :func:`default_metrics`.
     exact_max_bits : int
         The limit of ``exact``, named in the message.
 

@@ -78,8 +78,8 @@ class TAPSolverOptions(param.Parameterized):
             "iteration that has not converged by then oscillates).")
     first_damping = param.Number(
         1.0, bounds=(0.0, 1.0), inclusive_bounds=(False, True), softbounds=(0.01, 1.0),
-        label="First damping",
-        doc="damping of the first attempt of a counting solve (1 = undamped).")
+        label="First damping", doc="damping of the first attempt of a counting solve "
+                                   "(1 = undamped).")
     ladder_rungs = param.NumericTuple(
         (0.2, 0.1, 0.05), length=3, label="Damping ladder",
         doc="the dampings a counting solve descends to, below the training damping, for the "
@@ -128,7 +128,7 @@ def option_param(name: str, options: type = TAPSolverOptions, **narrow: Any) -> 
     Returns
     -------
     param.Parameter
-        The copy.
+        The copy of the option's declaration (:func:`rbmviz.bounds.narrowed`).
 
     Raises
     ------
