@@ -355,7 +355,8 @@ class DBM:
         Returns
         -------
         pathlib.Path
-            The path written (with ``.npz``).
+            The path written: ``path``, with ``.npz`` appended when it had another
+            suffix.
 
         Raises
         ------
@@ -394,14 +395,12 @@ class DBM:
         Returns
         -------
         DBM
-            The model.
+            The model, in float64.
 
         Raises
         ------
-        FileNotFoundError
-            For a missing file.
-        TypeError
-            If ``path`` is not a path.
+        FileNotFoundError, TypeError
+            As :meth:`RBM.load <rbmviz.model.RBM.load>` does.
         ValueError
             Naming the file: not a regular file, not a readable ``.npz`` archive (corrupt or
             truncated), not a DBM file (e.g. an RBM's), a missing array, a shape that does not

@@ -419,7 +419,7 @@ def of_dataset(dataset: str, **overrides: Any) -> TAPPreset:
     Returns
     -------
     TAPPreset
-        The preset.
+        The data set's paper-scale settings, with ``overrides`` applied.
 
     Raises
     ------
