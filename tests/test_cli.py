@@ -519,7 +519,8 @@ def test_reproduce_records_the_options_written():
                                       "--ais-chains", "3", "--quiet"])
     assert args._given_options == {"study": "--study", "seed": "--seed",
                                    "study_ais_chains": "--ais-chains", "quiet": "--quiet"}
-    assert args.eval_every == 1 and "eval_every" not in args._given_options   # a default
+    assert args.save_epochs == "none" and "save_epochs" not in args._given_options  # a default
+    assert args.eval_every is None and "eval_every" not in args._given_options  # a setting's
     parser = args._experiment_parser
     assert given_options(parser, ["--seed", "1", "--", "--quiet"]) == {"seed": "--seed"}
     assert given_options(parser, ["--no-timing-direct", "-h"]) == {

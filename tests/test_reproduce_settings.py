@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import param
 import pytest
 
 from rbmviz import algorithms, cli
@@ -276,3 +277,178 @@ def test_layer_sizes():
         with pytest.raises(ValueError):
             _study.LayerSizes(bad)
     assert _study.format_value([(784, 50, 25), (784, 50, 25, 25)]) == "784-50-25,784-50-25-25"
+
+
+# ---------------------------------------------------------------------------- Sec. VII (tap)
+
+#: the defaults of ``rbmviz reproduce tap`` and of ``tap_run.run`` before they were derived from
+#: ``tap.Settings`` (None: the data set's, Table 1)
+_OLD_TAP_DEFAULTS = dict(
+    dataset="binary-mnist", epochs=None, samples=None, eval_samples=None, test_samples=None,
+    hidden=None, count_hidden=None, eval_every=1, eval_epochs=[], isomap_epochs=None,
+    batch_size=None, n_solutions=None, learning_rate=None, learning_rate_final=None,
+    decay_epochs=None, weight_decay=None, momentum=0.5, momentum_form="heavy_ball",
+    init_scale=0.001, damping=0.5, eval_damping=1.0, tol=1e-8, max_iter=1000, unique_tol=1e-4,
+    n_neighbors=5, seed=0, eval_tol=1e-12, eval_max_iter=None, products="float64",
+    train_iter=10, eval_fallback_damping=None,
+    ps=None)            # (the command line's; run's was DEFAULT_PS, what None means there)
+#: the options of ``rbmviz reproduce tap`` written by hand before (all kept)
+_OLD_TAP_OPTIONS = ("--dataset", "--epochs", "--samples", "--eval-samples", "--test-samples",
+                    "--hidden", "--count-hidden", "--eval-every", "--eval-epochs", "--ps",
+                    "--learning-rate", "--batch-size", "--momentum-form", "--eval-max-iter",
+                    "--eval-fallback-damping", "--products", "--train-iter", "--seed",
+                    "--study", "--state", "--save-epochs", "--out", "--overwrite", "--no-html",
+                    "--quiet", "--quick")
+#: ``summary["settings"]`` of ``rbmviz reproduce tap`` (and the key of its state directory)
+#: before: the paper's settings and the README's quick form
+_OLD_TAP_SUMMARY_SETTINGS = {
+    (): dict(epochs=100, samples=60000, eval_samples=10000, test_samples=1000,
+             hidden=[25, 50, 100, 500], count_hidden=100, eval_every=1,
+             isomap_epochs=[1, 3, 25, 100],
+             ps=[0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5], batch_size=100,
+             n_solutions=100, learning_rate=0.005, weight_decay=0.001, momentum=0.5,
+             momentum_form="heavy_ball", init_scale=0.001, damping=0.5, eval_damping=1.0,
+             tol=1e-08, eval_tol=1e-12, max_iter=1000, unique_tol=0.0001, n_neighbors=5, seed=0,
+             eval_fallback_damping=[0.5, 0.2, 0.1, 0.05], train_iter=10),
+    ("--epochs", "5", "--samples", "2000"): dict(
+        epochs=5, samples=2000, eval_samples=1000, test_samples=200, hidden=[25, 100],
+        count_hidden=100, eval_every=1, isomap_epochs=[1, 3, 25, 100],
+        ps=[0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5], batch_size=20, n_solutions=20,
+        learning_rate=0.05, weight_decay=0.001, momentum=0.5, momentum_form="heavy_ball",
+        init_scale=0.001, damping=0.5, eval_damping=1.0, tol=1e-08, eval_tol=1e-12,
+        max_iter=1000, unique_tol=0.0001, n_neighbors=5, seed=0,
+        eval_fallback_damping=[0.5, 0.2, 0.1, 0.05], train_iter=10),
+}
+
+
+@pytest.fixture
+def tap_ran(monkeypatch):
+    """``rbmviz reproduce tap`` (Sec. VII) with its run replaced by a recorder of the keyword
+    arguments it receives (the command then stops as if interrupted, exit code 130)."""
+    from rbmviz.reproduce import tap
+    calls = []
+
+    def fake(**kw):
+        calls.append(kw)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(tap, "run", fake)
+    return calls
+
+
+def _tap_settings(kw):
+    """``summary["settings"]`` of a run given ``kw`` (before the data are loaded)."""
+    from rbmviz.reproduce import tap_settings
+    return tap_settings.check_settings(**{k: v for k, v in kw.items()
+                                          if k not in ("progress", "state_dir", "save_epochs")})
+
+
+def test_tap_defaults_are_the_old_ones():
+    import inspect
+
+    from rbmviz.reproduce import tap, tap_run
+    assert _plain(_study.values(tap.Settings())) == _plain(_OLD_TAP_DEFAULTS)
+    sig = inspect.signature(tap_run.run).parameters
+    for name, old in _OLD_TAP_DEFAULTS.items():
+        if name == "ps":
+            continue
+        got = sig[name].default
+        assert (list(got) if isinstance(got, tuple) else got) == old, name
+    assert sig["ps"].default is None                        # None: DEFAULT_PS, as before
+    assert _tap_settings({**tap._DEFAULTS, "ps": None})["ps"] == list(tap.DEFAULT_PS)
+
+
+def test_tap_options_are_derived_and_keep_their_names(capsys):
+    from rbmviz.reproduce import tap
+    assert cli.main(["reproduce", "tap", "--help"]) == 0
+    text = capsys.readouterr().out
+    flat, bare = " ".join(text.split()), "".join(text.split())
+    for option in _OLD_TAP_OPTIONS:
+        assert f"[{option}" in flat, option
+    for name, p in _study.settings(tap.Settings).items():
+        if p.precedence is not None and p.precedence < 0:
+            continue
+        assert f"[{_study.option(tap.Settings, name)} " in flat, name
+        assert "".join((p.doc or "").split()) in bare, name
+    for shown in tap.Settings.DEFAULTS_SHOWN.values():      # the data set's defaults, stated
+        assert "".join(shown.split()) in bare
+
+
+@pytest.mark.parametrize("argv", list(_OLD_TAP_SUMMARY_SETTINGS))
+def test_tap_summary_settings_are_the_old_ones(argv, tap_ran):
+    assert cli.main(["reproduce", "tap", "--quiet", *argv]) == 130
+    assert _plain(_tap_settings(tap_ran[-1])) == _OLD_TAP_SUMMARY_SETTINGS[argv]
+
+
+def test_tap_options_parse(tap_ran, tmp_path):
+    argv = ["--dataset", "binary-mnist", "--hidden", "25,50", "--count-hidden", "50",
+            "--epochs", "100", "--eval-every", "25", "--eval-epochs", "1,2,3",
+            "--train-iter", "0", "--products", "float32", "--eval-max-iter", "4000",
+            "--eval-fallback-damping", "0.5,0.2", "--momentum-form", "printed", "--seed", "2",
+            "--state", str(tmp_path), "--save-epochs", "1,10"]
+    assert cli.main(["reproduce", "tap", "--quiet", *argv]) == 130
+    kw = tap_ran[-1]
+    assert (kw["hidden"], kw["count_hidden"], kw["epochs"], kw["eval_every"]) == (
+        [25, 50], 50, 100, 25)
+    assert (kw["eval_epochs"], kw["train_iter"], kw["products"], kw["eval_max_iter"]) == (
+        [1, 2, 3], 0, "float32", 4000)
+    assert (kw["eval_fallback_damping"], kw["momentum_form"], kw["seed"]) == (
+        [0.5, 0.2], "printed", 2)
+    assert (kw["state_dir"], kw["save_epochs"]) == (str(tmp_path), [1, 10])
+    s = _tap_settings(kw)
+    assert "train_iter" not in s and s["eval_epochs"] == [1, 2, 3]
+    assert s["products"] == "float32" and s["eval_max_iter"] == 4000
+    # --quick: the README's quick form (CBCL: 10 epochs), explicit options win
+    assert cli.main(["reproduce", "tap", "--quiet", "--quick"]) == 130
+    assert _plain(_tap_settings(tap_ran[-1])) == _OLD_TAP_SUMMARY_SETTINGS[
+        ("--epochs", "5", "--samples", "2000")]
+    assert cli.main(["reproduce", "tap", "--quiet", "--quick", "--epochs", "3"]) == 130
+    assert (tap_ran[-1]["epochs"], tap_ran[-1]["samples"]) == (3, 2000)
+    assert cli.main(["reproduce", "tap", "--quiet", "--quick", "--dataset", "cbcl"]) == 130
+    assert (tap_ran[-1]["epochs"], tap_ran[-1]["samples"], tap_ran[-1]["hidden"]) == (
+        10, 2429, [64])
+    assert cli.main(["reproduce", "tap", "--quiet", "--eval-fallback-damping", "none"]) == 130
+    assert tap_ran[-1]["eval_fallback_damping"] is None       # the default ladder
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--epochs", "-1"], "argument --epochs: epochs must be >= 0, got -1"),
+    (["--samples", "1"], "argument --samples: samples must be >= 2, got 1"),
+    (["--test-samples", "20000"], "argument --test-samples: test_samples must be <= 10000"),
+    (["--hidden", "25,0"], "argument --hidden: hidden items must be >= 1, got 0"),
+    (["--count-hidden", "0"], "argument --count-hidden: count_hidden must be >= 1"),
+    (["--eval-every", "0"], "argument --eval-every: eval_every must be >= 1"),
+    (["--eval-epochs", "-1"], "argument --eval-epochs: eval_epochs items must be >= 0"),
+    (["--learning-rate", "0"], "argument --learning-rate: learning_rate must be > 0"),
+    (["--batch-size", "0"], "argument --batch-size: batch_size must be >= 1"),
+    (["--eval-max-iter", "0"], "argument --eval-max-iter: eval_max_iter must be >= 1"),
+    (["--train-iter", "-1"], "argument --train-iter: train_iter must be >= 0"),
+    (["--seed", "-1"], "argument --seed: seed must be >= 0"),
+    (["--save-epochs", "1"], "--save-epochs needs --state"),
+    (["--dataset", "cbcl", "--samples", "3000"], "samples must be <= 2429"),
+    (["--dataset", "cbcl", "--products", "float32"], "products='float32' is for binary"),
+])
+def test_tap_bad_value_is_a_usage_error_naming_the_option(argv, message, tap_ran, capsys):
+    assert cli.main(["reproduce", "tap", "--quiet", *argv]) == 2
+    assert message in capsys.readouterr().err
+    assert not tap_ran
+
+
+def test_tap_training_knobs_are_the_rules_declarations():
+    from rbmviz.reproduce import tap
+    from rbmviz.tap.options import TAPSolverOptions
+    declared = algorithms.get("tap").Knobs.param
+    for knob in ("learning_rate", "weight_decay", "momentum", "momentum_form", "n_solutions",
+                 "learning_rate_final", "decay_epochs", "damping", "tol", "max_iter",
+                 "unique_tol", "products", "seed"):
+        mine = tap.Settings.param[knob]
+        assert type(mine) is type(declared[knob]), knob
+        if isinstance(mine, param.Number):
+            assert (mine.bounds, mine.inclusive_bounds) == (declared[knob].bounds,
+                                                            declared[knob].inclusive_bounds)
+        else:
+            assert mine.objects == declared[knob].objects
+    assert tap.Settings.param.eval_max_iter.bounds == declared["max_iter"].bounds
+    assert tap.Settings.param.train_iter.bounds[1] == declared["fixed_iter"].bounds[1]
+    solver = TAPSolverOptions.param
+    assert tap.Settings.param.eval_tol.default == solver.count_tol.default
+    assert tap.Settings.param.eval_damping.default == solver.first_damping.default

@@ -377,26 +377,33 @@ def test_eval_max_iter_reaches_the_evaluation(monkeypatch):
         rt.run(eval_max_iter=0, **kw)
 
 
+def _settings(argv):
+    """The settings ``rbmviz reproduce tap ARGV`` gives (before the quick form), a dict."""
+    from rbmviz.cli import build_parser
+    from rbmviz.cli.reproduce import settings_from_args
+    from rbmviz.reproduce._study import values
+    args = build_parser().parse_args(["reproduce", "tap", *argv])
+    return values(settings_from_args(rt.Settings, args, args._experiment_parser))
+
+
 def test_quick_form_defaults():
     """A short run gets more, smaller updates (stated); the paper's settings otherwise; an
     option the user set is never replaced."""
-    import argparse
-    parser = argparse.ArgumentParser()
-    rt.add_arguments(parser)
-    a = parser.parse_args(["--epochs", "5", "--samples", "2000"])
+    a = _settings(["--epochs", "5", "--samples", "2000"])
     note = rt.resolve_defaults(a)
-    assert (a.batch_size, a.learning_rate, a.hidden) == (20, 0.05, "25,100")
-    assert (a.eval_samples, a.test_samples) == (1000, 200)
+    assert (a["batch_size"], a["learning_rate"], a["hidden"]) == (20, 0.05, [25, 100])
+    assert (a["eval_samples"], a["test_samples"]) == (1000, 200)
     assert "quick form" in note and "100 updates" in note and "batch-size 20" in note
-    a = parser.parse_args(["--epochs", "5", "--samples", "2000", "--batch-size", "50",
-                           "--hidden", "7"])
+    assert "hidden 25,100" in note
+    a = _settings(["--epochs", "5", "--samples", "2000", "--batch-size", "50", "--hidden", "7"])
     note = rt.resolve_defaults(a)
-    assert (a.batch_size, a.learning_rate, a.hidden) == (50, 0.05, "7")
+    assert (a["batch_size"], a["learning_rate"], a["hidden"]) == (50, 0.05, [7])
     assert "batch-size" not in note
-    a = parser.parse_args([])
+    a = _settings([])
     assert rt.resolve_defaults(a) is None
-    assert (a.batch_size, a.learning_rate, a.hidden, a.eval_samples, a.test_samples) == (
-        100, 0.005, "25,50,100,500", 10_000, 1_000)
+    assert (a["batch_size"], a["learning_rate"], a["hidden"], a["eval_samples"],
+            a["test_samples"]) == (100, 0.005, [25, 50, 100, 500], 10_000, 1_000)
+    assert _settings(["--quick"]) == _settings(["--epochs", "5", "--samples", "2000"])
 
 
 def test_cli_study_dispatches_to_tap_beyond(monkeypatch):

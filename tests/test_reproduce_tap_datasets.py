@@ -1,7 +1,6 @@
 """``rbmviz reproduce tap --dataset real-mnist|cbcl``: Table 1's real-valued data sets — the
 settings each one takes, the TAP log-likelihood of real-valued models against the exact one,
 and tiny runs of the whole protocol (tables, data map of Fig. 7c, resumable state)."""
-import argparse
 import itertools
 
 import numpy as np
@@ -93,18 +92,27 @@ def test_dataset_defaults_follow_table_1():
         tap_run.run(decay_epochs=10)
 
 
+def _settings(argv):
+    """The settings ``rbmviz reproduce tap ARGV`` gives (before the quick form), a dict."""
+    from rbmviz.cli import build_parser
+    from rbmviz.cli.reproduce import settings_from_args
+    from rbmviz.reproduce._study import values
+    args = build_parser().parse_args(["reproduce", "tap", *argv])
+    return values(settings_from_args(rt.Settings, args, args._experiment_parser))
+
+
 def test_command_line_dataset_defaults():
-    parser = argparse.ArgumentParser()
-    rt.add_arguments(parser)
-    a = parser.parse_args(["--dataset", "cbcl"])
+    a = _settings(["--dataset", "cbcl"])
     assert rt.resolve_defaults(a) is None
-    assert (a.epochs, a.samples, a.hidden, a.batch_size, a.eval_samples, a.test_samples) == (
-        500, 2429, "256", 20, 2400, 0)
-    a = parser.parse_args(["--dataset", "cbcl", "--epochs", "10"])
+    assert (a["epochs"], a["samples"], a["hidden"], a["batch_size"], a["eval_samples"],
+            a["test_samples"], a["ps"]) == (500, 2429, [256], 20, 2400, 0, [])
+    a = _settings(["--dataset", "cbcl", "--epochs", "10"])
     note = rt.resolve_defaults(a)
-    assert "M=20" in note and "60,500" in note and (a.hidden, a.learning_rate) == ("64", 0.05)
-    a = parser.parse_args(["--dataset", "real-mnist", "--epochs", "2", "--samples", "500"])
-    assert "quick form" in rt.resolve_defaults(a) and a.test_samples == 0
+    assert "M=20" in note and "60,500" in note and (a["hidden"], a["learning_rate"]) == ([64], 0.05)
+    assert (_settings(["--dataset", "cbcl", "--quick"])              # CBCL's quick form
+            == _settings(["--dataset", "cbcl", "--epochs", "10"]))
+    a = _settings(["--dataset", "real-mnist", "--epochs", "2", "--samples", "500"])
+    assert "quick form" in rt.resolve_defaults(a) and a["test_samples"] == 0
 
 
 def _faces(n=48, nv=16, seed=0):

@@ -194,7 +194,7 @@ def add_knob_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, 
     for name, p in _settings.knobs(cls).items():
         if name in exclude:
             continue
-        kind = _settings._param_kind(p)
+        kind = _algorithms.knobs.knob_kind(p)
         help_ = (p.doc or "").strip().replace("%", "%%")
         extra = []
         kw: dict = {"dest": name, "default": argparse.SUPPRESS}

@@ -6,7 +6,9 @@ parser when the command line names it (or its help is printed).  A study that de
 (``Settings``, a :class:`rbmviz.reproduce._study.StudySettings`) gets one option per
 setting from it (:func:`add_settings_options`); its module adds the options that are not
 settings (output, execution) with ``add_arguments``, and its ``main`` receives the resolved
-settings as ``args.study_settings`` (:func:`settings_from_args`).  The parsed namespace says
+settings as ``args.study_settings`` (:func:`settings_from_args`) — unless the module's
+``uses_settings(args)`` says the options given are not its settings' (``rbmviz reproduce tap
+--study``: the study reads them).  The parsed namespace says
 which options were written on the command line (``args._given_options``,
 :func:`given_options`); an experiment that sets the default ``_check_args`` (a function of
 ``args, parser``) has it called before its ``main``, to refuse an option that does not apply.
@@ -25,7 +27,7 @@ __all__ = ["add_settings_options", "settings_from_args", "given_options"]
 
 
 def add_settings_options(parser: argparse.ArgumentParser, settings_class: type, *,
-                         title: str = "experiment") -> dict[str, str]:
+                         title: str | None = None) -> dict[str, str]:
     """One option per setting of ``settings_class`` (and ``--quick`` when it has a preset), in
     an argument group ``title``.
 
@@ -38,8 +40,8 @@ def add_settings_options(parser: argparse.ArgumentParser, settings_class: type, 
         The experiment's parser.
     settings_class : type
         A :class:`rbmviz.reproduce._study.StudySettings` subclass.
-    title : str
-        Title of the group of options.
+    title : str, optional
+        Title of the group of options (default: the class's ``TITLE``).
 
     Returns
     -------
@@ -47,7 +49,7 @@ def add_settings_options(parser: argparse.ArgumentParser, settings_class: type, 
         ``{setting: option string}``.
     """
     cls = settings_class
-    group = parser.add_argument_group(title)
+    group = parser.add_argument_group(title or cls.TITLE)
     added = {}
     fmt = _study.format_value
     for name, p in _study.settings(cls).items():
@@ -55,8 +57,8 @@ def add_settings_options(parser: argparse.ArgumentParser, settings_class: type, 
             continue
         option = _study.option(cls, name)
         kw = dict(_study.argument_kwargs(cls, name), dest=name)
-        default = f"default: {fmt(p.default)}"
-        if name in cls.QUICK:
+        default = f"default: {cls.DEFAULTS_SHOWN.get(name, fmt(p.default))}"
+        if name in cls.QUICK and name not in cls.DEFAULTS_SHOWN:
             default += f"; --quick: {fmt(cls.QUICK[name])}"
         kw["help"] = f"{(p.doc or '').strip()} ({default})".replace("%", "%%")
         group.add_argument(option, **kw)
@@ -174,7 +176,8 @@ def _fill(name: str, p: argparse.ArgumentParser) -> None:
         add_settings_options(p, cls)
     module.add_arguments(p)
     p.set_defaults(_experiment_main=module.main, _experiment_parser=p,
-                   _experiment_settings=cls)
+                   _experiment_settings=cls,
+                   _experiment_uses_settings=getattr(module, "uses_settings", None))
 
 
 @command("reproduce", help="reproduce an experiment of one of the source papers",
@@ -208,6 +211,7 @@ def _run_reproduce(args, parser) -> int:
     if check is not None:               # an experiment's own check of the options given
         check(args, args._experiment_parser)
     cls = getattr(args, "_experiment_settings", None)
-    if cls is not None:
+    uses = getattr(args, "_experiment_uses_settings", None)
+    if cls is not None and (uses is None or uses(args)):
         args.study_settings = settings_from_args(cls, args, args._experiment_parser)
     return run(args, args._experiment_parser)

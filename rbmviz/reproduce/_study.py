@@ -191,7 +191,9 @@ def _document(cls: type) -> None:
     lines = ["", "", "Parameters", "----------"]
     for name, p in params.items():
         lines.append(f"{name} : {_type_name(p)}")
-        lines.append(f"    {(p.doc or '').strip()} (default: {p.default!r})")
+        shown = getattr(cls, "DEFAULTS_SHOWN", {}).get(name)
+        lines.append(f"    {(p.doc or '').strip()} (default: "
+                     f"{shown if shown is not None else repr(p.default)})")
     cls.__doc__ = head + "\n".join(lines) + "\n"
 
 
@@ -211,7 +213,10 @@ class StudySettings(param.Parameterized, metaclass=_Documented):
     value}``; empty: no ``--quick`` option), ``QUICK_HELP`` the help of ``--quick``,
     ``FLAGS`` option strings that differ from ``--kebab-case`` of the setting's name,
     ``METAVARS`` the placeholders shown in the help, ``ITEM_BOUNDS`` ``{list setting: (low,
-    high)}`` the inclusive bounds of a list's items (None: unbounded).
+    high)}`` the inclusive bounds of a list's items (None: unbounded), ``DEFAULTS_SHOWN``
+    ``{setting: text}`` the default as the help and the docstring state it, for a setting
+    whose default another setting decides (declared None; the text replaces the declared
+    default and the ``--quick`` value), ``TITLE`` the title of the group of options.
     """
 
     QUICK: ClassVar[dict] = {}
@@ -219,6 +224,8 @@ class StudySettings(param.Parameterized, metaclass=_Documented):
     FLAGS: ClassVar[dict] = {}
     METAVARS: ClassVar[dict] = {}
     ITEM_BOUNDS: ClassVar[dict] = {}
+    DEFAULTS_SHOWN: ClassVar[dict] = {}
+    TITLE: ClassVar[str] = "experiment"
 
     @classmethod
     def quick_presets(cls, given: Mapping) -> list[dict]:

@@ -49,22 +49,26 @@ settings (the ``binary-mnist`` presets of :mod:`rbmviz.tap.presets`) but heavy-b
 momentum by default — Alg. 2's printed momentum term, the previous gradient unscaled by the
 learning rate, stalled binary-MNIST training in our tests (``--momentum-form printed`` runs
 it); everything is reproducible from ``seed``.
-The work is split: :mod:`rbmviz.reproduce.tap_run` (training, evaluation, resumable state),
-:mod:`rbmviz.reproduce.tap_summary` (summary, claims, printed table),
-:mod:`rbmviz.viz.tap` (figures); this module is the command line and the files written,
-and re-exports the public names of the others.
+The work is split: :mod:`rbmviz.reproduce.tap_settings` (the settings, declared once as
+:class:`Settings`, their check and the quick form), :mod:`rbmviz.reproduce.tap_run`
+(training, resumable state), :mod:`rbmviz.reproduce.tap_eval` (the TAP evaluation, the
+Isomap and denoising tables), :mod:`rbmviz.reproduce.tap_summary` (summary, claims, printed
+table), :mod:`rbmviz.viz.tap` (figures); this module is the command line (its options derived
+from :class:`Settings`) and the files written, and re-exports the public names of the others.
 """
 from __future__ import annotations
 
 import argparse
-import inspect
 import os
 import sys
 from typing import TYPE_CHECKING, Sequence
 
 from . import _io, report, tap_beyond
+from ._study import values
 from .tap_run import (DEFAULT_PS, PAPER, TABLES, _algorithm, _check_settings, _parse_list,
                       base_rate_biases, eval_schedule, evaluate_tap, run)
+from .tap_settings import (FULL_DEFAULTS, QUICK_DEFAULTS, QUICK_DEFAULTS_REAL, QUICK_UPDATES,
+                           Settings, check_settings, resolve_defaults, run_kwargs)
 from .tap_summary import DATASETS, NOTES, claims, format_summary, summarize
 from ..viz.tap import PARTS, reproduction_figure
 
@@ -73,8 +77,8 @@ if TYPE_CHECKING:
 
 __all__ = ["PAPER", "TABLES", "FILES", "PARTS", "NOTES", "run", "evaluate_tap",
            "base_rate_biases", "summarize", "claims", "format_summary", "figure", "save",
-           "check_out_dir", "eval_schedule", "add_arguments", "main", "resolve_defaults",
-           "STUDIES"]
+           "check_out_dir", "eval_schedule", "add_arguments", "uses_settings", "main",
+           "resolve_defaults", "Settings", "STUDIES"]
 
 #: the studies beyond Sec. VII, run by :func:`rbmviz.reproduce.tap_beyond.run_study`
 STUDIES = ("adatap", "dbm", "fig12")
@@ -127,76 +131,17 @@ save = report.study_saver(
 # ---------------------------------------------------------------------------- command line
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``rbmviz reproduce tap``.
+    """The options of ``rbmviz reproduce tap`` that are not settings of the Sec. VII
+    reproduction (those come from :class:`Settings`,
+    :func:`rbmviz.cli.reproduce.add_settings_options`): ``--study`` and the studies' options
+    (:func:`rbmviz.reproduce.tap_beyond.add_arguments`), resuming and output.
 
     Parameters
     ----------
     parser : argparse.ArgumentParser
         The subcommand's parser.
     """
-    g = parser.add_argument_group("experiment (defaults: the paper's settings)")
-    g.add_argument("--dataset", choices=tuple(DATASETS), default="binary-mnist",
-                   help="Table 1's data set: binary-MNIST (Bernoulli visible units), real-MNIST "
-                        "(truncated Gauss-Bernoulli) or the CBCL faces (truncated Gaussian); "
-                        "the other defaults follow it (default: binary-mnist)")
-    g.add_argument("--epochs", type=int, default=None, metavar="INT",
-                   help="training epochs (default: 100; CBCL 500)")
-    g.add_argument("--samples", type=int, default=None, metavar="INT",
-                   help="training rows: the first INT training images "
-                        "(default: all, 60000 MNIST / 2429 CBCL)")
-    g.add_argument("--eval-samples", type=int, default=None, metavar="INT",
-                   help="training rows used as TAP initialisations for the log-likelihood "
-                        "and the solution counts (default: 10000, CBCL 2400, at most --samples; "
-                        "quick form: 1000, CBCL 400)")
-    g.add_argument("--test-samples", type=int, default=None, metavar="INT",
-                   help="held-out test images for the denoising curves; 0 skips them "
-                        "(binary-MNIST only; default: 1000; quick form: 200)")
-    g.add_argument("--hidden", default=None, metavar="N,N,...",
-                   help="numbers of hidden units (default: 25,50,100,500; real-MNIST 100,500; "
-                        "CBCL 256; quick form: 25,100; real-MNIST 100; CBCL 64)")
-    g.add_argument("--count-hidden", type=int, default=None, metavar="INT",
-                   help="N_h whose solutions are mapped by Isomap (default: 100, CBCL 256, if "
-                        "trained, else the last of --hidden)")
-    g.add_argument("--eval-every", type=int, default=1, metavar="INT",
-                   help="record every INT epochs, plus epoch 0, the Isomap epochs (1, 3, 25, 100; "
-                        "CBCL 5, 100, 200, 500) and the last (default: 1)")
-    g.add_argument("--eval-epochs", default=None, metavar="E,E,...",
-                   help="further epochs to record (e.g. --eval-every 25 --eval-epochs 1,2,3,5,10: "
-                        "the early rise densely, the rest sparsely; an evaluation of 10,000 "
-                        "samples takes minutes at paper scale)")
-    g.add_argument("--ps", default=None, metavar="P,P,...",
-                   help="flip probabilities of the denoising curves (default: 0,0.05,...,0.5; "
-                        "quick form: 0,0.05,0.1,0.2,0.3,0.4,0.5)")
-    g.add_argument("--learning-rate", type=float, default=None, metavar="X",
-                   help="(default: Table 1's, 0.005; real-MNIST 0.01 decaying to 1e-5 over 100 "
-                        "epochs; quick form: 0.05)")
-    g.add_argument("--batch-size", type=int, default=None, metavar="INT",
-                   help="mini-batch size M = number of TAP solutions K per update "
-                        "(default: Table 1's, 100; CBCL 20; quick form: 20)")
-    g.add_argument("--momentum-form", choices=("heavy_ball", "printed"), default="heavy_ball",
-                   help="heavy-ball momentum, or Alg. 2's term eta*dW(t-1) literally "
-                        "(default: heavy_ball; see the notes)")
-    g.add_argument("--eval-max-iter", type=int, default=None, metavar="INT",
-                   help="iterations of the evaluation's damped second attempt (default: 1000, "
-                        "as in training); late in paper-scale training many rows converge "
-                        "slowly — 4000 counts the solutions more completely (binary-MNIST "
-                        "N_h=100, epoch 7: 75%% of the rows converge within 1000, 99%% within 4000)")
-    g.add_argument("--eval-fallback-damping", default=None, metavar="D,D,...",
-                   help="dampings of the evaluation's later attempts, each on the rows still "
-                        "unconverged, with --eval-max-iter x (first damping / d) iterations at "
-                        "damping d (default: the training damping, then 0.2, 0.1, 0.05: some "
-                        "trained models' iteration oscillates at 0.5 and 0.2 — binary-MNIST "
-                        "N_h=25 after 100 epochs); a --state run may change it")
-    g.add_argument("--products", choices=("float64", "float32"), default="float64",
-                   help="precision of the training solves' matrix products (binary models): "
-                        "float32 trains ~1.6x faster at paper scale; the evaluation stays "
-                        "float64; a --state run may switch (default: float64)")
-    g.add_argument("--train-iter", type=int, default=None, metavar="T",
-                   help="run the training solves exactly T iterations and use every run "
-                        "(App. D, Fig. 10: 3, 10 and 100 train alike; the reference code uses "
-                        "3); at paper scale ~15x faster than iterating each run to 1e-8; 0: "
-                        "iterate each run to --tol, Alg. 2 as printed (default: 10)")
-    g.add_argument("--seed", type=int, default=0, metavar="INT", help="(default: 0)")
+    g = parser.add_argument_group("studies beyond Sec. VII")
     g.add_argument("--study", choices=STUDIES, default=None,
                    help="instead of the Sec. VII reproduction, run a study beyond it: adaTAP "
                         "vs TAP (Fig. 10), deep TAP machines (Fig. 11) or the surrogate "
@@ -208,7 +153,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     r.add_argument("--save-epochs", default="none", metavar="E,E,...",
                    help="save each model at these epochs as DIR/nh<N_h>/model_epoch<E>.npz "
                         "(needs --state; default: none)")
-    tap_beyond.add_arguments(parser)            # --quick of the studies
+    tap_beyond.add_arguments(parser)            # the studies' options
     o = parser.add_argument_group("output")
     o.add_argument("--out", metavar="DIR",
                    help="write curves.csv, solutions.csv, isomap.csv, data_map.csv, "
@@ -221,43 +166,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     o.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-#: the quick form's settings: a run with fewer than QUICK_UPDATES updates at Table 1's
-#: M = 100 (the paper makes 60,000) would leave the weights near their N(0, 1e-6) start
-QUICK_DEFAULTS = dict(eval_samples=1_000, test_samples=200, hidden="25,100",
-                      learning_rate=0.05, batch_size=20, ps="0,0.05,0.1,0.2,0.3,0.4,0.5")
-#: the quick forms of the real-valued data sets: fewer, smaller models and a 10x step
-QUICK_DEFAULTS_REAL = {
-    "real-mnist": dict(eval_samples=1_000, test_samples=0, hidden="100", learning_rate=0.05,
-                       batch_size=20),
-    "cbcl": dict(eval_samples=400, test_samples=0, hidden="64", learning_rate=0.05,
-                 batch_size=20),
-}
-QUICK_UPDATES = 5_000
-
-
-def _full_defaults(dataset):
-    """The paper's settings (:data:`DATASETS`) for the options left unset."""
-    d = DATASETS[dataset]
-    return dict(eval_samples=d["eval_samples"], test_samples=d["test_samples"],
-                hidden=",".join(map(str, d["hidden"])), learning_rate=d["learning_rate"],
-                batch_size=d["batch_size"],
-                ps=",".join(f"{p:g}" for p in DEFAULT_PS) if d["test_samples"] else "none")
-
-
-#: the paper's settings for the options left unset (binary-MNIST) ...
-FULL_DEFAULTS = _full_defaults("binary-mnist")
-
-
-def resolve_defaults(args: argparse.Namespace) -> str | None:
-    """Fill the options left unset (None) in ``args``, in place: the paper's settings
-    (:data:`FULL_DEFAULTS`), or for a short run (fewer than :data:`QUICK_UPDATES` updates
-    at M = 100 — ``--samples`` / 100 × ``--epochs``) the quick form's (:data:`QUICK_DEFAULTS`:
-    smaller batches and a 10× larger step, so that a few minutes show the paper's
-    phenomena; with Table 1's M = 100 and γ = 0.005, 2,000 images × 5 epochs = 100 updates
-    left the TAP log-likelihood at −0.2303 → −0.2303 per unit and one solution; the quick
-    form of the README, ``--epochs 5 --samples 2000``, measured: −0.2296 → −0.1404 per unit
-    and 1 → 57 unique solutions of 1,000 for N_h = 100, every judged claim holding, 3.0 min
-    of CPU on one thread).
+def uses_settings(args: argparse.Namespace) -> bool:
+    """Whether the options given are those of :class:`Settings` (not with ``--study``, whose
+    study reads the options itself, :func:`rbmviz.reproduce.tap_beyond.settings_from_args`).
 
     Parameters
     ----------
@@ -266,34 +177,10 @@ def resolve_defaults(args: argparse.Namespace) -> str | None:
 
     Returns
     -------
-    str or None
-        A sentence saying which quick-form settings were used, or None.
+    bool
+        True without ``--study``.
     """
-    dataset = getattr(args, "dataset", None) or "binary-mnist"
-    d = DATASETS[dataset]
-    if getattr(args, "epochs", None) is None:
-        args.epochs = d["epochs"]
-    if getattr(args, "samples", None) is None:
-        args.samples = d["rows"]
-    m = d["batch_size"]
-    updates = max(1, args.samples // m) * max(args.epochs, 0)
-    quick = updates < QUICK_UPDATES
-    if quick:
-        chosen = QUICK_DEFAULTS if dataset == "binary-mnist" else QUICK_DEFAULTS_REAL[dataset]
-    else:
-        chosen = _full_defaults(dataset)
-    used = {}
-    for k, v in chosen.items():
-        if getattr(args, k, None) is None:
-            setattr(args, k, v)
-            used[k] = v
-    if not quick or not used:
-        return None
-    paper_updates = (d["rows"] // m) * d["epochs"]
-    return (f"quick form ({args.samples:,} rows x {args.epochs} epochs = {updates:,} updates at "
-            f"Table 1's M={m}, the paper makes {paper_updates:,}): "
-            + ", ".join(f"{k.replace('_', '-')} {v}" for k, v in used.items())
-            + "; set these options to override")
+    return not getattr(args, "study", None)
 
 
 def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -302,7 +189,8 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     Parameters
     ----------
     args : argparse.Namespace
-        The parsed command-line arguments.
+        The parsed command-line arguments; without ``--study``, ``args.study_settings`` the
+        :class:`Settings` they give (:func:`rbmviz.cli.reproduce.settings_from_args`).
     parser : argparse.ArgumentParser
         The subcommand's parser.
 
@@ -320,24 +208,13 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from ..runs import RunDiverged
     if getattr(args, "study", None):
         return tap_beyond.run_study(args.study, args)
-    quick_note = resolve_defaults(args)
+    chosen = values(args.study_settings)
+    quick_note = resolve_defaults(chosen)
     if quick_note and not args.quiet:
         print(quick_note, file=sys.stderr)
+    kw = run_kwargs(chosen)
     try:
-        hidden = _parse_list(args.hidden, int, "--hidden")
-        ps = _parse_list(args.ps, float, "--ps")
-        kw = dict(dataset=args.dataset, epochs=args.epochs, samples=args.samples,
-                  eval_samples=args.eval_samples,
-                  test_samples=args.test_samples, hidden=hidden, count_hidden=args.count_hidden,
-                  eval_every=args.eval_every, ps=ps, learning_rate=args.learning_rate,
-                  batch_size=args.batch_size, n_solutions=args.batch_size,
-                  momentum_form=args.momentum_form, seed=args.seed,
-                  eval_max_iter=args.eval_max_iter, products=args.products,
-                  train_iter=args.train_iter,
-                  eval_epochs=_parse_list(args.eval_epochs, int, "--eval-epochs") or (),
-                  eval_fallback_damping=_parse_list(args.eval_fallback_damping, float,
-                                                    "--eval-fallback-damping") or None)
-        _check_settings(**{**_DEFAULTS, **kw})
+        check_settings(**kw)
         save_epochs = _parse_list(args.save_epochs, int, "--save-epochs")
         if save_epochs and not args.state:
             raise ValueError("--save-epochs needs --state (the directory the models go to)")
@@ -372,9 +249,5 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-#: the defaults of :func:`run` that the command line does not expose (read from its
-#: signature; the TAP solver's from :class:`rbmviz.tap.options.TAPSolverOptions`)
-_DEFAULTS = {name: p.default for name, p in inspect.signature(run).parameters.items()
-             if name in ("isomap_epochs", "batch_size", "n_solutions", "weight_decay", "momentum",
-                         "momentum_form", "init_scale", "damping", "eval_damping", "tol",
-                         "eval_tol", "max_iter", "unique_tol", "n_neighbors")}
+#: the declared defaults of :class:`Settings` (those of :func:`run`)
+_DEFAULTS = values(Settings())

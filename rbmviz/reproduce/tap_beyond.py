@@ -14,7 +14,7 @@ page of the documentation).
   train and test images after pretraining (epoch 0) and along joint training, and whether
   joint training raises both (:func:`dbm_claims`).  Resumable.
 * :func:`study_fig12` (Fig. 12): a 784×N_h RBM trained with Alg. 2 (Table 1 settings); at
-  every epoch the TAP log-likelihood (eq. 39, :func:`rbmviz.reproduce.tap_run.evaluate_tap`),
+  every epoch the TAP log-likelihood (eq. 39, :func:`rbmviz.reproduce.tap_eval.evaluate_tap`),
   the AIS log-likelihood (Salakhutdinov & Murray's schedule, 14,501 temperatures, 100 runs)
   and the stochastic pseudo-likelihood over 100 of the 784 pixels on the same rows, and
   whether the three rise together (Spearman correlations over the checkpoints).  Resumable.

@@ -3,7 +3,7 @@
 documentation).
 
 :func:`study_fig12`: a 784×N_h RBM trained with Alg. 2 (Table 1 settings); at every epoch the
-TAP log-likelihood (eq. 39, :func:`rbmviz.reproduce.tap_run.evaluate_tap`), the AIS
+TAP log-likelihood (eq. 39, :func:`rbmviz.reproduce.tap_eval.evaluate_tap`), the AIS
 log-likelihood (Salakhutdinov & Murray's schedule, 14,501 temperatures, 100 runs;
 :func:`sm_schedule`) and the stochastic pseudo-likelihood over 100 of the 784 pixels on the
 same rows, and whether the three rise together (Spearman correlations over the checkpoints,
@@ -40,7 +40,7 @@ from ._beyond import progress as _progress
 from ._beyond import rng_from as _rng_from
 from ._study import StudySettings, resolve, values
 from .report import make_claim
-from .tap_run import evaluate_tap
+from .tap_eval import evaluate_tap
 
 if TYPE_CHECKING:
     import pandas

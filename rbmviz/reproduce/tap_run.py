@@ -3,297 +3,46 @@ training with Alg. 2, the TAP evaluation at recorded epochs (eqs. 36–39), the 
 (Figs. 6–7) and the denoising curves (Fig. 8) — :func:`run`, resumable per epoch through
 ``state_dir`` (:mod:`rbmviz.reproduce._tap_state`).
 
-The command line, the figure and the summary live in :mod:`rbmviz.reproduce.tap`,
-:mod:`rbmviz.viz.tap` and :mod:`rbmviz.reproduce.tap_summary`.
+The run loop lives here; the settings (declared once, their check) in
+:mod:`rbmviz.reproduce.tap_settings`, the TAP evaluation and the Isomap and denoising tables in
+:mod:`rbmviz.reproduce.tap_eval`, the command line, the figure and the summary in
+:mod:`rbmviz.reproduce.tap`, :mod:`rbmviz.viz.tap` and :mod:`rbmviz.reproduce.tap_summary`.
+This module re-exports the public names of the settings and the evaluation.
 """
 from __future__ import annotations
 
-import math
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from .. import algorithms
 from .._validation import check_int
-from ..tap.inference import damping_ladder, fallback_dampings
-from ..tap.options import TAPSolverOptions as _Solver
 from . import _io
 from . import _tap_state as _state
+from ._study import values
+from .tap_eval import _data_map_table, _denoising_table, _isomap_table
+from .tap_eval import base_rate_biases, evaluate_tap
+from .tap_settings import (TRAIN_ITER, Settings, check_settings, dataset_defaults,
+                           eval_schedule)
 from .tap_summary import (DATA_MAP_DIGITS, DATASETS, DEFAULT_PS, EXACT_MAX_HIDDEN, PAPER,
                           TABLES, summarize)
 
-if TYPE_CHECKING:
-    from ..model import RBM
+__all__ = ["PAPER", "TABLES", "DEFAULT_PS", "DATASETS", "TRAIN_ITER", "Settings", "run",
+           "evaluate_tap", "base_rate_biases", "eval_schedule", "dataset_defaults"]
 
-__all__ = ["PAPER", "TABLES", "DEFAULT_PS", "DATASETS", "run", "evaluate_tap",
-           "base_rate_biases", "eval_schedule", "dataset_defaults"]
+# (the name the check of the settings had in this module)
+_check_settings = check_settings
 
-
-# ---------------------------------------------------------------------------- settings
+#: the declared defaults of :class:`Settings`, the defaults of :func:`run`
+_DEFAULT = values(Settings())
 
 
 def _parse_list(text, kind, name):
     """``"1,2,5"`` → list; ``"none"``/empty → []."""
     return _io.parse_list(text, kind, name, allow_empty=True)
-
-
-#: iterations of Alg. 1 per training solve (App. D: 3, 10 and 100 train alike); 0 iterates
-#: each run to ``tol`` instead
-TRAIN_ITER = 10
-
-
-def dataset_defaults(dataset: str) -> dict:
-    """The paper's settings of ``dataset`` (a key of :data:`DATASETS`): what :func:`run`
-    uses for the settings left at None.
-
-    Parameters
-    ----------
-    dataset : {"binary-mnist", "real-mnist", "cbcl"}
-        The data set.
-
-    Returns
-    -------
-    dict
-        A copy of ``DATASETS[dataset]``.
-
-    Raises
-    ------
-    ValueError
-        For an unknown data set.
-    """
-    from .._validation import check_choice
-    return dict(DATASETS[check_choice(dataset, "dataset", tuple(DATASETS))])
-
-
-def _check_settings(*, epochs, samples, eval_samples, test_samples, hidden, count_hidden,
-                    eval_every, isomap_epochs, ps, batch_size, n_solutions, learning_rate,
-                    weight_decay, momentum, momentum_form, init_scale, damping, eval_damping, tol,
-                    max_iter, unique_tol, eval_tol,
-                    n_neighbors, seed, dataset="binary-mnist", learning_rate_final=None,
-                    decay_epochs=None, eval_max_iter=None, products="float64", train_iter=TRAIN_ITER,
-                    eval_epochs=(), eval_fallback_damping=None):
-    from .._validation import check_choice, check_float, check_int, check_seed
-    d = dataset_defaults(dataset)
-    epochs = d["epochs"] if epochs is None else epochs
-    samples = d["rows"] if samples is None else samples
-    eval_samples = d["eval_samples"] if eval_samples is None else eval_samples
-    test_samples = d["test_samples"] if test_samples is None else test_samples
-    hidden = d["hidden"] if hidden is None else hidden
-    isomap_epochs = d["isomap_epochs"] if isomap_epochs is None else isomap_epochs
-    batch_size = d["batch_size"] if batch_size is None else batch_size
-    n_solutions = batch_size if n_solutions is None else n_solutions
-    learning_rate = d["learning_rate"] if learning_rate is None else learning_rate
-    weight_decay = d["weight_decay"] if weight_decay is None else weight_decay
-    if learning_rate_final is None:
-        learning_rate_final = d["learning_rate_final"]
-    if learning_rate_final is not None:
-        learning_rate_final = check_float(learning_rate_final, "learning_rate_final", low=0.0,
-                                          low_open=True)
-        # the decay's horizon is the paper's length, not this run's: a run continued to
-        # more epochs keeps the schedule it started with
-        decay_epochs = check_int(d["epochs"] if decay_epochs is None else decay_epochs,
-                                 "decay_epochs", low=1)
-    elif decay_epochs is not None:
-        raise ValueError("decay_epochs needs learning_rate_final (the rate γ decays to)")
-    if test_samples and dataset != "binary-mnist":
-        raise ValueError(f"test_samples={test_samples}: the denoising curves (Fig. 8) are a "
-                         f"binary-MNIST experiment; use test_samples=0 with dataset={dataset!r}")
-    hidden = list(dict.fromkeys(check_int(h, "hidden", low=1) for h in hidden))
-    if not hidden:
-        raise ValueError("hidden is empty; expected at least one number of hidden units")
-    if count_hidden is None:
-        count_hidden = d["count_hidden"] if d["count_hidden"] in hidden else hidden[-1]
-    count_hidden = check_int(count_hidden, "count_hidden", low=1)
-    if count_hidden not in hidden:
-        raise ValueError(f"count_hidden={count_hidden} must be one of hidden={hidden}")
-    samples = check_int(samples, "samples", low=2, high=d["rows"])
-    epochs = check_int(epochs, "epochs", low=0)
-    batch_size = check_int(batch_size, "batch_size", low=1)
-    if batch_size > samples:
-        raise ValueError(f"batch_size={batch_size} is larger than samples={samples}")
-    ps = [check_float(p, "p (flip probability)", low=0.0, high=0.5) for p in ps]
-    out = dict(
-        epochs=epochs, samples=samples,
-        eval_samples=min(check_int(eval_samples, "eval_samples", low=2), samples),
-        test_samples=check_int(test_samples, "test_samples", low=0, high=10_000),
-        hidden=hidden, count_hidden=count_hidden,
-        eval_every=check_int(eval_every, "eval_every", low=1),
-        isomap_epochs=sorted({check_int(e, "isomap_epochs", low=0) for e in isomap_epochs}),
-        ps=sorted(set(ps)), batch_size=batch_size,
-        n_solutions=check_int(n_solutions, "n_solutions", low=1),
-        learning_rate=check_float(learning_rate, "learning_rate", low=0.0, low_open=True),
-        weight_decay=check_float(weight_decay, "weight_decay", low=0.0),
-        momentum=check_float(momentum, "momentum", low=0.0, high=0.999),
-        momentum_form=check_choice(momentum_form, "momentum_form", ("heavy_ball", "printed")),
-        init_scale=check_float(init_scale, "init_scale", low=0.0),
-        damping=check_float(damping, "damping", low=0.0, high=1.0, low_open=True),
-        eval_damping=check_float(eval_damping, "eval_damping", low=0.0, high=1.0, low_open=True),
-        tol=check_float(tol, "tol", low=0.0, low_open=True),
-        eval_tol=check_float(eval_tol, "eval_tol", low=0.0, low_open=True),
-        max_iter=check_int(max_iter, "max_iter", low=1),
-        unique_tol=check_float(unique_tol, "unique_tol", low=0.0, low_open=True),
-        n_neighbors=check_int(n_neighbors, "n_neighbors", low=1),
-        seed=check_seed(seed))
-    if dataset != "binary-mnist":      # (binary-MNIST's settings stay those of earlier runs,
-        out["dataset"] = dataset       # whose state directories continue unchanged)
-    if check_choice(products, "products", ("float64", "float32")) == "float32":
-        if dataset != "binary-mnist":
-            raise ValueError(f"products='float32' is for binary models; {dataset}'s "
-                             f"real-valued units compute their products in float64")
-        out["products"] = products     # (the same reason; a continuation may change it)
-    if eval_max_iter is not None:      # (kept only when it differs: the same reason)
-        eval_max_iter = check_int(eval_max_iter, "eval_max_iter", low=1)
-        if eval_max_iter != out["max_iter"]:
-            out["eval_max_iter"] = eval_max_iter
-    if learning_rate_final is not None:
-        out.update(learning_rate_final=learning_rate_final, decay_epochs=decay_epochs)
-    # the evaluation's later attempts (SETTINGS_FREE: they only reach rows the earlier ones
-    # left unconverged, so a continuation may add one)
-    out["eval_fallback_damping"] = list(fallback_dampings(
-        damping_ladder(out["damping"]) if eval_fallback_damping is None
-        else eval_fallback_damping, "eval_fallback_damping"))
-    # (0, iterating each training run to tol, is kept as the key's absence: the state
-    # directories made before the key existed trained so and continue)
-    train_iter = check_int(TRAIN_ITER if train_iter is None else train_iter, "train_iter", low=0)
-    if train_iter:
-        out["train_iter"] = train_iter
-    eval_epochs = sorted({check_int(e, "eval_epochs", low=0) for e in eval_epochs})
-    if eval_epochs:                    # (the same reason)
-        out["eval_epochs"] = eval_epochs
-    return out
-
-
-def eval_schedule(epochs: int, eval_every: int = 1, extra: Sequence[int] = ()) -> list[int]:
-    """Recorded epochs: 0, every ``eval_every``, the ``extra`` ones (e.g. the Isomap epochs)
-    that do not exceed ``epochs``, and the last.  Sorted (n,) int64.
-
-    Parameters
-    ----------
-    epochs : int
-        Training epochs.
-    eval_every : int
-        Epochs between records.
-    extra : sequence of int
-        Further epochs to record.
-
-    Returns
-    -------
-    list of int
-        The epochs, sorted.
-    """
-    lin = np.arange(0, epochs + 1, eval_every)
-    extra = [e for e in extra if 0 <= e <= epochs]
-    return np.unique(np.concatenate([lin, extra, [0, epochs]])).astype(np.int64)
-
-
-# ---------------------------------------------------------------------------- evaluation
-
-def evaluate_tap(rbm: RBM, V: np.ndarray, *, damping: float = _Solver.first_damping,
-                 tol: float = _Solver.count_tol, max_iter: int = _Solver.max_iter,
-                 unique_tol: float = _Solver.unique_tol,
-                 fallback_damping: float | Sequence[float] = damping_ladder(),
-                 fallback_tol: float = _Solver.count_tol,
-                 first_max_iter: int = _Solver.first_max_iter) -> dict:
-    """TAP evaluation of ``rbm`` from one data-anchored initialisation per row of ``V``
-    (eqs. 37–38), the solutions being shared by the likelihood and the counting.
-
-    Alg. 1 is first run as printed — undamped (``damping=1``) until the MSE change of both
-    layers' means is below ``tol`` (default 1e-12, tighter than Fig. 3's 1e-8 so that the
-    counting below measures distinct fixed points, not convergence precision — see
-    :func:`rbmviz.tap.unique_solutions`).  Rows that do not converge within
-    ``first_max_iter`` iterations (an undamped iteration that has not converged by then
-    oscillates) are run again, for at most ``max_iter`` iterations, from the same
-    initialisation with ``fallback_damping`` and the tighter ``fallback_tol``.  Why: the de-duplication compares solutions to
-    ``unique_tol`` (1e-4), but a *damped* iteration stopped at an MSE change of 1e-8 is still
-    about one step (≈ 1e-4 per unit) away from its fixed point, so runs that reach the same
-    solution from different data points would be counted as different (at initialisation
-    every run reaches the same point, yet 1,000 runs give 1,000 "unique" solutions).  The
-    undamped iteration converges much faster near a fixed point, and the damped fallback
-    stops 1e4 times closer to it.
-
-    Parameters
-    ----------
-    rbm : RBM
-        The model.
-    V : numpy.ndarray
-        Rows, one data-anchored initialisation each.
-    damping : float
-        Damping of the TAP iteration.
-    tol : float
-        Convergence threshold of the TAP iteration.
-    max_iter : int
-        Iterations of the TAP iteration.
-    unique_tol : float
-        Tolerance of the de-duplication of TAP solutions.
-    fallback_damping : float or sequence of float
-        Damping of the second attempt for runs that did not converge; a sequence gives one
-        attempt per value, each on the rows still unconverged, with ``max_iter × 0.5 / d``
-        iterations at damping ``d`` (default ``(0.5, 0.2, 0.1, 0.05)``,
-        :func:`rbmviz.tap.inference.damping_ladder`: some trained models' iteration keeps
-        oscillating at 0.5 and at 0.2).
-    fallback_tol : float
-        Tolerance of the second attempt.
-    first_max_iter : int
-        Iterations of the first attempt.
-
-    Returns
-    -------
-    dict
-        dict with ``sol`` (the ``TAPSolution``), ``stats``
-        (:func:`rbmviz.tap.landscape.solution_statistics`), ``log_z`` (the TAP estimate of the
-        RBM's log partition function: mean of ``sol.log_z`` over the unique converged solutions,
-        i.e. −𝔽_RBM averaged uniformly, eq. 39), ``ll_rows`` (per-row TAP log-likelihood
-        ``−F(v) − log_z``, eq. 39), ``ll`` (their mean, nats), ``ll_sem`` (standard error),
-        ``n_fallback`` (rows solved again with damping), ``iterations`` (mean iterations).
-    """
-    from ..tap import data_term, solve_counted
-    from ..tap.landscape import solution_statistics
-
-    sol, bad = solve_counted(rbm, V, order=2, damping=fallback_damping, tol=tol,
-                             max_iter=max_iter, first_max_iter=first_max_iter,
-                             first_damping=damping, fallback_tol=fallback_tol,
-                             return_fallback=True)
-    stats = solution_statistics(sol, tol=unique_tol)
-    reps = np.asarray(stats["representatives"], dtype=np.int64)
-    if reps.size == 0:
-        log_z = mean_f = float("nan")
-    else:
-        log_z = float(np.mean(np.asarray(sol.log_z, dtype=np.float64)[reps]))
-        mean_f = float(np.mean(np.asarray(sol.free_energy, dtype=np.float64)[reps]))
-    if rbm.visible == "bernoulli" and rbm.hidden == "bernoulli":
-        # the same value as the general form below, in the form the binary runs (and their
-        # resumable states) were made with: kept so that they continue bit for bit
-        ll_rows = -rbm.free_energy(V) - log_z
-    else:       # real-valued units: ln P(x) = data term (normalised priors) + mean 𝔽 (eq. 39)
-        ll_rows = data_term(rbm, V) + mean_f
-    n = ll_rows.shape[0]
-    return {"sol": sol, "stats": stats, "log_z": log_z, "ll_rows": ll_rows,
-            "ll": float(ll_rows.mean()),
-            "ll_sem": float(ll_rows.std(ddof=1) / math.sqrt(n)) if n > 1 else 0.0,
-            "n_fallback": int(bad.size), "iterations": float(np.mean(sol.n_iter))}
-
-
-def base_rate_biases(X: np.ndarray, eps: float = 1e-3) -> np.ndarray:
-    """Visible biases at the logits of the pixel means clipped to ``[eps, 1 − eps]`` — Alg. 2's
-    "θ(0) ← X" for binary units (the rule of :mod:`rbmviz.tap.presets`), shape (n_visible,).
-
-    Parameters
-    ----------
-    X : numpy.ndarray
-        Data rows.
-    eps : float
-        Clipping of the means.
-
-    Returns
-    -------
-    numpy.ndarray
-        The visible biases, shape (n_visible,).
-    """
-    m = np.clip(np.asarray(X, dtype=np.float64).mean(axis=0), eps, 1.0 - eps)
-    return np.log(m) - np.log1p(-m)
 
 
 def _algorithm(s, seed):
@@ -308,28 +57,40 @@ def _algorithm(s, seed):
                              fixed_iter=s.get("train_iter"))
 
 
-def run(*, dataset: str = "binary-mnist", epochs: int | None = None, samples: int | None = None,
-        eval_samples: int | None = None, test_samples: int | None = None,
-        hidden: Sequence[int] | None = None, count_hidden: int | None = None,
-        eval_every: int = 1, isomap_epochs: Sequence[int] | None = None,
-        ps: Sequence[float] = DEFAULT_PS, batch_size: int | None = None,
-        n_solutions: int | None = None, learning_rate: float | None = None,
-        learning_rate_final: float | None = None, decay_epochs: int | None = None,
-        weight_decay: float | None = None, momentum: float = 0.5, momentum_form: str = "heavy_ball",
-        init_scale: float = 0.001, damping: float = _Solver.damping,
-        eval_damping: float = _Solver.first_damping, tol: float = _Solver.tol,
-        max_iter: int = _Solver.max_iter, unique_tol: float = _Solver.unique_tol,
-        n_neighbors: int = 5, seed: int = 0, eval_tol: float = _Solver.count_tol,
-        eval_max_iter: int | None = None,
-        products: str = "float64", train_iter: int = TRAIN_ITER,
-        eval_epochs: Sequence[int] = (), eval_fallback_damping: Sequence[float] | None = None,
+def run(*, dataset: str = _DEFAULT["dataset"], epochs: int | None = _DEFAULT["epochs"],
+        samples: int | None = _DEFAULT["samples"],
+        eval_samples: int | None = _DEFAULT["eval_samples"],
+        test_samples: int | None = _DEFAULT["test_samples"],
+        hidden: Sequence[int] | None = _DEFAULT["hidden"],
+        count_hidden: int | None = _DEFAULT["count_hidden"],
+        eval_every: int = _DEFAULT["eval_every"],
+        isomap_epochs: Sequence[int] | None = _DEFAULT["isomap_epochs"],
+        ps: Sequence[float] | None = _DEFAULT["ps"],
+        batch_size: int | None = _DEFAULT["batch_size"],
+        n_solutions: int | None = _DEFAULT["n_solutions"],
+        learning_rate: float | None = _DEFAULT["learning_rate"],
+        learning_rate_final: float | None = _DEFAULT["learning_rate_final"],
+        decay_epochs: int | None = _DEFAULT["decay_epochs"],
+        weight_decay: float | None = _DEFAULT["weight_decay"],
+        momentum: float = _DEFAULT["momentum"], momentum_form: str = _DEFAULT["momentum_form"],
+        init_scale: float = _DEFAULT["init_scale"], damping: float = _DEFAULT["damping"],
+        eval_damping: float = _DEFAULT["eval_damping"], tol: float = _DEFAULT["tol"],
+        max_iter: int = _DEFAULT["max_iter"], unique_tol: float = _DEFAULT["unique_tol"],
+        n_neighbors: int = _DEFAULT["n_neighbors"], seed: int = _DEFAULT["seed"],
+        eval_tol: float = _DEFAULT["eval_tol"],
+        eval_max_iter: int | None = _DEFAULT["eval_max_iter"],
+        products: str = _DEFAULT["products"], train_iter: int = _DEFAULT["train_iter"],
+        eval_epochs: Sequence[int] = tuple(_DEFAULT["eval_epochs"]),
+        eval_fallback_damping: Sequence[float] | None = _DEFAULT["eval_fallback_damping"],
         data: np.ndarray | None = None, progress: bool = False,
-        callback: Callable[..., Any] | None = None, models: dict | None = None, state_dir: str | os.PathLike | None = None,
+        callback: Callable[..., Any] | None = None, models: dict | None = None,
+        state_dir: str | os.PathLike | None = None,
         save_epochs: Sequence[int] = ()) -> tuple[dict, dict]:
     """Run the experiment.
 
-    Every setting left at None takes the paper's value for ``dataset``
-    (:data:`DATASETS`, Table 1 and Figs. 3, 5, 7).
+    The settings' defaults and bounds are declared once, in :class:`Settings` (also
+    ``rbmviz reproduce tap``'s options); every setting left at None takes the paper's value
+    for ``dataset`` (:data:`DATASETS`, Table 1 and Figs. 3, 5, 7).
 
     Parameters
     ----------
@@ -360,8 +121,8 @@ def run(*, dataset: str = "binary-mnist", epochs: int | None = None, samples: in
     isomap_epochs : epochs whose solutions are drawn in the Isomap maps (paper: 1, 3, 25, 100;
         CBCL 5, 100, 200, 500; those beyond ``epochs`` are dropped and the last epoch is
         always included).
-    ps : sequence of float
-        flip probabilities of the denoising curves.
+    ps : sequence of float, optional
+        flip probabilities of the denoising curves (default :data:`DEFAULT_PS`).
     batch_size, n_solutions, learning_rate, weight_decay, momentum : Alg. 2 settings M, K, γ,
         ε, η (Table 1: 100, 100, 0.005, 0.001, 0.5 for binary-MNIST; real-MNIST γ from 1e-2;
         CBCL M = K = 20, ε = 0.01).  ``n_solutions`` defaults to ``batch_size`` (K = M).
@@ -479,7 +240,7 @@ def run(*, dataset: str = "binary-mnist", epochs: int | None = None, samples: in
 
     from ..tap.landscape import SolutionMap, epoch_statistics
 
-    s = _check_settings(dataset=dataset, learning_rate_final=learning_rate_final,
+    s = check_settings(dataset=dataset, learning_rate_final=learning_rate_final,
                         decay_epochs=decay_epochs, epochs=epochs, samples=samples,
                         eval_samples=eval_samples,
                         test_samples=test_samples, hidden=hidden, count_hidden=count_hidden,
@@ -536,7 +297,7 @@ def run(*, dataset: str = "binary-mnist", epochs: int | None = None, samples: in
                                                   map_points, nh, s["n_neighbors"], SolutionMap))
             if X_test is not None and s["ps"]:
                 methods = ("tap", "ope", "nn") if not den_frames else ("tap",)
-                den_frames.append(_denoising(rbm, X_test, X, s, nh, methods, state))
+                den_frames.append(_denoising_table(rbm, X_test, X, s, nh, methods, state))
             if models is not None:
                 models[nh] = rbm
     finally:
@@ -699,25 +460,6 @@ def _evaluate_epoch(s, nh, ep, rbm, alg, run_, V, ctx, solve_kw, solution_featur
     return out
 
 
-def _denoising(rbm, X_test, X, s, nh, methods, state):
-    """Fig. 8 for one model (read back from ``state`` when already computed)."""
-    from ..tap.denoising import denoising_curve
-
-    key = {"methods": list(methods), "ps": s["ps"], "test_samples": int(X_test.shape[0]),
-           "epochs": s["epochs"]}
-    if state is not None:
-        d = state.load_denoising(nh, key)
-        if d is not None:
-            return d
-    d = denoising_curve(rbm, X_test, s["ps"], train=X, methods=methods,
-                        seed=s["seed"], damping=s["damping"], tol=s["tol"],
-                        max_iter=s["max_iter"])
-    d.insert(0, "n_hidden", np.where(d["method"] == "tap", nh, 0))
-    if state is not None:
-        state.save_denoising(nh, key, d)
-    return d
-
-
 def _load_data(s, data):
     if data is None:
         from .. import datasets
@@ -744,52 +486,3 @@ def _load_data(s, data):
         X_test = check_data(data[2], "data[2] (X_test)", n_visible=X.shape[1],
                             binary=binary)[: s["test_samples"]]
     return X, y, X_test
-
-
-def _isomap_table(points, nh, n_neighbors, SolutionMap):
-    """Fig. 6: fit on the last epoch's unique solutions (or all epochs' if fewer than 3)."""
-    import pandas as pd
-
-    last = max(points)
-    fit_on = [last] if points[last][0].shape[0] >= 3 else sorted(points)
-    F = np.concatenate([points[e][0] for e in fit_on])
-    cols = ["n_hidden", "epoch", "solution", "x", "y", "free_energy", "fe_scaled", "count",
-            "fitted"]
-    if F.shape[0] < 3:
-        return pd.DataFrame(columns=cols)
-    m = SolutionMap(n_neighbors=n_neighbors).fit(F)
-    frames = []
-    for e in sorted(points):
-        feats, fe, counts = points[e]
-        f = m.frame(feats, free_energy=fe, count=counts)
-        if f.shape[1] < 4 or "y" not in f:      # a 1-D map (fit on very few points)
-            f["y"] = 0.0
-        span = fe.max() - fe.min() if fe.size else 0.0
-        f["fe_scaled"] = (fe - fe.min()) / span if span > 0 else 0.5    # Fig. 6 colour scale
-        f.insert(0, "solution", np.arange(len(f)))
-        f.insert(0, "epoch", e)
-        f.insert(0, "n_hidden", nh)
-        f["fitted"] = e in fit_on
-        frames.append(f[cols])
-    return pd.concat(frames, ignore_index=True)
-
-
-def _data_map_table(X_map, labels, rows, points, nh, n_neighbors, SolutionMap):
-    """Fig. 7: fit on the data (digits 3, 6, 7), embed the magnetisations they reach."""
-    import pandas as pd
-
-    if X_map.shape[0] < 3:
-        return pd.DataFrame()
-    m = SolutionMap(n_neighbors=n_neighbors).fit(X_map)
-    frames = []
-    for e in sorted(points):
-        av, fe, conv = points[e]
-        S = m.transform(av)
-        frames.append(pd.DataFrame({
-            "n_hidden": nh, "epoch": e, "row": rows, "label": labels,
-            "x": m.embedding_[:, 0], "y": m.embedding_[:, 1] if m.embedding_.shape[1] > 1 else 0.0,
-            "sol_x": S[:, 0], "sol_y": S[:, 1] if S.shape[1] > 1 else 0.0,
-            "free_energy": fe, "converged": conv}))
-    return pd.concat(frames, ignore_index=True)
-
-
