@@ -120,8 +120,8 @@ _LIST = re.compile(r"^\s*(?:[/,–…→-]\s*(?:and|to|or|then)?|and|to|or|then)
 #: diverge"; not a total: "of the 10,000 rows converge"); a ratio ("~5× faster", "ratio 56–66,
 #: 186–203"); a value of a before → after chain or of a change ("262 → 289", "grow from 262 to
 #: 289"); an approximate or bounded count ("about 90", "over 200", "~190", "within 12"); the
-#: epoch a run reached
-#: ("stopped at epoch 10"); and the numbers listed after any of these
+#: epoch a run reached or an event happened ("stopped at epoch 10", "passes 10 % at epoch 25");
+#: and the numbers listed after any of these
 _UNIT = (r"(?:ms|s|sec|seconds?|min|minutes?|h|hours?|days?|(?:CPU|core)[- ]"
          r"(?:s|h|min|seconds?|minutes?|hours?)|[kMG]B)\b")
 _OUTCOME = (r"(?:(?:(?:unique|distinct|different|TAP|new|more)\s+)*(?:solutions?|fixed points?)"
@@ -129,12 +129,18 @@ _OUTCOME = (r"(?:(?:(?:unique|distinct|different|TAP|new|more)\s+)*(?:solutions?
             r"trials?|chains?)|(?:rows?|runs?|trials?|chains?)\s+(?:converge|diverge|escape|fail|"
             r"reach|stay|leave|hit|oscillate)\w*|diverged|converged|escaped)\b")
 _LISTED = r"^(?:\s*(?:[/,–-]|and|or|to)\s*[~≈]?\d[\d,]*)*\s*"
-_COUNTED = re.compile(_LISTED + "(?:" + _UNIT + "|" + _OUTCOME + r"|×(?!\s?\d))")
+_TIMED = re.compile(_LISTED + "(?:" + _UNIT + r"|×(?!\s?\d))")
+_COUNTED = re.compile(_LISTED + _OUTCOME)
 _MEASURED_AFTER = re.compile(_LISTED + "(?:" + _UNIT + "|" + _OUTCOME
                              + r"|×(?!\s?\d)|→\s*[~≈]?\d)")
 _TOTAL = re.compile(r"\bof(?:\s+(?:the|all|its))?\s*$")
-_REACHED = re.compile(r"\b(?:reached|reaches|stopped at|stops at|ended at|ends at)\s+epoch\s*$",
-                      re.I)
+#: the epoch a run reached or an event happened at ("stopped at epoch 10", "peaks at epoch 50")
+_REACHED = re.compile(
+    r"(?:\b(?:reached|reaches|stopped at|stops at|ended at|ends at)\s+epoch|"
+    r"\b(?:peaks?|peaked|pass(?:es|ed)?|leaves?|left|turns?|turned|cross(?:es|ed)?|escapes?|"
+    r"escaped|diverges?|diverged|stalls?|stalled|dips?|dipped|overtakes?|overtook|levels? off|"
+    r"levelled off|tapers?|tapered)\b[^.;:]{0,40}?"
+    r"\b(?:at|by|around|after|before|between|from)\s+epochs?)\s*$", re.I)
 _CHANGE = (r"\b(?:grows?|grew|rises?|rose|falls?|fell|drops?|climbs?|increases?|decreases?)"
            r"\s+from\s+(?:[\d,]+\s+to\s+)?")
 _MEASURED_BEFORE = re.compile(r"(?:(?:\d\s*→|[~≈]|\b(?:about|around|roughly|nearly|over|"
@@ -172,37 +178,39 @@ def _numbers(data):
     return set()
 
 
-def given(path):
-    """The settings and the papers' values the summary files give a prose file: those of the
-    summaries beside a results README (and below it), of every results summary for a notebook
-    or a documentation page."""
+def given(path, keys=("settings", "paper")):
+    """The settings and the papers' values (or those of ``keys`` only) the summary files give
+    a prose file: those of the summaries beside a results README (and below it), of every
+    results summary for a notebook or a documentation page."""
     where = path.parent if path.parent.parent == RESULTS else RESULTS
     out = set()
     for f in where.glob("**/summary.json"):
         s = json.loads(f.read_text(encoding="utf-8"))
-        out |= _numbers(s.get("settings")) | _numbers(s.get("paper"))
+        out |= set().union(*(_numbers(s.get(k)) for k in keys))
     return out
 
 
-def unsourced(text, given=frozenset()):
+def unsourced(text, given=frozenset(), papers=frozenset()):
     """The scanned numbers of ``text`` that have no source, as typed (a minus as "−"); the
     rule is :func:`test_every_number_in_prose_has_a_source`'s."""
-    return [token for token, _, _ in _unsourced(text, given)]
+    return [token for token, _, _ in _unsourced(text, given, papers)]
 
 
-def _unsourced(text, given):
+def _unsourced(text, given, papers=frozenset()):
     """:func:`unsourced`'s numbers with their offsets in the text stripped of sourced parts
     (markers, code, math, comments, link targets), and that text."""
     declared = set().union(*(_values(m.group()) for d in _DECLARED.findall(text)
                              for m in _NUMBER.finditer(d))) if _DECLARED.search(text) else set()
     for pattern in _SOURCED:
         text = pattern.sub(" ", text)
-    out, setting, end, measured, end_measured = [], False, 0, False, 0
+    out, setting, end, measured, end_measured, reached = [], False, 0, False, 0, False
     for m in _NUMBER.finditer(text):
         token = m.group()
         before, after = text[max(0, m.start() - 40):m.start()], text[m.end():m.end() + 80]
         integer = not ("." in token or "e" in token or token.endswith("%"))
-        reached = bool(_REACHED.search(before))
+        # the epoch of an event, and the epochs listed after it ("dips between epochs 10 and 40")
+        reached = bool(_REACHED.search(before)) or (
+            reached and integer and bool(_LIST.match(text[end:m.start()])))
         setting = not reached and (bool(_SETTING.search(before)) or (
             setting and not token.endswith("%") and bool(_LIST.match(text[end:m.start()]))))
         end = m.start() + len(token.rstrip(","))
@@ -216,11 +224,16 @@ def _unsourced(text, given):
             continue
         if _SECTION.search(before) or setting or (integer and _YEAR.fullmatch(token)):
             continue
-        # a setting or a paper's value is no duration, count of outcomes or speed-up, so a
-        # time, a size, a count or a ratio is not excused by one that happens to be equal
-        if _values(token) & ((set() if integer and not total and _COUNTED.match(after)
-                              else set(given))
-                             | declared):
+        # no setting or paper value is a duration, a size or a speed-up, and no setting is a
+        # count of outcomes: one that happens to be equal excuses none; the epoch of an event
+        # equals too many (evaluation epochs, sizes) to be excused by one, so it is declared
+        if integer and (reached or _TIMED.match(after)):
+            excused = declared
+        elif integer and not total and _COUNTED.match(after):
+            excused = set(papers) | declared
+        else:
+            excused = set(given) | declared
+        if _values(token) & excused:
             continue
         out.append((token.replace("-", "−"), m.start(), text))
     return out
@@ -243,8 +256,9 @@ def test_every_number_in_prose_has_a_source(path):
       but not the total they are counted of ("of the 10,000 rows converge");
     * a ratio ("~5× faster", "ratio 56–66"), a before → after value or a change ("262 → 289",
       "grow from 262 to 289"), an approximate or bounded count ("about 90", "over 200", "~190",
-      "within 12 epochs"), the epoch a run reached ("stopped at epoch 10"), and the numbers
-      listed after any of these.
+      "within 12 epochs"), the epoch a run reached or an event happened at ("stopped at epoch
+      10", "passes 10 % at epoch 25", "dips between epochs 10 and 40"), and the numbers listed
+      after any of these.
 
     Other integers are what this prose's integers are when no unit, count or comparison makes
     them a measurement: settings (epochs 100, batch 100, 10 trials), sizes (784×500), section,
@@ -258,14 +272,14 @@ def test_every_number_in_prose_has_a_source(path):
     * a number equal (up to its sign; a percentage as x / 100 too) to a setting or a paper's
       value recorded in a summary file: the ``settings`` and ``paper`` of the summaries
       beside a results README, of every results summary for a notebook or a page — except a
-      time, a size, a count of outcomes or an "N×" ratio, which no setting or paper value
-      excuses;
+      time, a size, an "N×" ratio or an event's epoch, which no setting or paper value excuses,
+      and a count of outcomes, which only a paper's value excuses;
     * a number the file declares in ``<!-- not from a run: ... (why) -->`` (a paper's value
       no summary records, an analytic bound, arithmetic of settings, a file's size, a test's
       tolerance);
     * a number the file lists in ``<!-- no file keeps: ... (what) -->``: a one-off
       measurement whose output is not kept, visible there until a kept run sources it."""
-    assert unsourced(_prose(path), given(path)) == []
+    assert unsourced(_prose(path), given(path), given(path, ["paper"])) == []
 
 
 def test_a_typed_number_is_caught():
@@ -295,13 +309,33 @@ def test_a_typed_integer_count_is_caught(tmp_path):
         "Sec. 4 and [Fig. 3](fig3.png); the paper: ≈ 100 epochs ahead.\n"
         "2. The count grows from 262 to 289 unique solutions; 6 completed trials; "
         "46 / 45 min of CPU; ~5× faster; the run stopped at epoch 7; agrees within 3e-7; "
+        "the count passes the paper's at epoch 100; "
         "of the 10,000 rows converge <!--v run/summary.json settings.epochs d-->100<!--/v--> "
         "and about 13 min <!-- no file keeps: 13 (a one-off timing) -->.\n")
     summary = json.loads((run / "summary.json").read_text())
     known = _numbers(summary["settings"]) | _numbers(summary["paper"])
     assert unsourced((tmp_path / "README.md").read_text(), known) == \
-        ["262", "289", "6", "46", "45", "5", "7", "3e−7"]
+        ["262", "289", "6", "46", "45", "5", "7", "3e−7", "100"]
     assert unsourced("the 10 runs took 12 min; 3 trials", {10.0, 12.0, 3.0}) == ["12"]
+
+
+def test_a_selector_compares_and_picks_an_extreme(tmp_path):
+    """An event's epoch is a marker too: the first row past a threshold, the row of a peak."""
+    rows = "n_hidden,epoch,n_unique,fraction\n" + "".join(
+        f"{h},{e},{u},{u / 100}\n" for h, e, u in
+        [(25, 0, 1), (25, 10, 40), (25, 50, 90), (25, 100, 30), (100, 10, 5), (100, 25, 12)])
+    (tmp_path / "c.csv").write_text(rows)
+    md = tmp_path / "r.md"
+    md.write_text("passes 10 % at epoch <!--v c.csv [n_hidden=100,fraction>0.1].epoch d-->25"
+                  "<!--/v-->; peaks at epoch <!--v c.csv [n_hidden=25,n_unique=max].epoch d-->50"
+                  "<!--/v--> (<!--v c.csv [n_unique=min].n_unique d-->1<!--/v--> at the start)")
+    assert report.check(md) == []
+    md.write_text("<!--v c.csv [n_hidden=25,n_unique>=50].epoch d-->100<!--/v-->")
+    assert report.check(md) == ["value c.csv [n_hidden=25,n_unique>=50].epoch: the text says "
+                                "'100', the source gives '50'"]
+    for bad in ("[n_hidden=7,n_unique=max].epoch", "[n_unique>x].epoch", "[n_hidden].epoch"):
+        md.write_text(f"<!--v c.csv {bad} d-->1<!--/v-->")
+        assert len(report.check(md)) == 1, bad
 
 
 def test_a_computed_value_is_checked_and_rendered(tmp_path):

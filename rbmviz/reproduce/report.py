@@ -531,7 +531,11 @@ def lookup(data: Any, path: str) -> Any:
         Parsed JSON.
     path : str
         Dot-separated keys, list indices, or selectors ``name[key=value,...]`` (the first
-        list element whose ``key`` prints as ``value``).
+        list element whose ``key`` prints as ``value``; ``key>value``, ``key>=value``,
+        ``key<value``, ``key<=value`` compare numbers: ``[n_hidden=100,unique_fraction>0.1]``
+        is the first such row, as listed; ``key=max`` and ``key=min`` pick, among the elements
+        the other conditions select, the one with the largest or smallest ``key``:
+        ``[n_hidden=25,n_unique=max]``).
 
     Returns
     -------
@@ -560,11 +564,19 @@ def lookup(data: Any, path: str) -> Any:
             else:
                 raise KeyError(f"no key {name!r} in {path!r}")
         if sel is not None:
-            want = dict(kv.split("=", 1) for kv in sel.split(",") if kv)
+            want = [_CONDITION.match(kv) for kv in sel.split(",") if kv]
+            if not all(want):
+                raise KeyError(f"bad selector [{sel}] in {path!r}")
             if not isinstance(cur, list):
                 raise KeyError(f"selector [{sel}] on a non-list in {path!r}")
+            extreme = [c for c in want if c["op"] == "=" and c["value"] in ("max", "min")]
             hits = [x for x in cur if isinstance(x, dict)
-                    and all(_matches(x.get(k), v) for k, v in want.items())]
+                    and all(_holds(x.get(c["key"]), c["op"], c["value"])
+                            for c in want if c not in extreme)]
+            for c in extreme:
+                values = [float(x[c["key"]]) for x in hits if _holds(x.get(c["key"]), ">", "-inf")]
+                best = (max if c["value"] == "max" else min)(values, default=None)
+                hits = [x for x in hits if _holds(x.get(c["key"]), "=", str(best))]
             if not hits:
                 raise KeyError(f"no element [{sel}] in {path!r}")
             cur = hits[0]
@@ -644,6 +656,21 @@ def evaluate(path: str, load: Callable[[str | None], Any]) -> Any:
     except SyntaxError:
         raise ValueError(f"not an expression: {path!r}") from None
     return _arith(tree, names)
+
+
+_CONDITION = re.compile(r"^(?P<key>[^=<>]+)(?P<op>>=|<=|=|>|<)(?P<value>.*)$")
+
+
+def _holds(x, op, text):
+    """Whether value ``x`` stands in relation ``op`` to what ``text`` names (``=``: see
+    :func:`_matches`; an order compares numbers, and fails on anything else)."""
+    if op == "=":
+        return _matches(x, text)
+    try:
+        a, b = float(x), float(text)
+    except (TypeError, ValueError):
+        return False
+    return not isinstance(x, bool) and {">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b}[op]
 
 
 def _matches(x, text):
