@@ -9,6 +9,16 @@ import numpy as np
 from .bounds import SEED_MAX
 
 
+def first_nonbinary(arr: np.ndarray) -> tuple[int, int] | None:
+    """``(row, column)`` of the first entry of the 2-D ``arr`` that is neither 0 nor 1, or
+    None when every entry is 0 or 1."""
+    nonbin = (arr != 0) & (arr != 1)
+    if not nonbin.any():
+        return None
+    r, col = np.argwhere(nonbin)[0]
+    return int(r), int(col)
+
+
 def check_data(X, name: str = "data", *, n_visible: int | None = None, binary: bool = True,
                dtype=np.float64) -> np.ndarray:
     """Return ``X`` as a C-contiguous 2-D float array after checking it.
@@ -16,12 +26,15 @@ def check_data(X, name: str = "data", *, n_visible: int | None = None, binary: b
     Parameters
     ----------
     X : array-like, shape (n_samples, n_features)
+        The rows.
     name : str
         The argument name used in error messages.
     n_visible : int, optional
         Required number of columns (the model's visible units).
     binary : bool
         Require every entry to be 0 or 1 (Bernoulli units).
+    dtype : numpy dtype
+        dtype of the returned array.
     """
     if X is None:
         raise ValueError(f"{name} is None; expected a 2-D array of shape (n_samples, n_visible)")
@@ -48,13 +61,12 @@ def check_data(X, name: str = "data", *, n_visible: int | None = None, binary: b
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(f"{name} contains NaN or inf (first at row {bad[0]}, column {bad[1]})")
-    if binary:
-        nonbin = (arr != 0) & (arr != 1)
-        if nonbin.any():
-            r, col = np.argwhere(nonbin)[0]
-            raise ValueError(
-                f"{name} must be binary (0/1) for Bernoulli visible units; found {float(arr[r, col])!r} "
-                f"at row {r}, column {col} (binarise it first, e.g. datasets.mnist(binarize='threshold'))")
+    at = first_nonbinary(arr) if binary else None
+    if at is not None:
+        r, col = at
+        raise ValueError(
+            f"{name} must be binary (0/1) for Bernoulli visible units; found {float(arr[r, col])!r} "
+            f"at row {r}, column {col} (binarise it first, e.g. datasets.mnist(binarize='threshold'))")
     return arr
 
 
@@ -106,10 +118,8 @@ def check_bool(value, name: str) -> bool:
 
     Parameters
     ----------
-    value : object
-        The value to check.
-    name : str
-        The argument name used in error messages.
+    value, name
+        The value to check, and the argument name used in error messages.
 
     Returns
     -------
@@ -192,13 +202,9 @@ def check_unit_interval_data(X, name: str = "data", *, n_visible: int | None = N
 
     Parameters
     ----------
-    X : array-like, shape (n_samples, n_features)
-    name : str
-        The argument name used in error messages.
-    n_visible : int, optional
-        Required number of columns.
-    dtype : numpy dtype
-        dtype of the returned array.
+    X, name, n_visible, dtype
+        As in :func:`check_data` (whose 0/1 check this one replaces by the range
+        check).
 
     Returns
     -------

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from .._validation import check_data
+from .._validation import check_data, first_nonbinary
 from ..kernels import priors as _kp
 from ..kernels import tap as _k
 
@@ -60,9 +60,9 @@ class _Layer:
             return np.ascontiguousarray(self.prior.check_data(X, name), dtype=np.float64)
         X = check_data(X, name, n_visible=self.U.shape[0], binary=False)
         if data_anchored:
-            nonbin = (X != 0) & (X != 1)
-            if nonbin.any():
-                r, col = np.argwhere(nonbin)[0]
+            at = first_nonbinary(X)
+            if at is not None:
+                r, col = at
                 raise ValueError(
                     f"{name} must be binary (0/1) data for Bernoulli {self.name} units (data-anchored "
                     f"initialisation, eqs. 37-38); found {float(X[r, col])!r} at row {r}, column {col}. "
