@@ -316,10 +316,7 @@ class RBM:
         ValueError
             If the model is not binary or ``V`` is not 0/1 data of width ``n_visible``.
         """
-        self.require_binary("RBM.free_energy")
-        V = self._check_v(V)
-        W, b, c = (a.astype(np.float64) for a in self.params)
-        return -(V @ b) - _softplus(V @ W + c).sum(axis=1)
+        return self._free_energy(V, visible=True)
 
     def hidden_free_energy(self, H: ArrayLike) -> np.ndarray:
         """Free energy of the hidden layer, ``F(h) = −cᵀh − Σ_i softplus(b_i + (Wh)_i)``.
@@ -340,12 +337,20 @@ class RBM:
         Raises
         ------
         ValueError
-            If the model is not binary or ``H`` is not 0/1 data of width ``n_hidden``.
+            As :meth:`free_energy` does, for ``H`` of width ``n_hidden``.
         """
-        self.require_binary("RBM.hidden_free_energy")
-        H = self._check_h(H)
+        return self._free_energy(H, visible=False)
+
+    def _free_energy(self, X, *, visible):
+        """``F`` of the rows ``X`` of one layer (float64): its own bias term and the softplus
+        of the other layer's fields, summed out."""
+        self.require_binary("RBM.free_energy" if visible else "RBM.hidden_free_energy")
         W, b, c = (a.astype(np.float64) for a in self.params)
-        return -(H @ c) - _softplus(H @ W.T + b).sum(axis=1)
+        if visible:
+            X = self._check_v(X)
+            return -(X @ b) - _softplus(X @ W + c).sum(axis=1)
+        X = self._check_h(X)
+        return -(X @ c) - _softplus(X @ W.T + b).sum(axis=1)
 
     # ------------------------------------------------------------------ conditionals
     def hidden_probabilities(self, V: ArrayLike) -> np.ndarray:
@@ -380,13 +385,13 @@ class RBM:
 
         Returns
         -------
-        numpy.ndarray, shape (n_samples, n_visible)
-            The probabilities, float64.
+        numpy.ndarray
+            ``p(v = 1 | h)`` of every row, shape (n_samples, n_visible), float64.
 
         Raises
         ------
         ValueError
-            If the model is not binary or ``H`` is not data in [0, 1] of width ``n_hidden``.
+            As :meth:`hidden_probabilities` does, for ``H`` of width ``n_hidden``.
         """
         self.require_binary("RBM.visible_probabilities")
         H = self._check_h(H, binary=False)
@@ -419,13 +424,13 @@ class RBM:
         ----------
         H : array_like, shape (n_samples, n_hidden)
             Hidden states (or probabilities in [0, 1]).
-        seed : int or numpy.random.Generator, optional
-            Random stream; fresh entropy if None.
+        seed
+            As in :meth:`sample_hidden`.
 
         Returns
         -------
-        numpy.ndarray, shape (n_samples, n_visible)
-            Visible states as 0/1 floats.
+        numpy.ndarray
+            Visible states as 0/1 floats, shape (n_samples, n_visible).
         """
         P = self.visible_probabilities(H)
         return (_as_rng(seed).random(P.shape) < P).astype(np.float64)

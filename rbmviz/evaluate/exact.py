@@ -365,10 +365,8 @@ def exact_gradient(rbm: RBM, V: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.n
 
     Parameters
     ----------
-    rbm : RBM
-        A binary model small enough to enumerate.
-    V : array_like, shape (n_samples, n_visible)
-        Training rows, 0/1.
+    rbm, V
+        As in :func:`log_probabilities_exact` (``V``: the training rows).
 
     Returns
     -------

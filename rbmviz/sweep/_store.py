@@ -196,8 +196,8 @@ def load_store(out: str | os.PathLike) -> dict:
 
     Parameters
     ----------
-    out : str or os.PathLike
-        The sweep's results file.
+    out
+        As in :func:`store_path`.
 
     Returns
     -------
@@ -213,7 +213,8 @@ def checkpoints(out: str | os.PathLike) -> dict:
     Parameters
     ----------
     out : str or os.PathLike
-        The sweep's results file.
+        The sweep's results file; the checkpoints are in its store (:func:`store_path`),
+        ``<run_id>/epoch-<E>.npz``.
 
     Returns
     -------
