@@ -176,16 +176,15 @@ def ball_1d(d: int = 6) -> np.ndarray:
     to be used with the uniform distribution over them.
 
     .. warning::
-       No available text defines Bengio & Delalleau's (2009) 1DBall data set.
-       This definition was **fitted** to the single number Fischer & Igel
-       report for it (bias bound minus bias, about 0.02628), and the match is
-       loose; it is **not confirmed by a source** (the CD-bias
-       theory page of the documentation).
+       As for :func:`diag`, no available text defines Bengio & Delalleau's (2009)
+       1DBall: this definition was **fitted** to Fischer & Igel's number for it (bias
+       bound minus bias, about 0.02628), the match is loose, and it is **not confirmed
+       by a source**.
 
     Parameters
     ----------
     d : int, default 6
-        Vector length, ``d >= 1``.
+        Vector length, ``d >= 1`` (as for :func:`diag`).
 
     Returns
     -------
@@ -196,13 +195,10 @@ def ball_1d(d: int = 6) -> np.ndarray:
 
     Examples
     --------
-    >>> ball_1d(3)
-    array([[1., 0., 0.],
-           [0., 1., 0.],
-           [0., 0., 1.],
-           [1., 1., 0.],
-           [0., 1., 1.],
-           [1., 1., 1.]])
+    >>> ball_1d(2)
+    array([[1., 0.],
+           [0., 1.],
+           [1., 1.]])
     """
     d = _check_int(d, "d", 1)
     width, start = np.array([(w, a) for w in range(1, d + 1) for a in range(d - w + 1)]).T
