@@ -146,10 +146,8 @@ def binarized_mnist(split: str = "train", limit: int | None = None) -> np.ndarra
 
     Raises
     ------
-    DatasetNotFoundError
-        If the file is missing (the message says how to get it).
-    DatasetCorruptError
-        A ``ValueError``: the file is unreadable or has the wrong layout.
+    DatasetNotFoundError, DatasetCorruptError
+        As :func:`mnist` does, for this data set's files.
     """
     _check_choice(split, "split", tuple(_BINARIZED_MNIST_ROWS))
     n_max = _BINARIZED_MNIST_ROWS[split]
@@ -232,10 +230,8 @@ def omniglot(split: str = "background", size: int = 28, binarize: str | None = "
 
     Raises
     ------
-    DatasetNotFoundError
-        If the file is missing (the message says how to get it).
-    DatasetCorruptError
-        A ``ValueError``: the file is unreadable or has the wrong format.
+    DatasetNotFoundError, DatasetCorruptError
+        As :func:`mnist` does, for this data set's files.
     """
     _check_choice(split, "split", tuple(_OMNIGLOT_IMAGES))
     size = _check_int(size, "size", 1, 105)
@@ -291,10 +287,8 @@ def cbcl(photographic: bool = False, limit: int | None = None) -> np.ndarray:
 
     Raises
     ------
-    DatasetNotFoundError
-        If the file is missing (the message says how to get it).
-    DatasetCorruptError
-        A ``ValueError``: the file is unreadable or has the wrong format.
+    DatasetNotFoundError, DatasetCorruptError
+        As :func:`mnist` does, for this data set's files.
     """
     from scipy.io import loadmat
 
