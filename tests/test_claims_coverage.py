@@ -268,7 +268,7 @@ def _dbm(train=1e-2, test=1e-2, epochs=40):
 INPUTS = {
     "cd_bias.claims": {k: (lambda f=f: cd_bias.claims(f())) for k, f in _cd_bias().items()},
     "dc_small.claims": _dc_small(),
-    "dc_mnist.claims": _dc_mnist(),
+    "dc_mnist_summary.claims": _dc_mnist(),
     "tap_summary.claims": _tap_summary(),
     "tap_fig12.fig12_claims": {k: functools.partial(_fig12, k) for k in
                                ("paper-like", "apart past the knee", "TAP far from AIS",
@@ -313,7 +313,7 @@ DIFFERS = {
         "Bars & Stripes: CD and PCD end below S-DCP and CS-DCP (final ATLL)":
             "CD above the DC rules",
     },
-    "dc_mnist.claims": {
+    "dc_mnist_summary.claims": {
         "all algorithms reach almost the same ATLL at the end (within 2 nats here)":
             "main, spread and CG first",
         "CS-DCP reaches 90 % of its maximum ATLL before CG": "main, spread and CG first",
@@ -380,7 +380,7 @@ INCONCLUSIVE = {
         "Bars & Stripes: CG reaches 90 % of its maximum ATLL ≈ 2,500 epochs after CS-DCP":
             "CG still rising",
     },
-    "dc_mnist.claims": {
+    "dc_mnist_summary.claims": {
         "all algorithms reach almost the same ATLL at the end (within 2 nats here)":
             "main, rising",
         "CS-DCP reaches 90 % of its maximum ATLL before CG": "main, rising",
@@ -433,7 +433,7 @@ def claim_id(function: str, claim: str) -> str:
     the model."""
     if function == "tap_dbm.dbm_claims":
         return _PER_MODEL.sub("", claim)
-    if function != "dc_mnist.claims":
+    if function != "dc_mnist_summary.claims":
         return claim
     return _PER_RULE.sub("<rule> ", claim.split(": ", 1)[1])
 
@@ -460,7 +460,7 @@ def _rejudge():
 
 #: the study of a stored summary (``results/rejudge.py``'s names) -> its claims function
 _STORED = {"cd-bias": "cd_bias.claims", "dc-small": "dc_small.claims",
-           "dc-mnist": "dc_mnist.claims", "tap": "tap_summary.claims"}
+           "dc-mnist": "dc_mnist_summary.claims", "tap": "tap_summary.claims"}
 
 
 @functools.lru_cache(maxsize=None)
