@@ -95,9 +95,9 @@ def channel_field(Y: ArrayLike, p: float) -> np.ndarray:
     Parameters
     ----------
     Y : array_like, shape (n, N)
-        Noisy 0/1 observations.
-    p : float
-        Flip probability in [0, 0.5].
+        Noisy 0/1 observations (the output of :func:`corrupt`).
+    p
+        The flip probability, as in :func:`corrupt`.
 
     Returns
     -------
@@ -141,10 +141,8 @@ def ope(Y: ArrayLike, p: float, marginals: ArrayLike) -> np.ndarray:
 
     Parameters
     ----------
-    Y : array_like, shape (n, N)
-        Noisy 0/1 observations.
-    p : float
-        Flip probability in [0, 0.5].
+    Y, p
+        The observations and the flip probability, as in :func:`channel_field`.
     marginals : array_like, shape (N,)
         Prior pixel means ``m`` in (0, 1) (see :func:`data_marginals`); values in {0, 1} are
         allowed only at ``p = 0``.

@@ -105,10 +105,8 @@ def atll_curves(records: "pandas.DataFrame", metric: str | None = None, *, x: st
         Logarithmic x axis.
     colors, labels : dicts value of ``by`` → colour / legend text (default: the value, or
         ``by=value`` for a grid column).
-    width : int
-        Width of a panel in pixels.
-    height : int
-        Height of a panel in pixels.
+    width, height : int
+        Size of a panel in pixels.
 
     Returns
     -------
@@ -249,10 +247,8 @@ def sensitivity_curves(records: "pandas.DataFrame", column: str, *, metric: str 
         Title of the plot.
     band : bool
         Draw the standard error as a band.
-    width : int
-        Width of a panel in pixels.
-    height : int
-        Height of a panel in pixels.
+    width, height : int
+        Size of a panel in pixels.
     algorithm_labels : dict
         Display names of the algorithms.
 
