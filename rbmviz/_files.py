@@ -555,79 +555,37 @@ def write_bytes(path: str | os.PathLike, data: bytes, **kwargs) -> Path:
     pathlib.Path
         ``path``.
     """
-    with atomic_write(path, "wb", **kwargs) as fh:
-        fh.write(data)
+    return _write(path, "wb", data, kwargs)
+
+
+def _write(path, mode, content, kwargs) -> Path:
+    with atomic_write(path, mode, **kwargs) as fh:
+        fh.write(content)
     return Path(path)
 
 
 def write_text(path: str | os.PathLike, text: str, **kwargs) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically (keywords of :func:`atomic_write`).
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The file to write.
-    text : str
-        Its content.
-    **kwargs
-        ``overwrite``, ``hint``, ``name``, ``what``, ``mkdir``, ``newline``.
-
-    Returns
-    -------
-    pathlib.Path
-        ``path``.
-    """
-    with atomic_write(path, "w", **kwargs) as fh:
-        fh.write(text)
-    return Path(path)
+    """Write ``text`` (UTF-8) to ``path`` atomically, as :func:`write_bytes` writes bytes
+    (its keywords, and ``newline``); returns ``path``."""
+    return _write(path, "w", text, kwargs)
 
 
 def write_json(path: str | os.PathLike, obj: Any, *, indent: int | None = 2,
                default: Callable | None = None, sort_keys: bool = False,
                trailing_newline: bool = True, **kwargs) -> Path:
-    """Write ``obj`` as JSON to ``path`` atomically (keywords of :func:`atomic_write`).
+    """Write ``obj`` as JSON to ``path`` atomically (:func:`write_text`; its keywords).
 
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The file to write.
-    obj : object
-        What to write (``json.dumps``-able, with ``default``).
-    indent, default, sort_keys
-        As for :func:`json.dumps`.
-    trailing_newline : bool
-        End the file with a newline.
-    **kwargs
-        ``overwrite``, ``hint``, ``name``, ``what``, ``mkdir``.
-
-    Returns
-    -------
-    pathlib.Path
-        ``path``.
+    ``indent``, ``default`` and ``sort_keys`` are :func:`json.dumps`'s; ``trailing_newline``
+    ends the file with a newline.  Returns ``path``.
     """
     text = json.dumps(obj, indent=indent, default=default, sort_keys=sort_keys)
     return write_text(path, text + ("\n" if trailing_newline else ""), **kwargs)
 
 
 def savez(path: str | os.PathLike, arrays: dict, *, compressed: bool = False, **kwargs) -> Path:
-    """Write ``arrays`` as an ``.npz`` archive to ``path`` atomically (no ``.npz`` appended).
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The file to write.
-    arrays : dict
-        ``{name: array}``.
-    compressed : bool
-        Use :func:`numpy.savez_compressed`.
-    **kwargs
-        ``overwrite``, ``hint``, ``name``, ``what``, ``mkdir`` of :func:`atomic_write`.
-
-    Returns
-    -------
-    pathlib.Path
-        ``path``.
-    """
+    """Write ``arrays`` (``{name: array}``) as an ``.npz`` archive to ``path`` atomically (no
+    ``.npz`` appended; :func:`numpy.savez_compressed` with ``compressed``; the keywords of
+    :func:`write_bytes`).  Returns ``path``."""
     with atomic_write(path, "wb", **kwargs) as fh:
         (np.savez_compressed if compressed else np.savez)(fh, **arrays)
     return Path(path)
