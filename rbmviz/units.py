@@ -358,10 +358,8 @@ class Prior:
 
         Parameters
         ----------
-        U : array_like, shape (n,)
-            The layer's bias (the prior's linear natural parameter).
-        X : array_like, shape (R, n)
-            Rows of values in the prior's support.
+        U, X : array_like
+            As in :meth:`log_prior`.
 
         Returns
         -------
@@ -378,18 +376,13 @@ class Prior:
 
         Parameters
         ----------
-        U : array_like, shape (n,)
-            The layer's bias (the prior's linear natural parameter).
-        B : array_like, shape (n,) or (R, n)
-            Linear fields.
-        A : array_like, shape of ``B``
-            Quadratic fields.
+        U, B, A : array_like
+            As in :meth:`moments`.
 
         Returns
         -------
         dict
-            ``{"U": (n,), <param>: (n,)}`` — one float64 array per parameter (``"V"``, ``"rho"``
-            for truncated priors).
+            One float64 array per parameter, as :meth:`grad_log_prior` returns.
         """
         raise NotImplementedError
 
