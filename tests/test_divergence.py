@@ -9,6 +9,7 @@ it, and the guard only reads (seeded runs stay bit-identical).
 from __future__ import annotations
 
 import math
+import os
 import re
 
 import numpy as np
@@ -56,7 +57,7 @@ def test_a_collapse_is_caught_with_only_weight_norm_recorded(rule):
     assert set(err.records[-1]) >= {"epoch", "weight_norm"}
     with pytest.raises(StopIteration):
         next(run)
-    assert _innermost_file(info).endswith("runs.py")
+    assert _innermost_file(info).endswith(os.path.join("runs", "guard.py"))
 
 
 @pytest.mark.parametrize("rule,learning_rate", [(r, 10.0 if r == "ssd" else 50.0) for r in RULES])

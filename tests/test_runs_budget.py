@@ -1,5 +1,5 @@
 """The run loop's budget, chunking, live knobs, float32 working copy, divergence guard,
-Ctrl-C and thread-count independence (rbmviz/runs.py, rbmviz/_blas.py)."""
+Ctrl-C and thread-count independence (rbmviz/runs/, rbmviz/_blas.py)."""
 import os
 import signal
 import subprocess
@@ -25,7 +25,7 @@ def test_auto_spacing_keeps_evaluation_within_the_budget(monkeypatch):
     budget's 10 % of the run's time."""
     import types
     clock = types.SimpleNamespace(t=0.0)
-    monkeypatch.setattr(rbmviz.runs, "time", types.SimpleNamespace(perf_counter=lambda: clock.t))
+    monkeypatch.setattr(rbmviz.runs.loop, "time", types.SimpleNamespace(perf_counter=lambda: clock.t))
 
     def fn(rbm, ctx):
         clock.t += 0.01

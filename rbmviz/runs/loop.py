@@ -1,73 +1,10 @@
-"""A training run as a stream of metric records — the one loop every front end uses.
-
-``Run`` is an iterator: each ``next(run)`` trains up to the next evaluation point and
-returns a record (a dict); the dashboard pushes records into a HoloViews ``Buffer``, the
-CLI into a CSV file, notebooks into a DataFrame (:func:`train`), sweeps into Dask futures.
-
-A record holds ``algorithm``, ``epoch`` (completed epochs; a float such as ``3.25`` for a
-record made within an epoch), ``updates``, ``gibbs_steps`` (per chain, cumulative — the
-compute axis of Upadhya & Sastry's equal-compute comparisons), ``wall_time`` (seconds spent
-inside this run: training plus evaluation) and the chosen metrics, computed by the metrics
-registry :data:`rbmviz.evaluate.metrics.METRICS` (``train_ll``, ``test_ll``, ``spl``,
-``pseudo_ll``, ``recon_error``, ``weight_norm``, ``ais_train_ll``, ``ais_test_ll``,
-``tap_ll`` and any registered later).
-
-**Evaluation on a budget.**  By default (``eval_every="auto"``) the run measures what an
-evaluation costs and what an update costs, and spaces the records so that evaluation takes at
-most ``eval_budget`` (10 %) of the wall time.  Small models record at epoch ends; when the
-budget allows more than one record per epoch (large models, many mini-batches) records are
-made within the epoch.  An explicit ``eval_every`` (epochs) or ``record_every_updates`` fixes
-the positions instead.  A record is always made at epoch 0 and at the last epoch.
-``run.metric_seconds`` holds each metric's cost at the last record, ``run.eval_time`` the
-evaluation share of ``wall_time``.
-
-**Default metrics** (``metrics="auto"``): the exact log-likelihood where enumeration is cheap
-(smaller layer ≤ ``exact_max_bits``) plus the all-sites pseudo-likelihood, reconstruction
-error and weight norm (all cheap there); otherwise
-the stochastic pseudo-likelihood ``spl`` (a fixed random subset of sites and rows),
-reconstruction error and weight norm; the all-sites ``pseudo_ll`` of a large model and AIS
-only when asked.
-
-**Float type.**  ``dtype="auto"`` trains a float32 working copy of a float64 model when the
-model is large and exactness is not at stake (:func:`rbmviz.presets.default_dtype`: the
-smaller layer has more than ``exact_max_bits`` units and ``n_visible · n_hidden`` ≥
-:data:`rbmviz.presets.LARGE_MODEL`; Gibbs-sampling rules only); the model passed in is updated
-from it at every record and when the run ends, stops or fails.  Pass ``dtype=None`` to train
-in the model's own dtype.
-
-**Interruption.**  Training runs in chunks of at most ~``chunk_seconds`` (0.25 s): Ctrl-C
-takes effect after the current Numba call (≤ one chunk; the fused kernels of small models) or
-at once between the products of the BLAS path (large models, any ``k``); :func:`train` then
-raises :class:`rbmviz.errors.Interrupted` (a ``KeyboardInterrupt``) whose ``records`` are the
-records finished so far and whose ``run`` holds the model as trained (an interrupted run is
-not meant to be continued).  A caller iterating a :class:`Run` itself gets the plain
-``KeyboardInterrupt``; the finished records are in ``run.records`` (``run.stop()`` copies the
-working parameters into the model).  With
-``max_seconds``, each ``next(run)`` returns within about that time (a record made early,
-within the epoch) — for live front ends.
-
-**Divergence.**  A run stops by raising :class:`rbmviz.errors.RunDiverged` (which quantity,
-its value, when; ``records`` holds the records so far) when a parameter becomes NaN/inf or
-exceeds ``max_weight``, when a parameter sits near that limit (≥ 90 % of ``max_weight``:
-saturated units whose gradient vanished), or when a log-likelihood collapses — falls
-more than ``max_ll_drop`` nats (default ``n_visible · log 2``, the entropy of the uniform
-model) below both its best value so far and the uniform model's value.  The parameters are
-checked after every training chunk, the log-likelihoods at every evaluation: those of the
-recorded likelihood metrics and, whatever the metrics, that of the guard rows (quantity
-``"ll_guard"``; binary models): up to :data:`GUARD_ROWS` fixed training rows (the first 0/1
-rows of the ``spl`` subset), with the exact ``log Z`` where enumerating the smaller layer costs
-at most :data:`GUARD_EXACT_OPS`, otherwise with an upper bound of their log-likelihood (their
-free energies against a lower bound of ``log Z`` from the most probable states that a few
-deterministic sweeps and mean-field iterations find).  A bound that falls that far shows the
-exact log-likelihood fell at least as far (while the best value is above the uniform model's);
-on a diverged model the bound is within about a nat of the exact value.  The guard only reads
-the model: seeded runs stay bit-identical.  ``max_ll_drop`` set very large turns the
-likelihood checks off.
+"""The training loop: :class:`Run`, an iterator of metric records, and :func:`train`, the
+same loop collected into a DataFrame (the options are described in :mod:`rbmviz.runs`).  The
+record schedule is :mod:`rbmviz.runs.schedule`, the divergence checks :mod:`rbmviz.runs.guard`,
+a run's saved state :mod:`rbmviz.runs.state`.
 """
 from __future__ import annotations
 
-import copy
-import hashlib
 import math
 import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -75,183 +12,31 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import algorithms as _algorithms
-from . import evaluate as _evaluate
-from ._blas import single_threaded_blas
-from ._seeds import stream_seed
-from .bounds import EPOCHS_MAX, EXACT_BITS_DEFAULT, EXACT_BITS_MAX, MAX_WEIGHT_DEFAULT
-from ._validation import check_choice, check_data, check_float, check_int, check_seed
-from .algorithms.base import params_healthy
-from .errors import Interrupted, RunDiverged
-from .evaluate.ais import AIS_BETAS_DEFAULT, AIS_CHAINS_DEFAULT
-from .evaluate.metrics import AIS_OPTIONS, METRICS, MetricContext, choose_metrics
-from .model import RBM
-from .presets import LARGE_MODEL, default_dtype
+from .. import algorithms as _algorithms
+from .. import evaluate as _evaluate
+from .._seeds import stream_seed
+from ..bounds import EPOCHS_MAX, EXACT_BITS_DEFAULT, EXACT_BITS_MAX, MAX_WEIGHT_DEFAULT
+from .._validation import check_choice, check_data, check_float, check_int, check_seed
+from ..algorithms.base import params_healthy
+from ..errors import Interrupted, RunDiverged
+from ..evaluate.ais import AIS_BETAS_DEFAULT, AIS_CHAINS_DEFAULT
+from ..evaluate.metrics import AIS_OPTIONS, METRICS, MetricContext, choose_metrics
+from ..model import RBM
+from ..presets import LARGE_MODEL, default_dtype
+from . import state as _state
+from .guard import DivergenceGuard
+from .schedule import EvaluationSchedule, batch_bounds
 
 if TYPE_CHECKING:
     import pandas
 
-    from .algorithms.base import Algorithm
+    from ..algorithms.base import Algorithm
 
-__all__ = ["Run", "RunDiverged", "Interrupted", "train", "batch_bounds", "METRICS", "RECORD_KEYS"]
+__all__ = ["Run", "train", "RECORD_KEYS"]
 
 RECORD_KEYS = ("algorithm", "epoch", "updates", "gibbs_steps", "wall_time")
-#: a parameter at or above this fraction of ``max_weight`` counts as pinned (diverged)
-PINNED_FRACTION = 0.9
-#: a first evaluation slower than this (s) and than 20 updates may include one-off costs (Numba
-#: cache loads, thread start-up): under eval_every="auto" the second record then follows after
-#: one update/epoch, and the schedule uses the smaller of the two costs from then on
-FIRST_EVAL_SUSPECT = 0.05
 #: rules whose float32 working copy ``dtype="auto"`` may choose (Gibbs-sampling rules)
 _FLOAT32_RULES = ("cd", "pcd", "cg", "sdcp", "csdcp", "ssd")
-#: format version of :meth:`Run.state`
-STATE_VERSION = 1
-#: the likelihood guard (always on for binary models, whatever the metrics): rows of the fixed
-#: ``spl`` subset whose log-likelihood it bounds, the most zero-temperature Gibbs sweeps and
-#: mean-field iterations it makes per evaluation to find states of high probability, and the
-#: largest enumeration (states × n_visible × n_hidden) for which it uses the exact ``log Z``
-GUARD_ROWS = 32
-GUARD_SWEEPS = 5
-GUARD_EXACT_OPS = 2 ** 20
-#: key of the guard's best value in ``Run._best`` (not a metric name: it holds a space)
-_GUARD_KEY = "log-likelihood bound"
-
-
-def _softplus(x):
-    return np.logaddexp(0.0, x)
-
-
-def _sigmoid(x):
-    return np.exp(-np.logaddexp(0.0, -x))
-
-
-def _log_z_lower_bound(rbm: RBM, V: np.ndarray, *, sweeps: int = GUARD_SWEEPS) -> float:
-    """A lower bound on ``log Z`` from states of high probability found near the rows ``V``.
-
-    ``log Z ≥ log Σ_{s∈S} exp(−F(s))`` for any set ``S`` of distinct states, and
-    ``log Z ≥ H(m) + bᵀm + Σ_j softplus(c_j + (mᵀW)_j)`` for any ``m ∈ [0, 1]^n`` (naive mean
-    field, ``H`` the entropy of independent units of means ``m``).  ``S`` holds the rows and the
-    states that ``sweeps`` zero-temperature Gibbs sweeps (``h = [vW + c > 0]``,
-    ``v = [Wh + b > 0]``, each lowering the energy) reach from them; the mean-field iterations
-    start at ``m = ½``, where the bound is exact for a model without weights.  The search is
-    deterministic and only reads the model.  On a diverged model the probability mass sits on a
-    few saturated states that the sweeps find, and the bound is close to ``log Z``.
-
-    Parameters
-    ----------
-    rbm : RBM
-        A binary model (float32 or float64; the free energies are summed in float64).
-    V : numpy.ndarray, shape (n_rows, n_visible)
-        0/1 rows where the search starts.
-    sweeps : int
-        Most sweeps (they stop at a fixed point) and mean-field iterations.
-
-    Returns
-    -------
-    float
-        A value ``≤ log Z`` (nats).
-    """
-    W, b, c = rbm.params
-    W64, b64, c64 = (np.asarray(a, dtype=np.float64) for a in (W, b, c))
-    v0 = v = np.asarray(V, dtype=W.dtype)
-    for _ in range(sweeps):             # the search runs in the model's dtype
-        h = (v @ W + c > 0).astype(W.dtype)
-        nxt = (h @ W.T + b > 0).astype(W.dtype)
-        if np.array_equal(nxt, v):
-            break
-        v = nxt
-    S = np.concatenate([v0, v])
-    keys = np.packbits(S.astype(np.uint8), axis=1)          # distinct states by their bits
-    _, first = np.unique(keys.view(np.dtype((np.void, keys.shape[1]))).ravel(), return_index=True)
-    S = S[np.sort(first)].astype(np.float64)
-    f = S @ b64 + _softplus(S @ W64 + c64).sum(axis=1)          # −F(s)
-    top = float(f.max())
-    log_z = top + math.log(float(np.exp(f - top).sum()))
-    m = np.full(W64.shape[0], 0.5)
-    for _ in range(sweeps + 1):          # naive mean field from m = ½, damped
-        p = np.clip(m, 1e-12, 1.0 - 1e-12)
-        entropy = float(-(p * np.log(p) + (1.0 - p) * np.log1p(-p)).sum())
-        log_z = max(log_z, entropy + float(m @ b64) + float(_softplus(m @ W64 + c64).sum()))
-        m = 0.5 * m + 0.5 * _sigmoid(W64 @ _sigmoid(m @ W64 + c64) + b64)
-    return log_z
-
-
-def _log_z_enumerated(rbm: RBM, states: np.ndarray) -> float:
-    """``log Z`` summed over ``states``, all the states of the smaller layer (numpy, float64).
-
-    Parameters
-    ----------
-    rbm : RBM
-        A binary model.
-    states : numpy.ndarray, shape (2**n, n)
-        :func:`rbmviz.evaluate.all_states` of the smaller layer's ``n`` units.
-
-    Returns
-    -------
-    float
-        ``log Z`` (nats).
-    """
-    W, b, c = (np.asarray(a, dtype=np.float64) for a in rbm.params)
-    if states.shape[1] == W.shape[0]:               # enumerate the visible layer
-        f = states @ b + _softplus(states @ W + c).sum(axis=1)
-    else:                                           # the hidden layer
-        f = states @ c + _softplus(states @ W.T + b).sum(axis=1)
-    top = float(f.max())
-    return top + math.log(float(np.exp(f - top).sum()))
-
-
-def _log_likelihood_upper_bound(rbm: RBM, V: np.ndarray, *, log_z: float | None = None,
-                               sweeps: int = GUARD_SWEEPS) -> float:
-    """An upper bound on the mean log-likelihood of binary rows that needs no exact ``log Z``.
-
-    ``log p(v) = −F(v) − log Z ≤ −F(v) − L`` for any ``L ≤ log Z``
-    (:func:`_log_z_lower_bound`); with the exact ``log Z`` it is the exact log-likelihood.
-
-    Parameters
-    ----------
-    rbm : RBM
-        A binary model.
-    V : numpy.ndarray, shape (n_rows, n_visible)
-        0/1 rows.
-    log_z : float, optional
-        The exact ``log Z`` if known; default: :func:`_log_z_lower_bound` from ``V``.
-    sweeps : int
-        Passed to :func:`_log_z_lower_bound`.
-
-    Returns
-    -------
-    float
-        At least the mean log-likelihood of ``V`` (nats).
-    """
-    if log_z is None:
-        log_z = _log_z_lower_bound(rbm, V, sweeps=sweeps)
-    W, b, c = (np.asarray(a, dtype=np.float64) for a in rbm.params)
-    X = np.asarray(V, dtype=np.float64)
-    return float((X @ b + _softplus(X @ W + c).sum(axis=1)).mean()) - log_z
-
-
-def batch_bounds(n_rows: int, batch_size: int) -> np.ndarray:
-    """Boundaries of ``n_rows // batch_size`` mini-batches of (nearly) equal size.
-
-    The remainder is spread one row at a time over the first batches (as
-    ``numpy.array_split``).
-
-    Parameters
-    ----------
-    n_rows : int
-        Rows of the training data.
-    batch_size : int
-        Rows per batch (at most ``n_rows``).
-
-    Returns
-    -------
-    numpy.ndarray, shape (n_batches + 1,)
-        Batch ``i`` is rows ``bounds[i]:bounds[i + 1]``.
-    """
-    n_batches = max(1, n_rows // batch_size)
-    sizes = np.full(n_batches, n_rows // n_batches, dtype=np.int64)
-    sizes[: n_rows % n_batches] += 1
-    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
 
 
 def _auto_or_int(value, name, low):
@@ -262,7 +47,7 @@ def _auto_or_int(value, name, low):
     return check_int(value, name, low=low)
 
 
-class Run:
+class Run(EvaluationSchedule, DivergenceGuard):
     """Train ``rbm`` in place on ``data`` with one algorithm, yielding records.
 
     Parameters
@@ -479,27 +264,6 @@ class Run:
                     raise ValueError(f"metric(s) {need} need binary (0/1) {name}; with "
                                      f"probabilities use metrics=['recon_error', 'weight_norm']")
 
-    def _likelihood_guard_rows(self):
-        """The rows whose log-likelihood the guard watches: the first :data:`GUARD_ROWS` 0/1
-        rows of the fixed ``spl`` subset (None for a model that is not binary); sets
-        ``_guard_states``, the states it enumerates for the exact ``log Z`` (None: a bound)."""
-        rbm = self.rbm
-        small = min(rbm.n_visible, rbm.n_hidden)
-        self._guard_states = None
-        if (rbm.is_binary and small <= EXACT_BITS_MAX
-                and 2 ** small * rbm.n_visible * rbm.n_hidden <= GUARD_EXACT_OPS):
-            self._guard_states = _evaluate.all_states(small)
-        if not rbm.is_binary:
-            return None
-        X = self._ctx.spl_data
-        X = np.ascontiguousarray(X[np.all((X == 0) | (X == 1), axis=1)][:GUARD_ROWS])
-        return X if X.shape[0] else None
-
-    @property
-    def _guard_exact(self) -> bool:
-        """Whether the likelihood guard enumerates the smaller layer (exact ``log Z``)."""
-        return self._guard_states is not None
-
     def _working_model(self, dtype):
         rbm = self.rbm
         if dtype is None:
@@ -611,59 +375,6 @@ class Run:
         self._train_until(lambda: end, None)
         return self._evaluate_and_record()
 
-    # ------------------------------------------------------------------ scheduling
-    def _target(self) -> int:
-        """Run updates at which the next record is due (never past the last epoch)."""
-        nb, last = self.n_batches, self._u_record
-        if self.record_every_updates is not None:
-            r = self.record_every_updates
-            target = (last // r + 1) * r
-        elif self.eval_every != "auto":
-            span = self.eval_every * nb
-            target = (last // span + 1) * span
-        else:
-            t_upd = self._t_update or self._prior_update_seconds()
-            beta = self.eval_budget
-            t_eval = min(self._eval_times[-2:]) if self._eval_times else 0.0
-            n = max(1, math.ceil((1.0 - beta) / beta * t_eval / t_upd))
-            if len(self._eval_times) == 1 and t_eval > max(FIRST_EVAL_SUSPECT, 20 * t_upd):
-                n = 1     # the first evaluation may include one-off costs: measure again soon
-            target = self._u_record + n
-            if nb == 1 or n >= nb:                     # whole epochs: records at epoch ends
-                target = -(-target // nb) * nb
-            target = max(target, last + 1)
-        if self.epochs is not None:
-            target = min(target, self.epochs * nb)
-        return target
-
-    def _train_until(self, target, deadline):
-        """Train in time-bounded chunks until ``target()`` updates (re-read after every
-        chunk: auto spacing uses the measured cost of an update), the deadline passes (after
-        at least one chunk) or an interrupt was requested."""
-        first = True
-        while True:
-            goal = target()
-            if self._u >= goal:
-                return
-            if not first and deadline is not None and time.perf_counter() >= deadline:
-                return
-            if not first and self.yield_when is not None and self.yield_when():
-                return
-            first = False
-            budget = self.chunk_seconds
-            if deadline is not None:
-                budget = min(budget, max(deadline - time.perf_counter(), 0.0))
-            t_upd = self._t_update or self._prior_update_seconds()
-            n = max(1, min(goal - self._u, int(budget / max(t_upd, 1e-9))))
-            self._train_chunk(n)
-
-    def _prior_update_seconds(self):
-        """A pessimistic guess of one update's cost before any was measured (about 1 GFLOP/s
-        on the Gibbs steps' products), so the first chunk stays short on large models."""
-        k = getattr(self.algorithm, "gibbs_steps_per_update", 1) or 1
-        flops = 2.0 * self.batch_size * self.rbm.n_visible * self.rbm.n_hidden * (2 * k + 4)
-        return 5e-6 + flops / 1e9
-
     def _train_chunk(self, n):
         """``n`` updates from the current position (across epoch ends), then the parameter
         check.  Bit-identical however the updates are split into chunks."""
@@ -719,68 +430,6 @@ class Run:
         order = np.tile(np.arange(self.data.shape[0], dtype=np.int64), (m, 1))
         self._shuffle.permuted(order, axis=1, out=order)    # a fresh shuffle for every epoch
         return order
-
-    # ------------------------------------------------------------------ divergence
-    def _diverged(self, quantity, value, why, *, in_epoch=True):
-        self._sync()
-        first = self._last_good
-        lr = getattr(self.algorithm, "learning_rate", None)
-        hint = f" (learning_rate={lr:g} may be too large)" if lr is not None else ""
-        epoch = (self.epoch + 1 if self._pos else self.epoch) if in_epoch else self._epoch_value()
-        when = (f"in epoch {epoch}" if in_epoch else
-                f"at the evaluation after {self.algorithm.updates} updates (epoch {epoch})")
-        msg = (f"run diverged: {why} {when} (last healthy evaluation at epoch {first}){hint}; "
-               f"training stopped")
-        self.error = RunDiverged(msg, epoch=epoch, last_good_epoch=first,
-                                 quantity=quantity, value=value, records=self.records)
-        raise self.error
-
-    def _check_parameters(self):
-        for name, arr in zip(("W", "b", "c"), self._work.params):
-            if not np.all(np.isfinite(arr)):
-                self._diverged(name, float("nan"), f"{name} contains NaN or inf")
-            big = float(np.max(np.abs(arr))) if arr.size else 0.0
-            if big > self.max_weight:
-                self._diverged(name, big, f"max |{name}| = {big:.3g} exceeds max_weight={self.max_weight:g}")
-            if big >= PINNED_FRACTION * self.max_weight:
-                self._diverged(name, big, f"max |{name}| = {big:.3g} is pinned near "
-                                          f"max_weight={self.max_weight:g} (parameter growth)")
-
-    def _check_collapse(self, m, val):
-        """Likelihood collapse: ``val`` more than ``max_ll_drop`` below both its best so far
-        and the uniform model's value (``−n_visible log 2`` for binary visibles)."""
-        best = self._best.get(m, val)
-        ref = min(best, -self.rbm.n_visible * math.log(2.0)) if self.rbm.is_binary else best
-        if val < ref - self.max_ll_drop:
-            self._diverged(m, val, f"{m} collapsed to {val:.4g} nats (best {best:.4g}; allowed drop "
-                                   f"{self.max_ll_drop:.3g} below min(best, uniform model))",
-                           in_epoch=False)
-        self._best[m] = max(best, val)
-
-    def _check_likelihood_bound(self):
-        """The likelihood guard, whatever the metrics: the mean log-likelihood of the guard
-        rows — exact when enumerating the smaller layer is cheap (at most
-        :data:`GUARD_EXACT_OPS`), otherwise an upper bound of it
-        (:func:`_log_likelihood_upper_bound`) — more than ``max_ll_drop`` below both its best
-        value so far and the uniform model's value (as a collapsing likelihood metric).  While
-        the best value is above the uniform model's, a bound that falls that far shows that the
-        exact log-likelihood fell at least as far."""
-        rows, work, exact = self._guard_rows, self._work, self._guard_exact
-        with single_threaded_blas():     # small products: no waiting for BLAS threads
-            log_z = _log_z_enumerated(work, self._guard_states) if exact else None
-            val = _log_likelihood_upper_bound(work, rows, log_z=log_z)
-        best = self._best.get(_GUARD_KEY, val)
-        uniform = -self.rbm.n_visible * math.log(2.0)
-        if val < min(best, uniform) - self.max_ll_drop:
-            what = "to" if exact else "to at most"
-            how = ("exact log Z" if exact else
-                   "an upper bound from their free energies and the most probable states found")
-            self._diverged("ll_guard", val,
-                           f"the log-likelihood of {rows.shape[0]} training rows collapsed "
-                           f"{what} {val:.4g} nats ({how}; best {best:.4g}; allowed drop "
-                           f"{self.max_ll_drop:.3g} below min(best, uniform model "
-                           f"{uniform:.4g}))", in_epoch=False)
-        self._best[_GUARD_KEY] = max(best, val)
 
     # ------------------------------------------------------------------ records
     def _epoch_value(self):
@@ -843,31 +492,12 @@ class Run:
         ValueError
             For a run that diverged (there is nothing to continue).
         """
-        if self.error is not None:
-            raise ValueError("a diverged run has no state to continue")
-        self._sync()
-        return {"version": STATE_VERSION, "fingerprint": self._fingerprint(),
-                "model": self.rbm.copy(), "work": None if self._work is self.rbm else self._work.copy(),
-                "algorithm": copy.deepcopy(self.algorithm),
-                "shuffle": self._shuffle.bit_generator.state, "epoch": self.epoch, "pos": self._pos,
-                "perm": None if self._perm is None else self._perm.copy(),
-                "wall_time": self.wall_time, "eval_time": self.eval_time,
-                "records": list(self.records), "last_good": self._last_good,
-                "best": dict(self._best), "t_update": self._t_update,
-                "eval_times": list(self._eval_times), "u_record": self._u_record,
-                "stopped": self._stopped}
+        return _state.capture(self)
 
     def _fingerprint(self) -> dict:
         """What a state must agree on with the run it is restored into (the data by a digest
         of its rows, computed once: they do not change during a run)."""
-        if self._data_digest is None:
-            self._data_digest = hashlib.blake2b(np.ascontiguousarray(self.data).view(np.uint8),
-                                                digest_size=16).hexdigest()
-        return {"algorithm": self.algorithm.name,
-                "settings": repr(sorted(self.algorithm.settings().items())),
-                "shape": [self.rbm.n_visible, self.rbm.n_hidden], "dtype": str(self._work.dtype),
-                "units": [self.rbm.visible, self.rbm.hidden], "rows": int(self.data.shape[0]),
-                "batch_size": self.batch_size, "seed": self.seed, "data": self._data_digest}
+        return _state.fingerprint(self)
 
     def restore(self, state: dict) -> None:
         """Continue from :meth:`state` of a run made with the same arguments.
@@ -888,33 +518,7 @@ class Run:
             set of settings, model shape, dtype, unit types, data (compared by a digest of the
             rows), batch size or seed; the message names what differs.
         """
-        if self.records or self._u:
-            raise ValueError("restore() needs a run that has not started")
-        if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
-            got = state.get("version") if isinstance(state, dict) else type(state).__name__
-            raise ValueError(f"not a run state of format version {STATE_VERSION} (got {got!r})")
-        mine, theirs = self._fingerprint(), state["fingerprint"]
-        diff = [k for k in mine if mine[k] != theirs.get(k)]
-        if diff:
-            k = diff[0]
-            raise ValueError(f"the run state is of another run: its {k} is {theirs.get(k)!r}, "
-                             f"this run's is {mine[k]!r}")
-        model = state["model"]
-        self.rbm.__dict__.update(model.copy().__dict__)
-        if state["work"] is None:
-            self._work = self.rbm
-        else:
-            self._work = state["work"].copy()
-        self.algorithm = copy.deepcopy(state["algorithm"])
-        self._ctx.algorithm = self.algorithm
-        self._shuffle.bit_generator.state = state["shuffle"]
-        self.epoch, self._pos = state["epoch"], state["pos"]
-        self._perm = None if state["perm"] is None else state["perm"].copy()
-        self.wall_time, self.eval_time = state["wall_time"], state["eval_time"]
-        self.records = list(state["records"])
-        self._last_good, self._best = state["last_good"], dict(state["best"])
-        self._t_update, self._eval_times = state["t_update"], list(state["eval_times"])
-        self._u_record, self._stopped = state["u_record"], state["stopped"]
+        _state.restore(self, state)
 
     def to_frame(self) -> "pandas.DataFrame":
         """The records so far as a table.
@@ -926,6 +530,7 @@ class Run:
         """
         import pandas as pd
         return pd.DataFrame.from_records(self.records)
+
 
 
 def train(rbm: RBM, data: ArrayLike, algorithm: str | Algorithm = "cd", *, epochs: int,
@@ -1008,4 +613,3 @@ def train(rbm: RBM, data: ArrayLike, algorithm: str | Algorithm = "cd", *, epoch
         if bar is not None:
             bar.close()
     return run.to_frame()
-
