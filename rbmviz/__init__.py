@@ -14,6 +14,13 @@ import os as _os
 # (a 2.5 ms Gibbs step becomes 16 ms).  This only has an effect before the first parallel
 # Numba call, so it is set at import time (see ../shared/STACK.md).
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# The other direction: after each product OpenBLAS's worker threads spin for 2**28 cycles
+# (~0.1 s) and take a core from the Numba pass that follows (AIS's sampling between its two
+# products per temperature, TAP's elementwise half-steps: 1.1 ms became 2.9 ms).  Waiting
+# 2**16 cycles keeps back-to-back products as fast.  OpenBLAS reads the setting when numpy
+# loads it, so it takes effect when rbmviz is imported before numpy (or when it is set in the
+# environment).
+_os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "16")
 
 import numba as _numba  # noqa: E402
 

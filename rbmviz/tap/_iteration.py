@@ -285,10 +285,15 @@ def _solve_general(W, vis, hid, damping, tol, max_iter, av0, ah0, field):
     return out["av"], out["cv"], out["ah"], out["ch"], converged, n_iter
 
 
-def _fields(W, av, cv, ah, ch, order, field):
-    """``(Bv, Av, Bh, Ah)`` of eqs. (33)–(34) at given moments (plus the third-order term)."""
+def _fields(W, av, cv, ah, ch, order, field, keep=None):
+    """``(Bv, Av, Bh, Ah)`` of eqs. (33)–(34) at given moments (plus the third-order term).
+
+    ``keep``: a dict that receives ``avW`` (``a^v W``) and ``W2`` (``W∘W``), for the free
+    energy of the same moments (:func:`rbmviz.tap.inference._free_energy_binary`)."""
     W2 = W * W
     Pv, Ph = ah @ W.T, av @ W
+    if keep is not None:
+        keep.update(avW=Ph, W2=W2)
     if order >= 2:
         Ah, Av = -(cv @ W2), -(ch @ W2.T)
     else:

@@ -294,17 +294,18 @@ def free_energy_binary(rbm: RBM, av: ArrayLike, ah: ArrayLike, *, order: int = _
     return _free_energy_binary(rbm, av, ah, order, visible_field)
 
 
-def _free_energy_binary(rbm, av, ah, order, visible_field):
-    """:func:`free_energy_binary` on checked arguments."""
+def _free_energy_binary(rbm, av, ah, order, visible_field, avW=None, W2=None):
+    """:func:`free_energy_binary` on checked arguments (``avW = av @ W`` and ``W2 = W∘W``,
+    if given, are not computed again)."""
     W, b, c = (np.asarray(x, dtype=np.float64) for x in rbm.params)
     Sv, Sh = np.empty(av.shape[0]), np.empty(ah.shape[0])
     _k.entropy_rows(av, Sv)
     _k.entropy_rows(ah, Sh)
     bias = b if visible_field is None else b + visible_field
     out = Sv + Sh + np.einsum("ri,ri->r", av, np.broadcast_to(bias, av.shape)) + ah @ c
-    out += np.einsum("rj,rj->r", av @ W, ah)
+    out += np.einsum("rj,rj->r", av @ W if avW is None else avW, ah)
     if order >= 2:
-        out += 0.5 * np.einsum("rj,rj->r", _nu(av) @ (W * W), _nu(ah))
+        out += 0.5 * np.einsum("rj,rj->r", _nu(av) @ (W * W if W2 is None else W2), _nu(ah))
     if order == 3:
         out += (2.0 / 3.0) * np.einsum("rj,rj->r", _g(av) @ (W * W * W), _g(ah))
     return out
@@ -423,8 +424,11 @@ def solve(rbm: RBM, init_visible: ArrayLike, *, order: int = _O.order,
             ah0 = 0.5 + 0.5 * np.tanh(0.5 * (av0 @ W + hid.U))    # σ(c + Wᵀx)
         av, cv, ah, ch, converged, n_iter = _solve_binary(
             W, vis.U, hid.U, order, damping, tol, max_iter, av0, ah0, field, products)
-        Bv, Av, Bh, Ah = _fields(W, av, cv, ah, ch, order, field)
-        log_z = _free_energy_binary(rbm, av, ah, order, field)
+        kept = {}
+        Bv, Av, Bh, Ah = _fields(W, av, cv, ah, ch, order, field, kept)
+        if not np.asarray(rbm.W).flags.c_contiguous:   # the products of the same W only
+            kept = {}
+        log_z = _free_energy_binary(rbm, av, ah, order, field, **kept)
         free = -log_z + vis.logz0.sum() + hid.logz0.sum()
     else:
         av, cv, ah, ch, converged, n_iter = _solve_general(
