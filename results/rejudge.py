@@ -12,7 +12,10 @@ Per study, from what each directory keeps:
   plus the trial-mean ``curves.csv`` (the full run, whose per-run records are not kept);
 * dc-mnist: ``records.csv`` (the whole summary again);
 * tap: the stored ``models`` / ``denoising`` rows and the run's ``solutions.csv`` and
-  ``denoising.csv``; ``claims.md`` and ``summary.txt`` are rendered from the summary.
+  ``denoising.csv``; ``claims.md`` and ``summary.txt`` are rendered from the summary;
+* the TAP-beyond studies (``rbmviz reproduce tap --study``): adatap (Fig. 10) from the
+  summary's final pseudo-likelihoods and time ratios, dbm (Fig. 11) and fig12 (Fig. 12)
+  from ``curves.csv``.
 
 Then the results READMEs, the notebooks' Markdown cells and the documentation's own pages
 are rendered again from their sources (:mod:`rbmviz.reproduce.report`).
@@ -28,7 +31,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from rbmviz.reproduce import _io, cd_bias, dc_mnist, dc_small, report, tap_summary
+from rbmviz.reproduce import (_io, cd_bias, dc_mnist, dc_small, report, tap_adatap, tap_dbm,
+                               tap_fig12, tap_summary)
 
 HERE = Path(__file__).resolve().parent
 
@@ -68,7 +72,29 @@ def _tap(d, s):
     return s
 
 
+def _adatap(d, s):
+    ratio = {int(b): r for b, r in s["time_ratio_adatap_over_tap"].items()}
+    s["claims"] = tap_adatap.adatap_claims(s["final_pl"], ratio, min(s["settings"]["iterations"]))
+    return s
+
+
+def _dbm(d, s):
+    s["claims"] = tap_dbm.dbm_claims(pd.read_csv(d / "curves.csv"))
+    return s
+
+
+def _fig12(d, s):
+    s["claims"] = tap_fig12.fig12_claims(pd.read_csv(d / "curves.csv"))
+    return s
+
+
 def study(d: Path, s: dict) -> str:
+    if "final_pl" in s:
+        return "adatap"
+    if "spearman" in s:
+        return "fig12"
+    if isinstance(s.get("models"), dict):       # the deep machines, by name
+        return "dbm"
     if "models" in s:
         return "tap"
     settings = s.get("settings") or {}
@@ -79,7 +105,8 @@ def study(d: Path, s: dict) -> str:
     return "dc-small"
 
 
-JUDGE = {"cd-bias": _cd_bias, "dc-small": _dc_small, "dc-mnist": _dc_mnist, "tap": _tap}
+JUDGE = {"cd-bias": _cd_bias, "dc-small": _dc_small, "dc-mnist": _dc_mnist, "tap": _tap,
+         "adatap": _adatap, "dbm": _dbm, "fig12": _fig12}
 
 
 def _verdicts(s):

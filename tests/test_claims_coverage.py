@@ -460,7 +460,9 @@ def _rejudge():
 
 #: the study of a stored summary (``results/rejudge.py``'s names) -> its claims function
 _STORED = {"cd-bias": "cd_bias.claims", "dc-small": "dc_small.claims",
-           "dc-mnist": "dc_mnist_summary.claims", "tap": "tap_summary.claims"}
+           "dc-mnist": "dc_mnist_summary.claims", "tap": "tap_summary.claims",
+           "adatap": "tap_adatap.adatap_claims", "dbm": "tap_dbm.dbm_claims",
+           "fig12": "tap_fig12.fig12_claims"}
 
 
 @functools.lru_cache(maxsize=None)
