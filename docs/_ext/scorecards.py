@@ -1,6 +1,7 @@
 """The scorecard that opens each paper page, generated from the runs' ``summary.json`` files.
 
-One row per claim of the paper, one column per run folder of ``results/<paper>/``.  Under the
+One row per claim of the paper, one column per run folder of ``results/<paper>/`` (runs that
+share no claim — the TAP paper's studies beyond Sec. VII — get a table of their own).  Under the
 header, one row states each run's **extent** against the paper's own protocol — "complete"
 when every size the paper states is met, else "partial" with what falls short (epochs, trials,
 rows, evaluation rows) — so a verdict on a quick form is never read as a verdict on the
@@ -24,13 +25,22 @@ PROTOCOLS = {
     ],
     "tap-machines": [
         (lambda s: s.get("dataset") == "cbcl", {"epochs": 500, "samples": 2429}),
+        # the studies beyond Sec. VII (rbmviz reproduce tap --study): Fig. 10 (App. D),
+        # Fig. 11 (App. E; 3,000 joint epochs after 50 of pretraining), Fig. 12 (App. F)
+        (lambda s: "pl_rows" in s, {"hidden": 500, "samples": 5000}),
+        (lambda s: "pretrain_epochs" in s, {"epochs": 3000, "pretrain_epochs": 50,
+                                            "samples": 60_000, "test_samples": 10_000}),
+        (lambda s: "ais_chains" in s, {"epochs": 100, "samples": 60_000, "hidden": 500,
+                                       "eval_samples": 1000, "ais_chains": 100}),
         (lambda s: True, {"epochs": 100, "samples": 60_000, "eval_samples": 10_000}),
     ],
 }
 #: how a shortfall of each setting reads
 _NAMES = {"reps": "repetitions", "iterations": "iterations", "trials": "trials",
           "epochs": "epochs", "samples": "training rows", "eval_samples": "evaluation rows",
-          "n_hidden": "hidden units", "limit": "rows"}
+          "n_hidden": "hidden units", "limit": "rows", "hidden": "hidden units",
+          "pretrain_epochs": "pretraining epochs", "test_samples": "test rows",
+          "ais_chains": "AIS runs"}
 _SHORT = {"agrees": "agrees", "differs": "**differs**", "inconclusive": "inconclusive",
           "not run": "not run", "not comparable": "not comparable"}
 
@@ -70,8 +80,49 @@ def protocol(paper: str, settings: dict) -> dict:
     return next(p for match, p in PROTOCOLS.get(paper, [(lambda s: True, {})]) if match(settings))
 
 
+def _groups(runs: dict) -> list[list[str]]:
+    """The runs in groups that judge common claims (runs of studies with claims of their own —
+    the TAP paper's Figs. 10–12 beside its Sec. VII — get a table each), in the runs' order."""
+    claims = {run: {r["claim"] for r in rows} for run, rows in runs.items()}
+    groups: list[list[str]] = []
+    for run in runs:
+        joined = [g for g in groups if any(claims[run] & claims[o] for o in g)]
+        merged = [o for g in joined for o in g] + [run]
+        groups = [g for g in groups if g not in joined] + [merged]
+    return sorted((sorted(g, key=list(runs).index) for g in groups),
+                  key=lambda g: list(runs).index(g[0]))
+
+
+def _table(runs: dict, extents: dict) -> list[str]:
+    """One scorecard table: a row per claim, a column per run."""
+    from rbmviz.reproduce import report
+    claims: dict[str, str] = {}
+    for rows in runs.values():
+        for r in rows:
+            claims.setdefault(r["claim"], str(r["paper"]))
+    names = {run: ("quick form" if run == "." else f"`{run}/`") for run in runs}
+    lines = ["| claim | the paper | " + " | ".join(names.values()) + " |",
+             "|---|---|" + "---|" * len(runs),
+             "| *extent of the run against the paper's protocol* | | "
+             + " | ".join(f"*{extents[r]}*" for r in runs) + " |"]
+    for claim, paper_value in claims.items():
+        cells = []
+        for rows in runs.values():
+            match = [r for r in rows if r["claim"] == claim]
+            if not match:
+                cells.append("—")
+                continue
+            judged = match[0]["ours"]
+            cell = _SHORT.get(match[0]["status"], match[0]["status"])
+            cells.append(f"{cell} ({judged})" if judged and judged != "-" and len(judged) <= 24
+                         else cell)
+        lines.append("| " + " | ".join(report._cell(x) for x in (claim, paper_value, *cells)) + " |")
+    return lines
+
+
 def scorecard(paper: str, src: Path, order=lambda p: p.as_posix()) -> str:
-    """The Markdown scorecard of ``results/<paper>`` (``src``).
+    """The Markdown scorecard of ``results/<paper>`` (``src``): one table per group of runs
+    that judge common claims.
 
     Parameters
     ----------
@@ -102,27 +153,11 @@ def scorecard(paper: str, src: Path, order=lambda p: p.as_posix()) -> str:
         extents[name] = extent(settings, protocol(paper, settings))
     if not runs:
         return "No run of this paper with judged claims is in the repository.\n"
-    claims: dict[str, str] = {}
-    for rows in runs.values():
-        for r in rows:
-            claims.setdefault(r["claim"], str(r["paper"]))
-    names = {run: ("quick form" if run == "." else f"`{run}/`") for run in runs}
-    lines = ["| claim | the paper | " + " | ".join(names.values()) + " |",
-             "|---|---|" + "---|" * len(runs),
-             "| *extent of the run against the paper's protocol* | | "
-             + " | ".join(f"*{extents[r]}*" for r in runs) + " |"]
-    for claim, paper_value in claims.items():
-        cells = []
-        for rows in runs.values():
-            match = [r for r in rows if r["claim"] == claim]
-            if not match:
-                cells.append("—")
-                continue
-            judged = match[0]["ours"]
-            cell = _SHORT.get(match[0]["status"], match[0]["status"])
-            cells.append(f"{cell} ({judged})" if judged and judged != "-" and len(judged) <= 24
-                         else cell)
-        lines.append("| " + " | ".join(report._cell(x) for x in (claim, paper_value, *cells)) + " |")
+    lines: list[str] = []
+    for group in _groups(runs):
+        if lines:
+            lines.append("")
+        lines += _table({r: runs[r] for r in group}, {r: extents[r] for r in group})
     counts: dict[str, int] = {}
     for rows in runs.values():
         for r in rows:
