@@ -173,7 +173,6 @@ class DivergenceGuard:
         """Whether the likelihood guard enumerates the smaller layer (exact ``log Z``)."""
         return self._guard_states is not None
 
-    # ------------------------------------------------------------------ divergence
     def _diverged(self, quantity, value, why, *, in_epoch=True):
         self._sync()
         first = self._last_good

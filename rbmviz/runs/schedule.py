@@ -50,7 +50,6 @@ class EvaluationSchedule:
     of an evaluation, and trains through the run's ``_train_chunk``.
     """
 
-    # ------------------------------------------------------------------ scheduling
     def _target(self) -> int:
         """Run updates at which the next record is due (never past the last epoch)."""
         nb, last = self.n_batches, self._u_record
