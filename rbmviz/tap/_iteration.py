@@ -154,6 +154,8 @@ def _iterate(state, ride, step, n_units, tol, max_iter):
             idx[:keep.size] = idx[keep]
             live[:keep.size] = True
             n = keep.size
+    if n == R and n_live == R:                   # no row converged: the working arrays are the result
+        return dict(state), converged, n_iter
     if n:
         rows = np.flatnonzero(live[:n])
         for k, v in state.items():
@@ -295,10 +297,14 @@ def _fields(W, av, cv, ah, ch, order, field, keep=None):
     if keep is not None:
         keep.update(avW=Ph, W2=W2)
     if order >= 2:
-        Ah, Av = -(cv @ W2), -(ch @ W2.T)
+        Ah, Av = cv @ W2, ch @ W2.T
+        np.negative(Ah, out=Ah)
+        np.negative(Av, out=Av)
     else:
         Ah, Av = np.zeros_like(ah), np.zeros_like(av)
-    Bh, Bv = Ah * ah + Ph, Av * av + Pv
+    Bh, Bv = Ah * ah, Av * av                    # in place: the same operations in the same order
+    Bh += Ph
+    Bv += Pv
     if order == 3:
         W3 = W2 * W
         Bh += (1.0 / 3.0 - 2.0 * _nu(ah)) * (_g(av) @ W3)
