@@ -82,7 +82,8 @@ from .tap_base import (COUNT_TOL, LIVE_DEFAULTS, LIVE_EVAL_BUDGET, LIVE_FLOOR,  
                        POINT_SECONDS, RECORD_FIELDS, TAP_CHECKPOINTS, TAP_DATASETS, TAP_MODELS,
                        TOL, TapLoop, TapSettings, mnist_available, refuse_model_change, tap_data)
 
-__all__ = ["TapSettings", "TapRace", "TAP_DATASETS", "TAP_MODELS", "LIVE_TAP_KNOBS", "PACE_KNOBS",
+# TapSettings stays importable from here but is documented once, in tap_base (and rbmviz.live)
+__all__ = ["TapRace", "TAP_DATASETS", "TAP_MODELS", "LIVE_TAP_KNOBS", "PACE_KNOBS",
            "RECORD_FIELDS", "tap_data", "mnist_available"]
 
 
