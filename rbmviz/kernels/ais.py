@@ -37,6 +37,22 @@ def _exp_neg_abs(y, out, bits, m):
         out[j] *= s[j]
 
 
+#: chains whose sums over units :func:`ais_hidden_step_` runs side by side
+_GROUP = 4
+
+
+@njit(cache=True, fastmath=_FM, error_model="numpy", inline="always")
+def _softplus_gap(pre, c, T1, T0, r, j, beta, beta_prev):
+    """``max(βx, 0) − max(β′x, 0)`` for ``x = c_j + pre[r, j]``; stores ``βx`` and ``β′x`` in
+    ``T1[r, j]`` and ``T0[r, j]``."""
+    x = np.float64(pre[r, j]) + c[j]
+    y1 = beta * x
+    y0 = beta_prev * x
+    T1[r, j] = y1
+    T0[r, j] = y0
+    return max(y1, 0.0) - max(y0, 0.0)
+
+
 @njit(parallel=True, cache=True, fastmath=_FM, error_model="numpy")
 def ais_base_sample_(b_base, V, seed, counter, row0):
     """``V[r, i] ~ Bernoulli(σ(b_base[i]))`` independently: samples of the base-rate model
@@ -79,40 +95,60 @@ def ais_hidden_step_(pre, c, V, db, beta, beta_prev, log_w, H, sample, seed, cou
     nv = V.shape[1]
     dbeta = beta - beta_prev
     key = stream_key(seed, counter)
-    for r in prange(n):
-        t1 = T1[r]
-        t0 = T0[r]
-        bits = B[r]
-        lin = 0.0
+    # The sums over units are sequential (the same order, and so the same bits, as one chain
+    # at a time); four chains are summed side by side so that their additions overlap.  The
+    # last group repeats its last chain in the unused places and discards those sums.
+    n_groups = (n + _GROUP - 1) // _GROUP
+    for gi in prange(n_groups):
+        r0 = gi * _GROUP
+        g_n = min(_GROUP, n - r0)
+        ra, rb, rc, rd = r0, min(r0 + 1, n - 1), min(r0 + 2, n - 1), min(r0 + 3, n - 1)
+        l0 = l1 = l2 = l3 = 0.0
         for i in range(nv):
-            lin += db[i] * V[r, i]
-        acc = dbeta * lin
+            d = db[i]
+            l0 += d * V[ra, i]
+            l1 += d * V[rb, i]
+            l2 += d * V[rc, i]
+            l3 += d * V[rd, i]
+        a0, a1, a2, a3 = dbeta * l0, dbeta * l1, dbeta * l2, dbeta * l3
         for j in range(m):
-            x = np.float64(pre[r, j]) + c[j]
-            y1 = beta * x
-            y0 = beta_prev * x
-            acc += max(y1, 0.0) - max(y0, 0.0)
-            t1[j] = y1
-            t0[j] = y0
-        _exp_neg_abs(t1, t1, bits, m)
-        _exp_neg_abs(t0, t0, bits, m)
-        for j in range(m):
-            t0[j] = (1.0 + t1[j]) / (1.0 + t0[j])
+            a0 += _softplus_gap(pre, c, T1, T0, ra, j, beta, beta_prev)
+            a1 += _softplus_gap(pre, c, T1, T0, rb, j, beta, beta_prev)
+            a2 += _softplus_gap(pre, c, T1, T0, rc, j, beta, beta_prev)
+            a3 += _softplus_gap(pre, c, T1, T0, rd, j, beta, beta_prev)
+        for g in range(g_n):
+            r = r0 + g
+            t1 = T1[r]
+            t0 = T0[r]
+            bits = B[r]
+            _exp_neg_abs(t1, t1, bits, m)
+            _exp_neg_abs(t0, t0, bits, m)
+            for j in range(m):
+                t0[j] = (1.0 + t1[j]) / (1.0 + t0[j])
         j = 0
         while j < m:
-            p = 1.0
+            p0 = p1 = p2 = p3 = 1.0
             for q in range(j, min(j + _BLOCK, m)):
-                p *= t0[q]
-            acc += math.log(p)
+                p0 *= T0[ra, q]
+                p1 *= T0[rb, q]
+                p2 *= T0[rc, q]
+                p3 *= T0[rd, q]
+            a0 += math.log(p0)
+            a1 += math.log(p1)
+            a2 += math.log(p2)
+            a3 += math.log(p3)
             j += _BLOCK
-        log_w[r] += acc
-        if sample:
-            # u < σ(y)  ⇔  u (1 + t) < 1 (y ≥ 0)  or  u (1 + t) < t (y < 0),  t = e^{−|y|}
-            base = (row0 + r) * m
-            for j in range(m):
-                x = np.float64(pre[r, j]) + c[j]
-                thr = 1.0 if beta * x >= 0.0 else t1[j]
-                H[r, j] = 1.0 if uniform(key, base + j) * (1.0 + t1[j]) < thr else 0.0
+        for g in range(g_n):
+            r = r0 + g
+            log_w[r] += a0 if g == 0 else a1 if g == 1 else a2 if g == 2 else a3
+            if sample:
+                # u < σ(y)  ⇔  u (1 + t) < 1 (y ≥ 0)  or  u (1 + t) < t (y < 0),  t = e^{−|y|}
+                t1 = T1[r]
+                base = (row0 + r) * m
+                for j in range(m):
+                    x = np.float64(pre[r, j]) + c[j]
+                    thr = 1.0 if beta * x >= 0.0 else t1[j]
+                    H[r, j] = 1.0 if uniform(key, base + j) * (1.0 + t1[j]) < thr else 0.0
 
 
 @njit(parallel=True, cache=True, fastmath=_FM, error_model="numpy")
