@@ -13,6 +13,9 @@ the same with ``--out results/tap-machines/paper-scale-cbcl``;
 writes curves.csv, solutions.csv, isomap.csv, data_map.csv, denoising.csv, summary.json,
 figure.html (Figs. 3, 5, 6, 7, 8) and fig4.html (receptive fields of the last saved model),
 and PNG snapshots of both with --png (headless chromium through playwright).
+
+``make.py claims DIR`` and ``make.py png DIR`` write ``claims.md`` and ``figure.png`` (cropped
+to what is drawn) of a run the command line saved to ``DIR`` (the appendices' studies).
 """
 from __future__ import annotations
 
@@ -188,9 +191,25 @@ def snapshot(html, png, width=1400, wait_ms=None):
         b.close()
 
 
+def trimmed_snapshot(html, png, margin=10):
+    """:func:`snapshot` of ``html`` cropped to what is drawn (the page's white margins off)."""
+    from PIL import Image, ImageChops
+    snapshot(html, png)
+    im = Image.open(png).convert("RGB")
+    box = ImageChops.difference(im, Image.new("RGB", im.size, (255, 255, 255))).getbbox()
+    if box:
+        l, t, r, b = box
+        im.crop((max(0, l - margin), max(0, t - margin), min(im.width, r + margin),
+                 min(im.height, b + margin))).save(png)
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "claims":       # claims.md of a CLI run's summary
         d = Path(sys.argv[2])
         (d / "claims.md").write_text(claims_markdown(json.loads((d / "summary.json").read_text())))
+        sys.exit(0)
+    if len(sys.argv) == 3 and sys.argv[1] == "png":          # figure.png of a CLI run's figure
+        d = Path(sys.argv[2])
+        trimmed_snapshot(d / "figure.html", d / "figure.png")
         sys.exit(0)
     sys.exit(main())
