@@ -27,14 +27,13 @@ import copy
 import difflib
 from typing import Any
 
-import param
-
+from . import datasets as _datasets
 from ._validation import check_int
-from .bounds import EXACT_BITS_DEFAULT, parameters_doc
+from .bounds import EXACT_BITS_DEFAULT
 from .tap.presets import PRESETS as _TAP_PRESETS
 
-__all__ = ["for_dataset", "names", "default_dtype", "LARGE_MODEL", "KEYS", "DataKnobs",
-           "DATA_KNOBS", "tramel2018", "upadhya2017", "fischer2011"]
+__all__ = ["for_dataset", "names", "default_dtype", "LARGE_MODEL", "KEYS", "tramel2018",
+           "upadhya2017", "fischer2011"]
 
 #: ``n_visible · n_hidden`` from which a model counts as large (float32, stochastic metrics)
 LARGE_MODEL = 50_000
@@ -85,32 +84,11 @@ _TABLE = {
 }
 
 
-class DataKnobs(param.Parameterized):
-    """The size knobs of the generated data sets, declared once: default, bounds, label and
-    help.  :class:`rbmviz.settings.DataSettings` holds copies of them and :func:`for_dataset`
-    checks against them; :data:`DATA_KNOBS` says which data set takes which.
-    """
-
-    D = param.Integer(
-        3, bounds=(2, 10), label="Bars & stripes side D",
-        doc="bars_and_stripes: image side; the 2·2^D − 2 patterns of D×D pixels.")
-    N = param.Integer(
-        9, bounds=(2, 1024), softbounds=(2, 32), label="Shifting bar pixels N",
-        doc="shifting_bar: number of pixels (and of patterns).")
-    B = param.Integer(
-        1, bounds=(1, 1023), softbounds=(1, 31), label="Shifting bar length B",
-        doc="shifting_bar: bar length, 1 <= B < N.")
-    d = param.Integer(
-        6, bounds=(1, 256), softbounds=(1, 32), label="Diag / 1DBall size d",
-        doc="diag and ball_1d: number of pixels.")
-
-
-
-DataKnobs.__doc__ = DataKnobs.__doc__.rstrip() + "\n\n" + parameters_doc(DataKnobs)
-
-#: the :class:`DataKnobs` each generated data set takes (the other data sets take none)
-DATA_KNOBS: dict[str, tuple[str, ...]] = {"bars_and_stripes": ("D",), "shifting_bar": ("N", "B"),
-                                          "diag": ("d",), "ball_1d": ("d",)}
+#: the data sets' knobs (sizes of the generated ones, loading of the real ones) and which
+#: generated data set takes which size knob, declared once in :mod:`rbmviz.datasets`
+#: (documented there; these names read them)
+DataKnobs = _datasets.DataKnobs
+DATA_KNOBS: dict[str, tuple[str, ...]] = _datasets.DATA_KNOBS
 
 
 def _shape(name, data):

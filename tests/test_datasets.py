@@ -334,3 +334,103 @@ def test_cbcl(real_data):
     # upright: the mean face is left-right symmetric, not top-bottom symmetric
     mean = X.mean(0).reshape(19, 19)
     assert np.abs(mean - mean[:, ::-1]).mean() < 0.5 * np.abs(mean - mean[::-1]).mean()
+
+
+# ----------------------------------------------------------------------------- load_split
+
+
+def test_load_split_rules_without_files(empty_data):
+    """digits: 'all' / 'train' / 'test' by the held-out rule (last floor(0.2 n) rows, or
+    test_rows), binarised as the digits loader does, labels following the rows."""
+    X, y = ds.digits(return_labels=True)
+    assert ds.split_rows("digits", "train") == 1438 and ds.split_rows("digits", "test") == 359
+    assert ds.split_rows("cbcl", "all") == 2429 and ds.split_rows("cbcl", "test") == 485
+    assert ds.split_rows("mnist", "train") == 60000 and ds.split_rows("omniglot", "test") == 13180
+    np.testing.assert_array_equal(ds.load_split("digits", "all"), X)
+    np.testing.assert_array_equal(ds.load_split("digits", "train"), X[:1438])
+    tr, ytr = ds.load_split("digits", "test", test_rows=200, return_labels=True)
+    np.testing.assert_array_equal(tr, X[-200:])
+    np.testing.assert_array_equal(ytr, y[-200:])
+    np.testing.assert_array_equal(ds.load_split("digits", "train", limit=5), X[:5])
+    assert ds.load_split("digits", "test", limit=10**6).shape == (359, 64)     # at most
+    grey = ds.load_split("digits", "all", binarize=None)
+    np.testing.assert_array_equal(grey, ds.digits(binarize=None))
+
+
+def test_load_split_seeded_subset_and_stochastic_draw(empty_data):
+    """subset_seed keeps the first `limit` rows of a seeded permutation of the split; the
+    stochastic draw of the digits covers every row before the split, from `seed`."""
+    X, y = ds.digits(return_labels=True)
+    order = np.random.default_rng(7).permutation(1597)[:30]
+    sub, ysub = ds.load_split("digits", "train", limit=30, test_rows=200, subset_seed=7,
+                              return_labels=True)
+    np.testing.assert_array_equal(sub, X[:1597][order])
+    np.testing.assert_array_equal(ysub, y[:1597][order])
+    grey = ds.digits(binarize=None)
+    draw = (np.random.default_rng(3).random(grey.shape) < grey).astype(np.float64)
+    np.testing.assert_array_equal(ds.load_split("digits", "test", binarize="stochastic", seed=3),
+                                  draw[1438:])
+    assert not np.array_equal(ds.load_split("digits", "all", binarize="stochastic", seed=4), draw)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(name="faces"), "name must be one of"),
+    (dict(name="digits", split="valid"), "split must be one of"),
+    (dict(name="mnist", split="all"), "split must be one of"),
+    (dict(name="digits", binarize="half"), "binarize must be one of"),
+    (dict(name="digits", limit=0), "limit must be None or an integer >= 1"),
+    (dict(name="digits", limit=2.5), "limit must be None or an integer >= 1"),
+    (dict(name="digits", test_rows=1797), r"test_rows must be an integer in \[1, 1796\]"),
+    (dict(name="cbcl", return_labels=True), "'cbcl' has no labels"),
+])
+def test_load_split_refuses_bad_arguments(kwargs, match, empty_data):
+    with pytest.raises(ValueError, match=match):
+        ds.load_split(**kwargs)
+
+
+def test_load_split_of_the_files(real_data):
+    """The file data sets: the official splits (Omniglot's also as train/test), the loaders'
+    binarisation and seed, the first rows read alone; CBCL's faces binarised at 0.5."""
+    real_data("mnist")
+    X, y = ds.mnist("test", return_labels=True, limit=50)
+    got, ygot = ds.load_split("mnist", "test", limit=50, return_labels=True)
+    np.testing.assert_array_equal(got, X)
+    np.testing.assert_array_equal(ygot, y)
+    np.testing.assert_array_equal(
+        ds.load_split("mnist", limit=40, binarize="stochastic", seed=2),
+        ds.mnist(limit=40, binarize="stochastic", seed=2))
+    np.testing.assert_array_equal(ds.load_split("mnist", limit=20, binarize=None),
+                                  ds.mnist(limit=20, binarize=None))
+    real_data("omniglot")
+    np.testing.assert_array_equal(ds.load_split("omniglot", "test", limit=10),
+                                  ds.omniglot("evaluation", limit=10))
+    real_data("cbcl")
+    faces = ds.cbcl()
+    np.testing.assert_array_equal(ds.load_split("cbcl", "all", binarize=None, limit=30), faces[:30])
+    np.testing.assert_array_equal(ds.load_split("cbcl", "test"),
+                                  (faces[2429 - 485:] >= 0.5).astype(np.float64))
+
+
+def test_the_front_ends_load_through_load_split(real_data, monkeypatch):
+    """The settings, the TAP tab, the TAP presets and the TAP reproduction load their rows
+    through rbmviz.datasets.load_split (one place for splits, binarisation and limits)."""
+    from rbmviz import settings
+    from rbmviz.live.tap import tap_data
+    from rbmviz.reproduce import tap_run
+    from rbmviz.tap import presets as tap_presets
+
+    real_data("mnist")
+    calls = []
+    inner = ds.load_split
+
+    def spy(name, split="train", **kw):
+        calls.append((name, split))
+        return inner(name, split, **kw)
+
+    monkeypatch.setattr(ds, "load_split", spy)
+    settings.load_data(settings.DataSettings(dataset="digits", limit=20))
+    tap_data("mnist", 20)
+    tap_presets.load_data("real-mnist-100", "test", 5)
+    tap_run._load_data({"dataset": "binary-mnist", "samples": 10, "test_samples": 5}, None)
+    assert calls == [("digits", "train"), ("digits", "test"), ("mnist", "train"),
+                     ("mnist", "test"), ("mnist", "test"), ("mnist", "train"), ("mnist", "test")]

@@ -142,6 +142,31 @@ def test_digits_fixed_split_and_binarisation():
     np.testing.assert_array_equal(lim[1], test[:100])
 
 
+def test_the_data_knobs_are_the_datasets_declarations():
+    """DataSettings' data knobs have the default, bounds, choices and help of their one
+    declaration, rbmviz.datasets.DataKnobs (rbmviz.presets reads the same class), and the
+    splits and held-out fraction of DATASETS are rbmviz.datasets' own."""
+    from rbmviz import presets
+    from rbmviz.settings import TEST_FRACTION
+    assert presets.DataKnobs is datasets.DataKnobs and presets.DATA_KNOBS is datasets.DATA_KNOBS
+    for name in ("D", "N", "B", "d", "binarize", "data_seed", "limit"):
+        mine, decl = DataSettings.param[name], datasets.DataKnobs.param[name]
+        assert type(mine) is type(decl), name
+        for slot in ("default", "bounds", "softbounds", "objects", "doc", "allow_None"):
+            assert getattr(mine, slot, None) == getattr(decl, slot, None), (name, slot)
+    assert TEST_FRACTION == datasets.TEST_FRACTION
+    for name, rule in DATASETS.items():
+        if rule.splits is not None:
+            assert rule.splits[0] in datasets.SPLITS[name] and rule.splits[1] in datasets.SPLITS[name]
+            assert rule.test_rows == datasets.split_rows(name, rule.splits[1])
+
+
+def test_a_limit_beyond_a_split_keeps_the_whole_split():
+    """``limit`` is "at most this many rows of each split": the digits' test split has 359."""
+    train, test = load_data(DataSettings(dataset="digits", limit=1000))
+    assert train.shape == (1000, 64) and test.shape == (359, 64)
+
+
 def test_missing_file_dataset(tmp_path, monkeypatch):
     monkeypatch.setenv("RBMVIZ_DATA", str(tmp_path))
     with pytest.raises(datasets.DatasetNotFoundError, match="RBMVIZ_DATA"):

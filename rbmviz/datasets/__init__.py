@@ -31,6 +31,12 @@ says where it was looked for and how to get it; an unreadable file raises
 checks for the files without reading them; ``load(name, **kwargs)`` and
 ``names()`` give access by name.
 
+Rows for training and testing: ``load_split(name, split, limit=, binarize=, seed=,
+test_rows=, subset_seed=, return_labels=)`` loads one split of a real data set, binarised,
+limited and optionally a seeded subset (:mod:`.splits`, with the split rules ``SPLITS`` and
+``TEST_FRACTION`` and the data knobs ``DataKnobs`` / ``DATA_KNOBS``, declared once); every
+front end that trains on real data calls it.
+
 Seeds: wherever a function draws random numbers, ``seed`` may be an int or a
 ``np.random.Generator``; ``seed=None`` means seed 0, so results are always
 reproducible.
@@ -45,14 +51,19 @@ import numpy as np
 
 from .files import _FILES, DatasetCorruptError, DatasetNotFoundError, data_dir
 from .real import OMNIGLOT_THRESHOLD, binarized_mnist, cbcl, digits, mnist, omniglot
+from .splits import DATA_KNOBS, SPLITS, TEST_FRACTION, DataKnobs, load_split, split_rows
 from .toy import (ball_1d, bars_and_stripes, bars_and_stripes_sample, diag, max_log_likelihood,
                   shifting_bar)
 
 __all__ = [
+    "DATA_KNOBS",
+    "DataKnobs",
     "DatasetCorruptError",
     "DatasetNotFoundError",
     "LABELS",
     "OMNIGLOT_THRESHOLD",
+    "SPLITS",
+    "TEST_FRACTION",
     "available",
     "ball_1d",
     "bars_and_stripes",
@@ -64,11 +75,13 @@ __all__ = [
     "digits",
     "label",
     "load",
+    "load_split",
     "max_log_likelihood",
     "mnist",
     "names",
     "omniglot",
     "shifting_bar",
+    "split_rows",
 ]
 
 

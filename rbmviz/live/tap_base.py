@@ -83,6 +83,7 @@ def tap_data(name: str, limit: int, *, seed: int = 0
     """Training and held-out test images of a :data:`TAP_DATASETS` entry, as 0/1 float64 rows,
     and the image shape.
 
+    Loaded by :func:`rbmviz.datasets.load_split`.
     ``"mnist"``: the first ``limit`` MNIST training images and the first :data:`N_TEST` test
     images, binarised at 0.5 (binary MNIST, Tramel et al. 2018 Sec. VII), read from
     :func:`rbmviz.datasets.data_dir`.
@@ -122,14 +123,14 @@ def tap_data(name: str, limit: int, *, seed: int = 0
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 10:
         raise ValueError(f"limit (training rows) must be an integer >= 10, got {limit!r}")
     if name == "mnist":
-        train = datasets.mnist("train", binarize="threshold", limit=min(int(limit), 60_000))
-        test, labels = datasets.mnist("test", binarize="threshold", limit=N_TEST,
-                                      return_labels=True)
+        train = datasets.load_split("mnist", "train", limit=int(limit))
+        test, labels = datasets.load_split("mnist", "test", limit=N_TEST, return_labels=True)
         return train, test, labels, (28, 28)
-    X, y = datasets.digits(binarize="threshold", return_labels=True)
-    rest = np.random.default_rng(stream_seed(seed, "digits")).permutation(len(X) - N_TEST)
-    train = X[rest[: min(int(limit), len(rest))]]
-    return train, X[-N_TEST:], y[-N_TEST:], (8, 8)
+    held_out = {"test_rows": N_TEST}
+    train = datasets.load_split("digits", "train", limit=int(limit),
+                                subset_seed=stream_seed(seed, "digits"), **held_out)
+    test, labels = datasets.load_split("digits", "test", return_labels=True, **held_out)
+    return train, test, labels, (8, 8)
 
 
 # ---------------------------------------------------------------------- the live metrics

@@ -24,6 +24,7 @@ import param
 from .. import bounds as _bounds
 from ..algorithms.knobs import derive_knobs
 from ..algorithms.tap import TAP
+from ..datasets import load_split
 from ..evaluate import pseudo_log_likelihood
 from ..model import RBM
 from ..settings import ModelSettings
@@ -31,7 +32,6 @@ from ..tap import adatap, solve
 from . import _io
 from ._beyond import base_rate as _base_rate
 from ._beyond import documented as _documented
-from ._beyond import mnist as _mnist
 from ._beyond import progress as _progress
 from ._study import ListOf, StudySettings, resolve, values
 from .report import make_claim
@@ -245,7 +245,8 @@ def study_adatap(*, hidden: int, samples: int, epochs: int, learning_rate: float
     import pandas as pd
 
 
-    X = _mnist(samples) if data is None else np.asarray(data, dtype=np.float64)[:samples]
+    X = (load_split("mnist", limit=samples) if data is None
+         else np.asarray(data, dtype=np.float64)[:samples])
     V = X[:pl_rows]
     M = min(batch_size, X.shape[0])
     rows = []
@@ -274,8 +275,9 @@ def study_adatap(*, hidden: int, samples: int, epochs: int, learning_rate: float
             _progress(progress, f"  {method} {iters} it: pl {rows[-1]['pl']:.2f} "
                                 f"({time.perf_counter() - t0:.1f} s)")
     curves = pd.DataFrame(rows).drop_duplicates(["method", "iterations", "updates"])
-    Xt = X if X.shape[0] >= max(timing_batches) else (_mnist(max(timing_batches)) if data is None else
-                                                       np.resize(X, (max(timing_batches), X.shape[1])))
+    n_timing = max(timing_batches)
+    Xt = X if X.shape[0] >= n_timing else (load_split("mnist", limit=n_timing) if data is None
+                                           else np.resize(X, (n_timing, X.shape[1])))
     timing = time_inference(Xt, hidden=timing_hidden, batches=timing_batches,
                             iters=timing_iters, direct=timing_direct,
                             min_seconds=timing_seconds, seed=seed, progress=progress)

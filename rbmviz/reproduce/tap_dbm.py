@@ -26,6 +26,7 @@ from .. import _files
 from .. import bounds as _bounds
 from ..algorithms.knobs import derive_knobs
 from ..algorithms.tap import TAP
+from ..datasets import load_split
 from ..dbm import DBM, DBMKnobs, DBMTrainer, log_likelihood, pretrain
 from ..settings import ModelSettings
 from ..tap.options import TAPSolverOptions as _O
@@ -33,7 +34,6 @@ from . import _io
 from ._beyond import base_rate as _base_rate
 from ._beyond import documented as _documented
 from ._beyond import load_state as _load_state
-from ._beyond import mnist as _mnist
 from ._beyond import progress as _progress
 from ._beyond import rng_from as _rng_from
 from ._study import LayerSizes, ListOf, StudySettings, resolve, values
@@ -124,7 +124,8 @@ def study_dbm(*, models: Sequence[Sequence[int]], samples: int, test_samples: in
 
 
     if data is None:
-        X, X_test = _mnist(samples), _mnist(test_samples, "test")
+        X = load_split("mnist", limit=samples)
+        X_test = load_split("mnist", "test", limit=test_samples)
     else:
         X, X_test = (np.asarray(a, dtype=np.float64) for a in data)
         X, X_test = X[:samples], X_test[:test_samples]

@@ -28,6 +28,7 @@ from .. import _files
 from .. import bounds as _bounds
 from ..algorithms.knobs import derive_knobs
 from ..algorithms.tap import TAP
+from ..datasets import load_split
 from ..evaluate import ais_betas, ais_log_partition, spl_subset, stochastic_pseudo_log_likelihood
 from ..model import RBM
 from ..settings import ModelSettings
@@ -35,7 +36,6 @@ from . import _io
 from ._beyond import base_rate as _base_rate
 from ._beyond import documented as _documented
 from ._beyond import load_state as _load_state
-from ._beyond import mnist as _mnist
 from ._beyond import progress as _progress
 from ._beyond import rng_from as _rng_from
 from ._study import StudySettings, resolve, values
@@ -142,7 +142,8 @@ def study_fig12(*, hidden: int, samples: int, epochs: int, learning_rate: float,
     from scipy.stats import spearmanr
 
 
-    X = _mnist(samples) if data is None else np.asarray(data, dtype=np.float64)[:samples]
+    X = (load_split("mnist", limit=samples) if data is None
+         else np.asarray(data, dtype=np.float64)[:samples])
     Xe = X[:eval_samples]
     M = min(batch_size, X.shape[0])
     betas = sm_schedule(ais_thin)

@@ -18,8 +18,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import algorithms
+from .. import algorithms, datasets
 from .._validation import check_int
+from ..tap.presets import BINARIZE
 from . import _io
 from . import _tap_state as _state
 from ._study import values
@@ -462,15 +463,17 @@ def _evaluate_epoch(s, nh, ep, rbm, alg, run_, V, ctx, solve_kw, solution_featur
 
 
 def _load_data(s, data):
+    """``(X, labels, X_test)`` of the run: the data set's rows (:func:`rbmviz.datasets.load_split`,
+    binarised as :func:`rbmviz.tap.presets.load_data` does for its Table 1 column), or the
+    first rows of the arrays the caller gave."""
     if data is None:
-        from .. import datasets
+        binarize = BINARIZE[_dataset(s)]
         if _dataset(s) == "cbcl":
-            X = datasets.cbcl(limit=s["samples"])
+            X = datasets.load_split("cbcl", "all", limit=s["samples"], binarize=binarize)
             return X, np.zeros(X.shape[0], dtype=np.int64), None      # one class: faces
-        binarize = "threshold" if _dataset(s) == "binary-mnist" else None
-        X, y = datasets.mnist("train", binarize=binarize, return_labels=True,
-                              limit=s["samples"])
-        X_test = (datasets.mnist("test", binarize=binarize, limit=s["test_samples"])
+        X, y = datasets.load_split("mnist", "train", limit=s["samples"], binarize=binarize,
+                                   return_labels=True)
+        X_test = (datasets.load_split("mnist", "test", limit=s["test_samples"], binarize=binarize)
                   if s["test_samples"] else None)
         return X, y, X_test
     from .._validation import check_data

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import datasets as _datasets
-from .. import presets as _presets
 
 if TYPE_CHECKING:
     from .classes import DataSettings
@@ -40,20 +39,25 @@ class DatasetRule:
     test_rows: int | None = None
 
 
-#: the rule of every data set :class:`DataSettings` offers
+def _file_rule(name: str, knobs: tuple[str, ...]) -> DatasetRule:
+    splits = tuple(_datasets.SPLITS[name])           # training split first, test split last
+    return DatasetRule("file", knobs, (splits[0], splits[-1]), _datasets.SPLITS[name][splits[-1]])
+
+
+#: the rule of every data set :class:`DataSettings` offers (the splits and their rows are
+#: :mod:`rbmviz.datasets`' own: :data:`~rbmviz.datasets.SPLITS`)
 DATASETS: dict[str, DatasetRule] = {
-    **{name: DatasetRule("toy", size_knobs) for name, size_knobs in _presets.DATA_KNOBS.items()},
+    **{name: DatasetRule("toy", size_knobs) for name, size_knobs in _datasets.DATA_KNOBS.items()},
     "digits": DatasetRule("bundled", ("binarize", "data_seed", "limit")),
-    "mnist": DatasetRule("file", ("binarize", "data_seed", "limit"), ("train", "test"), 10_000),
-    "binarized_mnist": DatasetRule("file", ("limit",), ("train", "test"), 10_000),
-    "omniglot": DatasetRule("file", ("binarize", "data_seed", "limit"), ("background", "evaluation"),
-                            13_180),
+    "mnist": _file_rule("mnist", ("binarize", "data_seed", "limit")),
+    "binarized_mnist": _file_rule("binarized_mnist", ("limit",)),
+    "omniglot": _file_rule("omniglot", ("binarize", "data_seed", "limit")),
     "cbcl": DatasetRule("file", ("binarize", "data_seed", "limit")),
 }
 
 #: fraction of the rows held out (the last ones) as the test set of data sets without an
-#: official split (digits, CBCL)
-TEST_FRACTION = 0.2
+#: official split (digits, CBCL): :data:`rbmviz.datasets.TEST_FRACTION`
+TEST_FRACTION = _datasets.TEST_FRACTION
 
 
 def _dataset_names() -> list[str]:
@@ -84,19 +88,6 @@ def _rule(dataset: str) -> DatasetRule:
                          f"(add one to rbmviz.settings.DATASETS)") from None
 
 
-def _binarize(X: np.ndarray, mode: str, seed: int) -> np.ndarray:
-    """Grey levels in [0, 1] to 0/1 floats: ``X >= 0.5`` or Bernoulli(X) drawn from ``seed``."""
-    if mode == "threshold":
-        return (X >= 0.5).astype(np.float64)
-    rng = np.random.default_rng(seed)
-    return (rng.random(X.shape) < X).astype(np.float64)
-
-
-def _held_out(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    n_test = int(len(X) * TEST_FRACTION)
-    return X[: len(X) - n_test], X[len(X) - n_test:]
-
-
 def load_data(settings: DataSettings) -> tuple[np.ndarray, np.ndarray]:
     """Load (or generate) the training and test rows of ``settings.dataset``.
 
@@ -110,8 +101,10 @@ def load_data(settings: DataSettings) -> tuple[np.ndarray, np.ndarray]:
       deterministic split in file order, the last ``floor(0.2 n)`` rows are the test set and the
       rest the training set (digits: 1438 / 359).
 
-    Grey-level data (mnist, omniglot, digits, cbcl) are binarised by ``settings.binarize``;
-    ``settings.limit`` keeps the first ``limit`` rows of each split (real data sets only).
+    The real data sets' rows come from :func:`rbmviz.datasets.load_split`: grey-level data
+    (mnist, omniglot, digits, cbcl) are binarised by ``settings.binarize`` (``"stochastic"``:
+    one draw from ``settings.data_seed``); ``settings.limit`` keeps at most the first ``limit``
+    rows of each split.
 
     Parameters
     ----------
@@ -136,22 +129,5 @@ def load_data(settings: DataSettings) -> tuple[np.ndarray, np.ndarray]:
     if rule.kind == "toy":
         X = _datasets.load(name, **{k: getattr(s, k) for k in rule.knobs})
         return X, X
-    limit = s.limit
-    test_limit = None if limit is None or rule.test_rows is None else min(limit, rule.test_rows)
-    if name == "digits":
-        X = _datasets.digits(binarize=None)          # grey levels / 16, in [0, 1]
-        train, test = _held_out(_binarize(X, s.binarize, s.data_seed))
-    elif name == "cbcl":
-        train, test = _held_out(_binarize(_datasets.cbcl(), s.binarize, s.data_seed))
-    elif name == "binarized_mnist":
-        tr, te = rule.splits
-        train = _datasets.binarized_mnist(split=tr, limit=limit)
-        test = _datasets.binarized_mnist(split=te, limit=test_limit)
-    else:  # mnist, omniglot: binarised by the loader
-        tr, te = rule.splits
-        kw = {"binarize": s.binarize, "seed": s.data_seed}
-        train = _datasets.load(name, split=tr, limit=limit, **kw)
-        test = _datasets.load(name, split=te, limit=test_limit, **kw)
-    if limit is not None:
-        train, test = train[:limit], test[:limit]
-    return train, test
+    kw = {"limit": s.limit, "binarize": s.binarize, "seed": s.data_seed}
+    return _datasets.load_split(name, "train", **kw), _datasets.load_split(name, "test", **kw)

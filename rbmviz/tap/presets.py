@@ -45,8 +45,8 @@ from ..model import RBM
 from ..units import tg_log_g_moments
 from .options import TAPSolverOptions as _O
 
-__all__ = ["TAPPreset", "PRESETS", "names", "get", "of_dataset", "load_data", "build", "Built",
-           "initial_model", "init_priors_from_data"]
+__all__ = ["TAPPreset", "PRESETS", "BINARIZE", "names", "get", "of_dataset", "load_data", "build",
+           "Built", "initial_model", "init_priors_from_data"]
 
 
 @dataclass(frozen=True)
@@ -196,8 +196,12 @@ def get(name: str, **overrides: Any) -> TAPPreset:
     return replace(PRESETS[name], **overrides)
 
 
+#: how each Table 1 data set's grey levels are binarised (:func:`rbmviz.datasets.load_split`)
+BINARIZE = {"binary-mnist": "threshold", "real-mnist": None, "cbcl": None}
+
+
 def load_data(preset: TAPPreset | str, split: str = "train", limit: int | None = None) -> np.ndarray:
-    """The preset's data rows.
+    """The preset's data rows (:func:`rbmviz.datasets.load_split`).
 
     Parameters
     ----------
@@ -206,7 +210,7 @@ def load_data(preset: TAPPreset | str, split: str = "train", limit: int | None =
     split : {"train", "test"}
         "test" for MNIST only (the CBCL loader has the 2,429 training faces only).
     limit : int, optional
-        Keep the first ``limit`` rows.
+        Keep at most the first ``limit`` rows.
 
     Returns
     -------
@@ -223,9 +227,8 @@ def load_data(preset: TAPPreset | str, split: str = "train", limit: int | None =
     if p.dataset == "cbcl":
         if split != "train":
             raise ValueError("the CBCL loader provides the 2,429 training faces only (split='train')")
-        return datasets.cbcl(limit=limit)
-    binarize = "threshold" if p.dataset == "binary-mnist" else None
-    return datasets.mnist(split, binarize=binarize, limit=limit)
+        return datasets.load_split("cbcl", "all", limit=limit, binarize=BINARIZE["cbcl"])
+    return datasets.load_split("mnist", split, limit=limit, binarize=BINARIZE[p.dataset])
 
 
 def _match_mean(V, mu, lo, hi, *, iters=60):
