@@ -319,6 +319,69 @@ def test_resumed_run_equals_uninterrupted_run(tmp_path):
     _frames_equal(again["curves"], resumed["curves"], skip=())
 
 
+def test_a_run_cut_off_between_evaluations_continues_bit_for_bit(tmp_path, monkeypatch):
+    """The training state is written after every epoch (Run.state): a run stopped at epoch 4,
+    after the evaluation of epoch 3 and before that of epoch 5, continues from epoch 4 and
+    gives the tables of an uninterrupted run; the state file restores into a fresh Run."""
+    import pickle
+
+    from rbmviz.reproduce import tap_run
+
+    X, y, Xt = _toy_data()
+    kw = dict(epochs=5, eval_every=3, samples=40, eval_samples=40, hidden=(3,), batch_size=10,
+              n_solutions=10, learning_rate=0.3, isomap_epochs=(), ps=(), seed=1,
+              data=(X, y, None))
+    full, _ = rt.run(**kw)
+    evaluate = tap_run._evaluate_epoch
+
+    def crash_at_5(s, nh, ep, *args):
+        if ep == 5:
+            raise KeyboardInterrupt
+        return evaluate(s, nh, ep, *args)
+
+    monkeypatch.setattr(tap_run, "_evaluate_epoch", crash_at_5)
+    with pytest.raises(KeyboardInterrupt):
+        rt.run(state_dir=tmp_path, **kw)
+    monkeypatch.setattr(tap_run, "_evaluate_epoch", evaluate)
+    got = pickle.loads((tmp_path / "nh3" / "run_state.pkl").read_bytes())
+    s = tap_run._check_settings(**{**rt._DEFAULTS, **{k: v for k, v in kw.items() if k != "data"},
+                                   "test_samples": 0})
+    _, _, fresh = tap_run._new_model(s, 0, 3, X)
+    fresh.restore(got["run"])
+    assert fresh.epoch == 4 and fresh.algorithm.updates == 16
+    resumed, _ = rt.run(state_dir=tmp_path, **kw)
+    for name in rt.TABLES:
+        _frames_equal(full[name], resumed[name])
+
+
+def test_a_state_directory_that_cannot_be_continued_is_refused_by_name(tmp_path):
+    """Never a silent mis-resume: a training state of the earlier format (state.npz), an
+    unreadable one and one of another model are refused, naming the file and what to do."""
+    import shutil
+
+    X, y, Xt = _toy_data()
+    kw = dict(samples=40, eval_samples=40, batch_size=10, n_solutions=10, learning_rate=0.3,
+              isomap_epochs=(), ps=(), seed=1, data=(X, y, None))
+    rt.run(epochs=1, hidden=(3,), state_dir=tmp_path, **kw)
+    nh3 = tmp_path / "nh3"
+    saved = (nh3 / "run_state.pkl").read_bytes()
+    (nh3 / "state.npz").write_bytes(b"PK")
+    with pytest.raises(ValueError, match=r"state file .*nh3/state\.npz was written by an earlier "
+                                         r"version .*delete the folder .*nh3 to train N_h=3"):
+        rt.run(epochs=2, hidden=(3,), state_dir=tmp_path, **kw)
+    (nh3 / "state.npz").unlink()
+    (nh3 / "run_state.pkl").write_bytes(saved[: len(saved) // 2])
+    with pytest.raises(ValueError, match=r"state file .*run_state\.pkl is not a readable "
+                                         r"training state .*delete it"):
+        rt.run(epochs=2, hidden=(3,), state_dir=tmp_path, **kw)
+    (nh3 / "run_state.pkl").write_bytes(saved)
+    (tmp_path / "nh6").mkdir()
+    shutil.copy(nh3 / "run_state.pkl", tmp_path / "nh6" / "run_state.pkl")
+    with pytest.raises(ValueError, match=r"nh6/run_state\.pkl holds the state of another run "
+                                         r"\(.*shape.*\); delete it"):
+        rt.run(epochs=2, hidden=(6,), state_dir=tmp_path, **kw)
+
+
 def test_resume_refuses_other_settings(tmp_path):
     X, y, Xt = _toy_data()
     kw = dict(samples=40, eval_samples=40, hidden=(3,), batch_size=10, n_solutions=10,

@@ -4,19 +4,29 @@ are written atomically under ``state_dir/nh<N_h>/``, so a paper-scale run (hours
 stopped and continued — a crash loses at most one epoch — and continued runs give the same
 numbers, bit for bit, as uninterrupted ones.
 
+The training state is the run loop's own (:meth:`rbmviz.runs.Run.state`, put back by
+:meth:`rbmviz.runs.Run.restore`): the model with its priors, the TAP rule with its momentum,
+counters and random-stream position, the epoch shuffle's generator and the position.
+
 Layout::
 
     state_dir/settings.json            the run's settings (a continuation must match them)
-    state_dir/nh<N_h>/state.npz         parameters, momentum, counters, shuffle stream, epoch
+    state_dir/nh<N_h>/run_state.pkl     the training state (Run.state(), a pickle)
     state_dir/nh<N_h>/eval_<E>.npz      the evaluation of epoch E (curve row, solutions, maps)
     state_dir/nh<N_h>/model_epoch<E>.npz  models saved at chosen epochs (RBM.save format)
     state_dir/nh<N_h>/denoising_<key>.csv the denoising curves of the trained model
+
+The training state is a pickle, read back with :mod:`pickle`: keep state directories where
+only you can write.  Earlier versions wrote it as ``state.npz`` (format 1, from private
+attributes of the run and the rule); such a directory is refused with a message saying what
+to do, never continued from a state this version cannot read exactly.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -24,15 +34,20 @@ import numpy as np
 from .. import _files
 from ._io import json_default
 
-__all__ = ["RunState", "SETTINGS_FREE"]
+__all__ = ["RunState", "SETTINGS_FREE", "STATE_FORMAT"]
 
 #: settings a continuation may change: how long to train, which models, the denoising grid,
 #: the precision of the training solves' products, the evaluation's later damped attempts
 #: (they reach only rows the earlier attempts left unconverged; each curve row records them)
 SETTINGS_FREE = ("epochs", "hidden", "count_hidden", "ps", "test_samples", "products",
                  "eval_fallback_damping")
-_COUNTERS = ("updates", "gibbs_steps", "tap_iterations", "not_converged_total",
-             "fallback_updates", "counter")
+#: format of the training state file (``run_state.pkl``); format 1 was ``state.npz``
+STATE_FORMAT = 2
+_STATE_FILE = "run_state.pkl"
+_FORMAT_1_FILE = "state.npz"
+#: what reading a pickle that is not (whole) ours raises
+_PICKLE_ERRORS = (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError,
+                  IndexError, TypeError, ValueError, KeyError, MemoryError)
 
 
 def _atomic_savez(path, **arrays):
@@ -40,9 +55,6 @@ def _atomic_savez(path, **arrays):
     _files.savez(path, arrays, overwrite=True)
 
 
-#: the arrays of a training state (``state.npz``) besides the priors'
-_STATE_ARRAYS = ("W", "b", "c", "vW", "vb", "vc", "prev_gW", "counters", "shuffle", "epoch",
-                 "wall_time")
 #: the arrays every evaluation file (``eval_<E>.npz``) holds
 _EVAL_ARRAYS = ("row", "scalars", "free_energy", "counts")
 
@@ -56,21 +68,6 @@ def _load(f, what, required, check=None):
         raise ValueError(f"state file {f} is missing arrays {missing}; expected {what} "
                          f"(delete it, or choose a new state_dir)")
     return arrays
-
-
-_PRIOR_PREFIXES = ("visible_", "hidden_")
-
-
-def _prior_arrays(rbm):
-    """``{"<layer>_<param>": array}`` for the array parameters of real-valued unit priors
-    (``V``, ``rho``; the bias is the model's ``b`` / ``c``), empty for Bernoulli units."""
-    out = {}
-    for layer in ("visible", "hidden"):
-        prior = getattr(rbm, f"{layer}_prior")
-        for k, v in prior.to_dict().items():
-            if k not in ("name", "n", "interval"):
-                out[f"{layer}_{k}"] = np.asarray(v, dtype=np.float64)
-    return out
 
 
 def _canonical(settings):
@@ -123,47 +120,95 @@ class RunState:
         return d
 
     # ---------------------------------------------------------------- training state
-    def save(self, nh, rbm, alg, run_):
-        """Write the training state of model ``nh`` (after ``run_.epoch`` epochs): also the
-        trained parameters of real-valued unit priors (``V``, ``ρ``)."""
-        _atomic_savez(
-            self._dir(nh) / "state.npz", W=rbm.W, b=rbm.b, c=rbm.c, vW=alg.vW, vb=alg.vb,
-            vc=alg.vc, prev_gW=alg.prev_gW, **_prior_arrays(rbm),
-            counters=np.array([getattr(alg, k) for k in _COUNTERS], dtype=np.int64),
-            shuffle=np.array(json.dumps(run_._shuffle.bit_generator.state)),
-            epoch=np.array(run_.epoch), wall_time=np.array(run_.wall_time))
+    def save(self, nh, run_):
+        """Write the training state of model ``nh``: :meth:`Run.state
+        <rbmviz.runs.Run.state>` of ``run_`` (taken after a record, or before the first
+        update) and the settings of its algorithm, atomically.
 
-    def restore(self, nh, rbm, alg, run_) -> int:
-        """Load the training state of model ``nh`` into ``rbm``, ``alg`` and ``run_`` (set
-        up, untrained); returns the epoch reached (0 when nothing was saved)."""
-        f = self.path / f"nh{int(nh)}" / "state.npz"
+        Parameters
+        ----------
+        nh : int
+            The model's number of hidden units (its folder ``nh<N_h>``).
+        run_ : rbmviz.runs.Run
+            Its training run.
+        """
+        blob = pickle.dumps({"format": STATE_FORMAT, "algorithm": run_.algorithm.settings(),
+                             "run": run_.state()}, protocol=pickle.HIGHEST_PROTOCOL)
+        _files.write_bytes(self._dir(nh) / _STATE_FILE, blob, overwrite=True)
+
+    def _read(self, f):
+        """The content of the training state file ``f``, checked (``ValueError`` naming it)."""
+        _files.check_regular_file(f, "state file", what="the training state of a TAP "
+                                                         "reproduction (a pickle)")
+        try:
+            with open(f, "rb") as fh:
+                got = pickle.load(fh)
+        except _PICKLE_ERRORS as exc:
+            raise ValueError(f"state file {f} is not a readable training state "
+                             f"({type(exc).__name__}: {exc}); delete it (N_h continues from "
+                             f"epoch 0), or choose a new state_dir") from None
+        if (not isinstance(got, dict) or got.get("format") != STATE_FORMAT
+                or not isinstance(got.get("run"), dict)
+                or not isinstance(got.get("algorithm"), dict)):
+            what = got.get("format") if isinstance(got, dict) else type(got).__name__
+            raise ValueError(f"state file {f} is not a training state of format {STATE_FORMAT} "
+                             f"(got {what!r}); delete it (N_h continues from epoch 0), or choose "
+                             f"a new state_dir")
+        return got
+
+    def restore(self, nh, run_) -> int:
+        """Continue ``run_`` (made with this run's settings, not started) from the saved
+        training state of model ``nh`` (:meth:`Run.restore <rbmviz.runs.Run.restore>`: its
+        model, algorithm and position are replaced; use ``run_.algorithm`` afterwards).
+
+        Algorithm settings a continuation may change (:data:`SETTINGS_FREE`, e.g. the
+        training solves' ``products``) are those of the saved run while it is restored and
+        this run's from then on.
+
+        Parameters
+        ----------
+        nh : int
+            The model's number of hidden units.
+        run_ : rbmviz.runs.Run
+            The model's new training run.
+
+        Returns
+        -------
+        int
+            The epoch reached (0 when nothing was saved).
+
+        Raises
+        ------
+        ValueError
+            Naming the file and what to do: a state of format 1 (``state.npz``, written by an
+            earlier version), an unreadable file, or the state of another run (other model
+            shape, unit types, data, settings, ...).
+        """
+        d = self.path / f"nh{int(nh)}"
+        old = d / _FORMAT_1_FILE
+        if os.path.lexists(old):
+            raise ValueError(
+                f"state file {old} was written by an earlier version of rbmviz (format 1), "
+                f"which this version does not continue; delete the folder {d} to train N_h={nh} "
+                f"again from epoch 0 (its evaluations go with it), finish the run with the "
+                f"version that wrote it, or choose a new state_dir")
+        f = d / _STATE_FILE
         if not os.path.lexists(f):
             return 0
-
-        def check(headers):
-            if "W" in headers and headers["W"][0] != rbm.W.shape:
-                raise ValueError(f"{f} holds a {headers['W'][0]} model, expected {rbm.W.shape}")
-        z = _load(f, "the training state of a TAP reproduction", _STATE_ARRAYS, check)
-        want = set(_prior_arrays(rbm))
-        if want != {k for k in z if k.startswith(_PRIOR_PREFIXES)}:
-            raise ValueError(f"{f} holds the state of a model with other unit priors")
+        got = self._read(f)
+        now = run_.algorithm.settings()
+        saved = got["algorithm"]
+        free = {k: now[k] for k in SETTINGS_FREE if k in now and k in saved and saved[k] != now[k]}
         try:
-            for name in ("W", "b", "c"):
-                getattr(rbm, name)[...] = z[name]
-            for key in want:
-                layer, name = key.split("_", 1)
-                setattr(getattr(rbm, f"{layer}_prior"), name, z[key])
-            for name in ("vW", "vb", "vc", "prev_gW"):
-                getattr(alg, name)[...] = z[name]
-            for k, v in zip(_COUNTERS, z["counters"]):
-                setattr(alg, k, int(v))
-            run_._shuffle.bit_generator.state = json.loads(str(z["shuffle"]))
-            run_.epoch = int(z["epoch"])
-            run_.wall_time = float(z["wall_time"])
+            if free:                                # restored as saved, then continued as now
+                run_.algorithm.set_settings(**{k: saved[k] for k in free})
+            run_.restore(got["run"])
         except (ValueError, TypeError, KeyError) as exc:
-            raise ValueError(f"state file {f} holds arrays of the wrong shape or type for this "
-                             f"run ({type(exc).__name__}: {exc}); delete it, or choose a new "
-                             f"state_dir") from None
+            raise ValueError(f"state file {f} holds the state of another run ({exc}); delete "
+                             f"it (N_h continues from epoch 0), or choose a new state_dir"
+                             ) from None
+        if free:
+            run_.algorithm.set_settings(**free)
         return run_.epoch
 
     def save_model(self, nh, epoch, rbm):

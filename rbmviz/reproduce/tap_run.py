@@ -361,9 +361,9 @@ def _train_and_evaluate(s, i, nh, ctx, bar, callback):
     from ..tap.landscape import solution_features
 
     X, V, state = ctx["X"], ctx["V"], ctx["state"]
-    rbm, alg, run_ = _new_model(s, i, nh, X)
-    if state is not None:
-        state.restore(nh, rbm, alg, run_)
+    rbm, _, run_ = _new_model(s, i, nh, X)
+    if state is not None:                   # the run's model, rule and position from there
+        state.restore(nh, run_)
     if bar is not None:
         _skip(bar, min(run_.epoch, s["epochs"]))
     rows, stats_by_epoch, iso_points, map_points = [], {}, {}, {}
@@ -389,14 +389,13 @@ def _train_and_evaluate(s, i, nh, ctx, bar, callback):
                     if run_.epoch in ctx["save_epochs"]:
                         state.save_model(nh, run_.epoch, rbm)
                     if run_.epoch < ep:     # the scheduled epoch is saved with its evaluation
-                        state.save(nh, rbm, alg, run_)
+                        state.save(nh, run_)
             if ep == 0 and state is not None and 0 in ctx["save_epochs"]:
                 state.save_model(nh, 0, rbm)
-            saved = _evaluate_epoch(s, nh, ep, rbm, alg, run_, V, ctx, solve_kw,
-                                    solution_features)
+            saved = _evaluate_epoch(s, nh, ep, rbm, run_, V, ctx, solve_kw, solution_features)
             if state is not None:
                 state.save_eval(nh, ep, saved)
-                state.save(nh, rbm, alg, run_)
+                state.save(nh, run_)
         elif run_.epoch < ep:
             raise ValueError(f"state_dir holds an evaluation of N_h={nh} at epoch {ep} but the "
                              f"training state of epoch {run_.epoch}; the directory is inconsistent")
@@ -416,9 +415,10 @@ def _train_and_evaluate(s, i, nh, ctx, bar, callback):
     return rows, stats_by_epoch, iso_points, map_points, rbm
 
 
-def _evaluate_epoch(s, nh, ep, rbm, alg, run_, V, ctx, solve_kw, solution_features):
+def _evaluate_epoch(s, nh, ep, rbm, run_, V, ctx, solve_kw, solution_features):
     """The TAP evaluation at epoch ``ep``: the curve row, the solution statistics and, for
     the counting model at an Isomap epoch, the points of Figs. 6–7."""
+    alg = run_.algorithm
     ev = evaluate_tap(rbm, V, **solve_kw)
     st = ev["stats"]
     exact = float("nan")
