@@ -87,16 +87,22 @@ def test_each_data_set_gives_a_first_point_within_5_s(page, name):
 
 @pytest.mark.skipif(not datasets.available("mnist"),
                     reason=f"MNIST files missing in {datasets.data_dir()} (set RBMVIZ_DATA)")
-def test_mnist_784x500_streams_two_points_a_second_and_learns(page):
+def test_mnist_784x500_streams_five_points_a_second_and_learns(page):
     pick_dataset(page, "mnist")
     assert presets.for_dataset("mnist")["n_hidden"] == 500
     start_and_time_first_point(page)
-    time.sleep(5.0)                                   # past the first points
+    time.sleep(3.0)                                   # past the first points
     a = columns(page)["curves"]
-    t_a = time.time()
-    time.sleep(20.0)
-    b = columns(page)["curves"]
-    rate = {k: (len(b[k]["value"]) - len(a[k]["value"])) / (time.time() - t_a) for k in b}
+    t_a = t_b = time.time()
+    b = a
+    while time.time() - t_a < 20.0:                   # the preset's 10 epochs end the race:
+        time.sleep(1.0)                               # measure only while points arrive
+        c = columns(page)["curves"]
+        if all(c[k]["updates"][-1] == b[k]["updates"][-1] for k in c):
+            break
+        b, t_b = c, time.time()
+    assert t_b > t_a, "no point arrived after the first ones"
+    rate = {k: (len(b[k]["value"]) - len(a[k]["value"])) / (t_b - t_a) for k in b}
     deadline = t_a + 55.0
     while time.time() < deadline:                    # the receptive fields move: ‖W‖ grows
         c = columns(page)["curves"]
@@ -106,12 +112,14 @@ def test_mnist_784x500_streams_two_points_a_second_and_learns(page):
     button(page, "Pause").click()
     c = columns(page)["curves"]
     growth = {k: v["weight_norm"][-1] / v["weight_norm"][0] for k, v in c.items()}
-    print(f"MNIST 784x500: points/s per curve {rate}, weight-norm growth {growth}")
+    print(f"MNIST 784x500: points/s per curve {rate} over {t_b - t_a:.1f} s, weight-norm "
+          f"growth {growth}")
     assert all(g > 1.05 for g in growth.values()), growth   # the receptive fields change
     for v in c.values():                             # points within the first epochs
         assert v["updates"] == sorted(v["updates"]) and v["updates"][1] < 100
-    # 2.06-2.3 points/s per curve measured on an idle 2-core machine; a hard floor against a
-    # stalled stream, the 2/s target as an expected failure when the machine is busy
+    # 5.1-5.8 points/s per curve measured on a quiet 2-core machine (`python -m
+    # bench.bench_explorer --race mnist`); a hard floor against a stalled stream, the issue's
+    # 5/s target as an expected failure when the machine is busy
     assert all(r >= 0.3 for r in rate.values()), rate
-    if not all(r >= 2.0 for r in rate.values()):
-        pytest.xfail(f"MNIST race at {min(rate.values()):.2f} points/s per curve (target 2/s)")
+    if not all(r >= 5.0 for r in rate.values()):
+        pytest.xfail(f"MNIST race at {min(rate.values()):.2f} points/s per curve (target 5/s)")
