@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..datasets import split_rows
 from ._io import finite_or_none as _f
 from . import report
 from .report import make_claim, status
@@ -46,14 +47,14 @@ def _dataset_settings(dataset, **experiment):
 #: theory page).  Denoising (Fig. 8) is a binary-MNIST experiment.
 DATASETS = {
     "binary-mnist": _dataset_settings(
-        "binary-mnist", label="binary-MNIST", rows=60_000, epochs=100, eval_samples=10_000,
-        test_samples=1_000, count_hidden=100, isomap_epochs=(1, 3, 25, 100)),
+        "binary-mnist", label="binary-MNIST", rows=split_rows("mnist", "train"), epochs=100,
+        eval_samples=10_000, test_samples=1_000, count_hidden=100, isomap_epochs=(1, 3, 25, 100)),
     "real-mnist": _dataset_settings(
-        "real-mnist", label="real-MNIST", rows=60_000, epochs=100, eval_samples=10_000,
-        test_samples=0, count_hidden=100, isomap_epochs=(1, 3, 25, 100)),
+        "real-mnist", label="real-MNIST", rows=split_rows("mnist", "train"), epochs=100,
+        eval_samples=10_000, test_samples=0, count_hidden=100, isomap_epochs=(1, 3, 25, 100)),
     "cbcl": _dataset_settings(
-        "cbcl", label="CBCL faces", rows=2_429, epochs=500, eval_samples=2_400,
-        test_samples=0, count_hidden=256, isomap_epochs=(5, 100, 200, 500)),
+        "cbcl", label="CBCL faces", rows=split_rows("cbcl", "all"), epochs=500,
+        eval_samples=2_400, test_samples=0, count_hidden=256, isomap_epochs=(5, 100, 200, 500)),
 }
 #: the tables returned by :func:`run` and written by :func:`save` (as ``<name>.csv``)
 TABLES = ("curves", "solutions", "isomap", "data_map", "denoising")
