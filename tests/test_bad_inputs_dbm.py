@@ -22,7 +22,9 @@ import pytest
 
 import rbmviz
 from rbmviz import datasets, tap
-from rbmviz.dbm import DBM, DBMTrainer, gradient, log_likelihood, pretrain, tap_log_z, tap_solve
+from rbmviz.dbm import (DBM, DBMTrainer, JointTAP, gradient, log_likelihood, pretrain, tap_log_z,
+                        tap_solve)
+from rbmviz.runs import Run
 from rbmviz.tap import adatap
 from test_bad_inputs import _innermost_file  # the catalogue's check: raised inside rbmviz
 
@@ -246,6 +248,36 @@ API_CASES = [
     ("trainer-epoch-batch-above-data", lambda t: DBMTrainer(batch_size=7).epoch(_d(), X), ValueError,
      r"batch_size=7 is larger than the data \(6 rows of X\)"),
     ("trainer-other-model", lambda t: _trained_then((4, 5, 2)), ValueError, "momentum state has shapes"),
+    # ------------------------------------------------------------------ JointTAP in the run loop
+    ("joint-momentum-one", lambda t: JointTAP(momentum=1.0), ValueError, "momentum must be < 1"),
+    ("joint-unknown-knob", lambda t: JointTAP(k=3), TypeError, r"does not take.*\['k'\]"),
+    ("joint-set-momentum-one", lambda t: JointTAP().set_settings(momentum=1.0), ValueError,
+     "momentum must be < 1"),
+    ("joint-seed-live", lambda t: JointTAP().set_settings(seed=3), ValueError,
+     "seed of a running algorithm cannot change"),
+    ("run-joint-on-rbm", lambda t: Run(_rbm(), X, JointTAP(), epochs=1), TypeError,
+     "algorithm 'dbm-tap' trains a DBM; the model must be one, got RBM"),
+    ("run-dbm-with-rule-name", lambda t: Run(_d(), X, "tap", epochs=1), TypeError,
+     "rbm must be an rbmviz.RBM, got DBM"),
+    ("run-dbm-metrics", lambda t: Run(_d(), X, JointTAP(), epochs=1, metrics=["train_ll"]),
+     ValueError, r"metric\(s\) \['train_ll'\] are defined for RBMs"),
+    ("run-dbm-metrics-str", lambda t: Run(_d(), X, JointTAP(), epochs=1, metrics="all"),
+     ValueError, "metrics must be 'auto' or a list"),
+    ("run-dbm-dtype", lambda t: Run(_d(), X, JointTAP(), epochs=1, dtype="float32"), ValueError,
+     r"a DBM trains in its own dtype \(float64\)"),
+    ("run-dbm-columns", lambda t: Run(_d(), np.ones((6, 5)), JointTAP(), epochs=1), ValueError,
+     "data has 5 columns"),
+    ("run-dbm-nonbinary", lambda t: Run(_d(), X * .5, JointTAP(), epochs=1), ValueError,
+     "data must be binary"),
+    ("run-dbm-nan-weights", lambda t: Run(_nan_dbm(), X, JointTAP(), epochs=1), ValueError,
+     r"W\[0\] contains NaN"),
+    ("run-dbm-K-above-batch", lambda t: Run(_d(), X, JointTAP(n_solutions=4), epochs=1,
+                                            batch_size=3), ValueError,
+     r"n_solutions \(K=4\) must be at most the batch size"),
+    ("run-shuffle-type", lambda t: Run(_d(), X, JointTAP(), epochs=1, shuffle=3), TypeError,
+     "shuffle must be a numpy.random.Generator or None, got int"),
+    ("run-remainder", lambda t: Run(_rbm(), X, "cd", epochs=1, remainder="keep"), ValueError,
+     "remainder"),
     # ------------------------------------------------------------------ pretrain
     ("pretrain-momentum-one", lambda t: _pretrain(momentum=1.0), ValueError, "momentum must be < 1"),
     ("pretrain-learning_rate", lambda t: _pretrain(learning_rate=-1), ValueError, "learning_rate must be > 0"),

@@ -163,3 +163,134 @@ def test_bad_inputs():
         DBM([20, 5, 3]).exact()
     with pytest.raises(ValueError, match="W must have shapes"):
         d.set_params(W=[np.zeros((4, 3))])
+
+
+# ---------------------------------------------------------------------- the run loop
+def _three_protos(n=50, seed=42):
+    rng = np.random.default_rng(seed)
+    proto = (rng.random((3, 16)) < 0.5).astype(float)
+    X = proto[rng.integers(0, 3, n)]
+    return np.abs(X - (rng.random(X.shape) < 0.1))
+
+
+#: sums and absolute sums (``float.hex``) of W[0], W[1], W[2], biases[0..3] of the case in
+#: test_seeded_training_is_the_one_from_before_the_run_loop, computed with the loops
+#: pretrain and DBMTrainer had before they ran through rbmviz.runs.Run (commit 7ade64a)
+_BEFORE_PRETRAIN = [
+    ('0x1.4d343fff8cfd4p-2', '0x1.0a9971a723ba2p+2'), ('-0x1.232bdbd845998p-4', '0x1.40e46a476d189p-1'),
+    ('0x1.b88bdc39b299cp-4', '0x1.2f3e24dd423c8p-1'), ('-0x1.eb96706281700p-7', '0x1.7bf906be1254ap-1'),
+    ('0x1.1402ad2d75cc8p-4', '0x1.659ab2e6f4c38p-4'), ('-0x1.8732e433e9406p-6', '0x1.8732e433e9406p-6'),
+    ('-0x1.f5b86f31e64d2p-14', '0x1.a6b9838c37acep-12')]
+_BEFORE_JOINT = [
+    ('0x1.5da7366381060p+0', '0x1.214173fe47896p+3'), ('0x1.18b15f9c987f0p-2', '0x1.472db16de59b0p-1'),
+    ('0x1.b9f0c11dc9ee4p-4', '0x1.2e9a50e0cda18p-1'), ('-0x1.9bbcbf8f05dbcp-5', '0x1.3aedba1a8bb58p+0'),
+    ('0x1.d54d31b017e60p-4', '0x1.d54d31b017e60p-4'), ('-0x1.8425846087ab7p-6', '0x1.8853a084c293cp-6'),
+    ('-0x1.2939dd0d8922dp-13', '0x1.aa2450e2dcf91p-12')]
+
+
+def _sums(d):
+    return np.array([(a.sum(), np.abs(a).sum()) for a in d.W + d.biases])
+
+
+def test_seeded_training_is_the_one_from_before_the_run_loop():
+    """Three hidden layers, 50 rows in batches of 15 (5 rows left over each epoch), K < M and
+    momentum: pretrain and DBMTrainer through rbmviz.runs.Run give the parameters their own
+    loops gave (tests/golden/dbm.npz holds the defaults' case)."""
+    X = _three_protos()
+    d = DBM([16, 5, 4, 3], seed=2, scale=0.05)
+    calls = []
+    pretrain(d, X, epochs=2, learning_rate=0.05, batch_size=15, momentum=0.3, weight_decay=0.01,
+             seed=6, callback=lambda l, e: calls.append((l, e)))
+    assert calls == [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1), (3, 2)]
+    want = np.array([[float.fromhex(a), float.fromhex(b)] for a, b in _BEFORE_PRETRAIN])
+    np.testing.assert_allclose(_sums(d), want, rtol=0, atol=1e-12)
+    tr = DBMTrainer(learning_rate=0.03, momentum=0.9, weight_decay=0.0, batch_size=15,
+                    n_solutions=6, damping=0.7, seed=8)
+    for _ in range(3):
+        tr.epoch(d, X)
+    assert (tr.updates, tr.epochs, tr.not_converged) == (9, 3, 0)
+    want = np.array([[float.fromhex(a), float.fromhex(b)] for a, b in _BEFORE_JOINT])
+    np.testing.assert_allclose(_sums(d), want, rtol=0, atol=1e-12)
+
+
+def test_the_joint_phase_is_an_algorithm_the_run_loop_drives():
+    """A Run of JointTAP on a DBM with the trainer's shuffle stream and batches is
+    DBMTrainer.epoch bit for bit; its records carry the algorithm's fields."""
+    from rbmviz.dbm import JointTAP
+    from rbmviz.runs import Run
+    X = _three_protos()
+    d1, d2 = DBM([16, 5, 3], seed=1, scale=0.1), DBM([16, 5, 3], seed=1, scale=0.1)
+    tr = DBMTrainer(learning_rate=0.05, batch_size=15, n_solutions=5, seed=3)
+    for _ in range(3):
+        tr.epoch(d1, X)
+    run = Run(d2, X, JointTAP(learning_rate=0.05, n_solutions=5, seed=3), epochs=3,
+              batch_size=15, eval_every=1, shuffle=np.random.default_rng(3), remainder="drop")
+    recs = list(run)
+    assert [r["epoch"] for r in recs] == [0, 1, 2, 3]
+    assert [r["updates"] for r in recs] == [0, 3, 6, 9]
+    assert recs[-1]["algorithm"] == "dbm-tap" and recs[-1]["tap_not_converged"] == 0
+    assert run.metrics == [] and run.rbm is d2
+    for a, b in zip(d1.W + d1.biases, d2.W + d2.biases):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(tr.velocity, run.algorithm.velocity):
+        np.testing.assert_array_equal(a, b)
+    assert tr.rng.bit_generator.state == run._shuffle.bit_generator.state
+
+
+def test_a_dbm_run_continues_from_its_state_bit_for_bit():
+    """Run.state() / restore() of a DBM run: the model, the momentum state and the shuffle
+    continue where they were, in a run made afresh."""
+    import pickle
+    from rbmviz.dbm import JointTAP
+    from rbmviz.runs import Run
+    X = _three_protos(40)
+
+    def make(d):
+        return Run(d, X, JointTAP(learning_rate=0.05, momentum=0.5), epochs=4, batch_size=20,
+                   eval_every=1, seed=5)
+
+    whole = DBM([16, 4, 3], seed=0, scale=0.1)
+    list(make(whole))
+    first = make(DBM([16, 4, 3], seed=0, scale=0.1))
+    for _ in range(3):                                   # epoch 0, 1, 2
+        next(first)
+    state = pickle.loads(pickle.dumps(first.state()))
+    d = DBM([16, 4, 3], seed=9)                          # replaced by the state's
+    later = make(d)
+    later.restore(state)
+    assert [r["epoch"] for r in later] == [3, 4]
+    for a, b in zip(whole.W + whole.biases, d.W + d.biases):
+        np.testing.assert_array_equal(a, b)
+    other = make(DBM([16, 3, 3], seed=0))
+    with pytest.raises(ValueError, match="its shape is"):
+        other.restore(state)
+
+
+def test_pretraining_runs_the_tap_rule_per_layer(monkeypatch):
+    """pretrain trains each layer with a Run of the TAP rule (heavy-ball momentum), one
+    shuffle generator for all layers, batches of exactly batch_size rows."""
+    import rbmviz.dbm.training as training
+    seen = []
+    real = training.Run
+
+    def spy(model, data, algorithm, **kw):
+        seen.append((type(model).__name__, model.n_visible, algorithm.name,
+                     algorithm.momentum_form, kw["remainder"], id(kw["shuffle"])))
+        return real(model, data, algorithm, **kw)
+
+    monkeypatch.setattr(training, "Run", spy)
+    pretrain(DBM([16, 5, 3], seed=0), _three_protos(), epochs=1, batch_size=15, seed=1)
+    assert [s[:5] for s in seen] == [("RBM", 16, "tap", "heavy_ball", "drop"),
+                                     ("RBM", 5, "tap", "heavy_ball", "drop")]
+    assert seen[0][5] == seen[1][5]
+
+
+def test_a_diverging_joint_epoch_stops_with_run_diverged():
+    from rbmviz.errors import RunDiverged
+    X = _three_protos(30)
+    d = DBM([16, 4, 3], seed=0, scale=0.1)
+    tr = DBMTrainer(learning_rate=1e6, batch_size=10, seed=0)
+    with pytest.raises(RunDiverged, match="joint DBM training diverged in epoch 1") as err:
+        tr.epoch(d, X)
+    assert err.value.epoch == 1 and err.value.last_good_epoch == 0
+    assert err.value.quantity.startswith(("W[", "biases["))

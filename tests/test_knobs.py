@@ -474,6 +474,8 @@ def _solver_front_ends(s):
         # narrowed) with App. E's defaults
         ("dbm.DBMTrainer", _dbm.DBMTrainer, lambda **kw: _dbm.DBMTrainer(**{"batch_size": 4, **kw}),
          {n: _dbm.DBMKnobs.param[n] for n in knobs.knob_params(_dbm.DBMKnobs) if n != "epochs"}),
+        ("dbm.JointTAP", _dbm.JointTAP, lambda **kw: _dbm.JointTAP(**kw),
+         {n: _dbm.DBMKnobs.param[n] for n in knobs.knob_params(_dbm.JointTAP)}),
         ("dbm.pretrain", _dbm.pretrain,
          lambda **kw: _dbm.pretrain(_dbm.DBM([4, 3, 2], seed=0), np.tile(X, (20, 1)),
                                     **{"epochs": 0, "batch_size": 4, **kw}),
@@ -505,7 +507,7 @@ def test_every_solver_front_end_takes_the_declared_defaults(small):
 @pytest.mark.parametrize("front_end", [
     "tap.solve", "tap.solve_counted", "tap.log_likelihood", "tap.unique_solutions",
     "tap.damping_ladder", "tap.free_energy_binary", "denoising.tap_means", "denoising.denoise",
-    "dbm.tap_solve", "dbm.log_likelihood", "dbm.DBMTrainer", "dbm.pretrain"])
+    "dbm.tap_solve", "dbm.log_likelihood", "dbm.DBMTrainer", "dbm.JointTAP", "dbm.pretrain"])
 def test_every_solver_front_end_checks_the_declared_bounds(small, front_end):
     (_, _, call, declared), = [f for f in _solver_front_ends(small) if f[0] == front_end]
     import warnings
@@ -722,6 +724,35 @@ def test_the_deep_tap_machines_knobs_are_the_tap_rules():
             assert _copy_problems(p, tap_knobs[n]) == [], n
             assert p.bounds == tap_knobs[n].bounds, n
     assert _dbm.DBMKnobs.learning_rate == 0.001 and _dbm.DBMKnobs.epochs == 50
+
+
+def test_the_deep_tap_machines_front_doors_take_the_declared_knobs():
+    """The joint rule the run loop drives (JointTAP) declares the knobs DBMKnobs holds besides
+    the run's (batch size, pretraining epochs); DBMTrainer's and pretrain's signatures carry
+    their defaults, and every front door refuses momentum = 1 as every rule does."""
+    import inspect
+    joint = knobs.knob_params(_dbm.JointTAP)
+    deep = knobs.knob_params(_dbm.DBMKnobs)
+    assert list(joint) == [n for n in deep if n not in ("batch_size", "epochs")]
+    for n, p in joint.items():
+        assert _copy_problems(p, deep[n]) == [], n
+        assert p.default == deep[n].default and p.bounds == deep[n].bounds, n
+    for front_door, skip in ((_dbm.DBMTrainer, "epochs"), (_dbm.pretrain, "n_solutions"),
+                             (_dbm.JointTAP, "")):
+        sig = inspect.signature(front_door)
+        for n, p in deep.items():
+            if n in sig.parameters:
+                assert sig.parameters[n].default == p.default, (front_door, n)
+            else:
+                assert n in (skip, "batch_size", "epochs"), (front_door, n)
+    X = np.tile(rbmviz.datasets.bars_and_stripes(2), (5, 1))
+    d = _dbm.DBM([4, 3, 2], seed=0)
+    for call in (lambda: _dbm.DBMTrainer(momentum=1.0),
+                 lambda: _dbm.pretrain(d, X, epochs=0, batch_size=4, momentum=1.0),
+                 lambda: _dbm.JointTAP(momentum=1.0),
+                 lambda: _dbm.JointTAP().set_settings(momentum=1.0)):
+        with pytest.raises(ValueError, match="momentum must be < 1"):
+            call()
 
 
 def test_ais_chains_and_temperatures_have_one_default():

@@ -182,6 +182,52 @@ class DBM:
         """
         return int(sum(self.layers))
 
+    @property
+    def n_visible(self) -> int:
+        """Number of visible units ``N_0`` (the columns of the data).
+
+        Returns
+        -------
+        int
+            ``layers[0]``.
+        """
+        return self.layers[0]
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The parameters' dtype (float64: the TAP solutions and gradients are float64).
+
+        Returns
+        -------
+        numpy.dtype
+            ``float64``.
+        """
+        return np.dtype(np.float64)
+
+    @property
+    def params(self) -> tuple[np.ndarray, ...]:
+        """The parameter arrays themselves (not copies), as the run loop reads them
+        (:class:`rbmviz.runs.Run`'s divergence checks): the weights, then the biases.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(*W, *biases)``, named by :attr:`param_names`.
+        """
+        return (*self.W, *self.biases)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        """Names of :attr:`params`, as messages name them.
+
+        Returns
+        -------
+        tuple of str
+            ``("W[0]", …, "biases[0]", …)``.
+        """
+        return (*(f"W[{l}]" for l in range(len(self.W))),
+                *(f"biases[{l}]" for l in range(len(self.biases))))
+
     def copy(self) -> "DBM":
         """A copy with its own arrays.
 

@@ -64,6 +64,17 @@ on a diverged model the bound is within about a nat of the exact value.  The gua
 the model: seeded runs stay bit-identical.  ``max_ll_drop`` set very large turns the
 likelihood checks off.
 
+**Other models.**  An algorithm instance whose class names a ``model_type`` other than
+:class:`~rbmviz.model.RBM` trains that kind of model through the same loop (the deep TAP
+machine's joint phase, :class:`rbmviz.dbm.JointTAP` on a :class:`rbmviz.dbm.DBM`): the model
+gives ``n_visible``, ``dtype``, ``params``, ``param_names`` and ``copy()``; the records hold
+the algorithm's fields (the registered metrics are an RBM's), the model is trained itself
+(no working copy), its parameters are checked after every chunk (finite, below
+``max_weight``) and :meth:`Run.state` / :meth:`Run.restore` continue it as an RBM's run.
+``shuffle=`` (a caller's generator for the epochs' permutations) and ``remainder="drop"``
+(batches of exactly ``batch_size`` rows) let a front door keep a stream of its own
+(:func:`rbmviz.dbm.pretrain`, :class:`rbmviz.dbm.DBMTrainer`).
+
 The package holds one job per module: :mod:`rbmviz.runs.loop` (:class:`Run`, :func:`train`:
 set-up, training chunks, records), :mod:`rbmviz.runs.schedule` (mini-batch boundaries and
 when the next record is due), :mod:`rbmviz.runs.guard` (the divergence checks and the

@@ -5,6 +5,7 @@ a run's saved state :mod:`rbmviz.runs.state`.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -24,7 +25,7 @@ from ..evaluate.metrics import AIS_OPTIONS, METRICS, MetricContext, choose_metri
 from ..model import RBM
 from ..presets import LARGE_MODEL, default_dtype
 from . import state as _state
-from .guard import DivergenceGuard
+from .guard import PINNED_FRACTION, DivergenceGuard
 from .schedule import EvaluationSchedule, batch_bounds
 
 if TYPE_CHECKING:
@@ -53,7 +54,12 @@ class Run(EvaluationSchedule, DivergenceGuard):
     Parameters
     ----------
     rbm : RBM
-        Trained in place.
+        Trained in place; or a model of another kind when ``algorithm`` is an instance whose
+        class names that kind as ``model_type`` (e.g. :class:`rbmviz.dbm.JointTAP` trains a
+        :class:`rbmviz.dbm.DBM`).  Such a model gives ``n_visible``, ``dtype``, ``params``,
+        ``param_names`` and ``copy()``; the run then records no metrics (the records hold
+        the algorithm's fields), trains the model itself (no working copy) and checks its
+        parameters after every chunk (finite, below ``max_weight``).
     data : array (n_samples, n_visible)
         Training rows (binary for Bernoulli visibles; any float dtype, cast to the training
         dtype).
@@ -116,6 +122,18 @@ class Run(EvaluationSchedule, DivergenceGuard):
         ``recon_error`` and ``weight_norm`` are defined on such rows.
     keep_records : bool
         Keep every record in ``run.records`` (default); ``False`` keeps only the latest.
+    shuffle : numpy.random.Generator, optional
+        The generator of the epoch shuffles (one ``permutation`` of the rows per epoch, drawn
+        as ``shuffle.permutation(n_rows)``); default (None): a generator of its own, seeded
+        from ``seed``.  A caller that must continue a stream of its own passes it (the deep
+        TAP machine's :func:`rbmviz.dbm.pretrain` shares one between its layers and their
+        samples); the run draws from it in place.
+    remainder : {"spread", "drop"}
+        The ``n_rows mod batch_size`` rows left over by the mini-batches: ``"spread"``
+        (default) one per batch over the first batches (every row is used every epoch,
+        :func:`rbmviz.runs.batch_bounds`); ``"drop"`` every batch exactly ``batch_size`` rows
+        and the last rows of each epoch's permutation left out (the mini-batches of
+        :mod:`rbmviz.dbm`, Alg. 4).
     record_initial : bool
         Make a record at epoch 0, before training (default).  A ready algorithm instance
         (``algorithm.ready``) continues with its chains, velocities and random-stream
@@ -126,8 +144,9 @@ class Run(EvaluationSchedule, DivergenceGuard):
     Raises
     ------
     TypeError
-        If ``rbm`` is not an :class:`~rbmviz.model.RBM`, ``metric_options`` is not a dict, or
-        settings are given with a ready algorithm instance.
+        If ``rbm`` is not an :class:`~rbmviz.model.RBM` (or the algorithm instance's
+        ``model_type``), ``metric_options`` is not a dict, ``shuffle`` not a numpy
+        ``Generator``, or settings are given with a ready algorithm instance.
     ValueError
         If an option is out of range (e.g. ``batch_size`` larger than the data, unknown
         ``metric_options``, data outside the visible units' support).
@@ -145,9 +164,19 @@ class Run(EvaluationSchedule, DivergenceGuard):
                  eval_budget: float = 0.1, max_seconds: float | None = None,
                  max_ll_drop: float | None = None, spl_rows: int = 100, spl_sites: int = 16,
                  dtype: str | None = "auto", chunk_seconds: float = 0.25,
-                 data_probabilities: bool = False, **settings: Any) -> None:
-        if not isinstance(rbm, RBM):
-            raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
+                 data_probabilities: bool = False,
+                 shuffle: np.random.Generator | None = None, remainder: str = "spread",
+                 **settings: Any) -> None:
+        model_type = (getattr(algorithm, "model_type", RBM)
+                      if isinstance(algorithm, _algorithms.Algorithm) else RBM)
+        if not isinstance(rbm, model_type):
+            if model_type is RBM:
+                raise TypeError(f"rbm must be an rbmviz.RBM, got {type(rbm).__name__}")
+            raise TypeError(f"algorithm {algorithm.name!r} trains a {model_type.__name__}; "
+                            f"the model must be one, got {type(rbm).__name__}")
+        #: whether the model is an RBM (metrics, working copy, likelihood guard) or a model
+        #: of another kind that the algorithm trains (module docs, ``rbm``)
+        self._is_rbm = isinstance(rbm, RBM)
         self.rbm = rbm
         if isinstance(algorithm, _algorithms.Algorithm):
             if settings or learning_rate is not None:
@@ -163,11 +192,22 @@ class Run(EvaluationSchedule, DivergenceGuard):
             self.algorithm = _algorithms.create(algorithm, **given, **settings)
             self.seed = check_seed(self.algorithm.seed)
         check_int(exact_max_bits, "exact_max_bits", low=0, high=EXACT_BITS_MAX)
-        self.exact = rbm.is_binary and _evaluate.exact_feasible(rbm, exact_max_bits)
-        self.metrics = choose_metrics(metrics, rbm, exact=self.exact, has_test=test_data is not None,
-                                      exact_max_bits=exact_max_bits)
-        self._work = self._working_model(dtype)
-        binary = rbm.visible_prior.name == "bernoulli"
+        if self._is_rbm:
+            self.exact = rbm.is_binary and _evaluate.exact_feasible(rbm, exact_max_bits)
+            self.metrics = choose_metrics(metrics, rbm, exact=self.exact,
+                                          has_test=test_data is not None,
+                                          exact_max_bits=exact_max_bits)
+            self._work = self._working_model(dtype)
+        else:
+            self.exact = False
+            self.metrics = self._no_metrics(metrics)
+            if dtype not in (None, "auto"):
+                check_choice(dtype, "dtype", ("auto", "float32", "float64"))
+                if np.dtype(dtype) != rbm.dtype:
+                    raise ValueError(f"dtype={dtype!r}: a {type(rbm).__name__} trains in its own "
+                                     f"dtype ({rbm.dtype}); pass dtype=None or 'auto'")
+            self._work = rbm
+        binary = not self._is_rbm or rbm.visible_prior.name == "bernoulli"
         states = binary and not data_probabilities
         self.data = check_data(data, "data", n_visible=rbm.n_visible, dtype=self._work.dtype,
                                binary=states)
@@ -200,7 +240,7 @@ class Run(EvaluationSchedule, DivergenceGuard):
         self.max_ll_drop = (rbm.n_visible * math.log(2.0) if max_ll_drop is None else
                             check_float(max_ll_drop, "max_ll_drop", low=0.0, low_open=True))
         if pl_rows is None:      # large models: the cheap default rows (as many as spl uses)
-            large = rbm.n_visible * rbm.n_hidden >= LARGE_MODEL
+            large = self._weights() >= LARGE_MODEL
             pl_rows = spl_rows if large else 1000
         self.pl_rows = check_int(pl_rows, "pl_rows", low=1)
         opts = {} if metric_options is None else metric_options
@@ -218,10 +258,24 @@ class Run(EvaluationSchedule, DivergenceGuard):
                                   spl_rows=check_int(spl_rows, "spl_rows", low=1),
                                   spl_sites=check_int(spl_sites, "spl_sites", low=1),
                                   metric_options=self.metric_options, algorithm=self.algorithm)
-        self._guard_rows = self._likelihood_guard_rows()
-        self.bounds = batch_bounds(n, self.batch_size)
+        if self._is_rbm:
+            self._guard_rows = self._likelihood_guard_rows()
+        else:
+            self._guard_rows = self._guard_states = None
+        self.remainder = check_choice(remainder, "remainder", ("spread", "drop"))
+        if self.remainder == "spread":
+            self.bounds = batch_bounds(n, self.batch_size)
+        else:                          # batches of batch_size rows, the rest left out
+            self.bounds = np.arange(0, (n // self.batch_size) * self.batch_size + 1,
+                                    self.batch_size, dtype=np.int64)
         self.n_batches = len(self.bounds) - 1
-        self._shuffle = np.random.default_rng(stream_seed(self.seed, "shuffle"))
+        if shuffle is None:
+            self._shuffle = np.random.default_rng(stream_seed(self.seed, "shuffle"))
+        elif isinstance(shuffle, np.random.Generator):
+            self._shuffle = shuffle
+        else:
+            raise TypeError(f"shuffle must be a numpy.random.Generator or None, got "
+                            f"{type(shuffle).__name__}")
         if self.algorithm.ready:            # a ready instance continues with its state
             self.algorithm.resume(self._work, self.data, self.batch_size)
         else:
@@ -246,6 +300,28 @@ class Run(EvaluationSchedule, DivergenceGuard):
         self._data_digest: str | None = None   # of the training rows (:meth:`state`)
 
     # ------------------------------------------------------------------ set-up helpers
+    @staticmethod
+    def _no_metrics(metrics):
+        """The metrics of a model that is not an RBM: none (the registered metrics are an
+        RBM's); ``"auto"`` or an empty list."""
+        if isinstance(metrics, str):
+            if metrics != "auto":
+                raise ValueError(f"metrics must be 'auto' or a list of names, got {metrics!r}")
+            return []
+        chosen = list(metrics)
+        if chosen:
+            raise ValueError(f"metric(s) {chosen} are defined for RBMs; a model of another "
+                             f"kind records its algorithm's fields only (metrics='auto' or [])")
+        return chosen
+
+    def _weights(self) -> int:
+        """Couplings of the model (``n_visible · n_hidden`` for an RBM, every weight of a
+        model of another kind): the size the default ``pl_rows`` and the first chunk's cost
+        guess use."""
+        if self._is_rbm:
+            return self.rbm.n_visible * self.rbm.n_hidden
+        return int(sum(np.size(a) for a in self.rbm.params))
+
     def _check_probabilities(self):
         """``data_probabilities=True``: rows in [0, 1] (the data term uses them as they are);
         metrics defined on 0/1 rows are refused when a row is not binary."""
@@ -426,6 +502,30 @@ class Run(EvaluationSchedule, DivergenceGuard):
                 self._t_update = dt / done
         self._check_parameters()
 
+    def _prior_update_seconds(self):
+        """As :class:`~rbmviz.runs.schedule.EvaluationSchedule`'s for an RBM; for a model of
+        another kind, about 1 GFLOP/s on a few products of its weights per batch row."""
+        if self._is_rbm:
+            return super()._prior_update_seconds()
+        return 5e-6 + 2.0 * self.batch_size * self._weights() * 6 / 1e9
+
+    def _check_parameters(self):
+        """The divergence guard's parameter check; a model of another kind names its arrays
+        by its ``param_names`` (the same checks: finite, at most ``max_weight``, not pinned
+        near it)."""
+        if self._is_rbm:
+            return super()._check_parameters()
+        for name, arr in zip(self._work.param_names, self._work.params):
+            if not np.all(np.isfinite(arr)):
+                self._diverged(name, float("nan"), f"{name} contains NaN or inf")
+            big = float(np.max(np.abs(arr))) if np.size(arr) else 0.0
+            if big > self.max_weight:
+                self._diverged(name, big, f"max |{name}| = {big:.3g} exceeds "
+                                          f"max_weight={self.max_weight:g}")
+            if big >= PINNED_FRACTION * self.max_weight:
+                self._diverged(name, big, f"max |{name}| = {big:.3g} is pinned near "
+                                          f"max_weight={self.max_weight:g} (parameter growth)")
+
     def _permutations(self, m):
         order = np.tile(np.arange(self.data.shape[0], dtype=np.int64), (m, 1))
         self._shuffle.permuted(order, axis=1, out=order)    # a fresh shuffle for every epoch
@@ -496,8 +596,27 @@ class Run(EvaluationSchedule, DivergenceGuard):
 
     def _fingerprint(self) -> dict:
         """What a state must agree on with the run it is restored into (the data by a digest
-        of its rows, computed once: they do not change during a run)."""
-        return _state.fingerprint(self)
+        of its rows, computed once: they do not change during a run); a model of another
+        kind by its type and its parameters' shapes; ``remainder`` when not the default."""
+        if self._is_rbm:
+            fp = _state.fingerprint(self)
+        else:
+            fp = self._other_fingerprint()
+        if self.remainder != "spread":
+            fp["remainder"] = self.remainder
+        return fp
+
+    def _other_fingerprint(self) -> dict:
+        """:func:`rbmviz.runs.state.fingerprint` of a run of a model that is not an RBM."""
+        if self._data_digest is None:
+            self._data_digest = hashlib.blake2b(np.ascontiguousarray(self.data).view(np.uint8),
+                                                digest_size=16).hexdigest()
+        return {"algorithm": self.algorithm.name,
+                "settings": repr(sorted(self.algorithm.settings().items())),
+                "shape": [list(np.shape(a)) for a in self.rbm.params],
+                "dtype": str(self._work.dtype), "units": type(self.rbm).__name__,
+                "rows": int(self.data.shape[0]), "batch_size": self.batch_size,
+                "seed": self.seed, "data": self._data_digest}
 
     def restore(self, state: dict) -> None:
         """Continue from :meth:`state` of a run made with the same arguments.
