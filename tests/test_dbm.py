@@ -294,3 +294,20 @@ def test_a_diverging_joint_epoch_stops_with_run_diverged():
         tr.epoch(d, X)
     assert err.value.epoch == 1 and err.value.last_good_epoch == 0
     assert err.value.quantity.startswith(("W[", "biases["))
+
+
+def test_train_records_a_dbm_run_at_epoch_ends():
+    """With nothing to evaluate, eval_every="auto" records at epoch ends (not after every
+    update); record_every_updates still places records within epochs."""
+    import rbmviz
+    from rbmviz.dbm import JointTAP
+    from rbmviz.runs import Run
+    X = _three_protos(60)
+    df = rbmviz.train(DBM([16, 4, 3], seed=0), X, JointTAP(learning_rate=0.05), epochs=3,
+                      batch_size=20)
+    assert df[["epoch", "updates"]].values.tolist() == [[0, 0], [1, 3], [2, 6], [3, 9]]
+    assert list(df.columns) == ["algorithm", "epoch", "updates", "gibbs_steps",
+                                "tap_not_converged", "wall_time"]
+    run = Run(DBM([16, 4, 3], seed=0), X, JointTAP(), epochs=2, batch_size=20,
+              record_every_updates=2)
+    assert [r["updates"] for r in run] == [0, 2, 4, 6]

@@ -68,7 +68,8 @@ likelihood checks off.
 :class:`~rbmviz.model.RBM` trains that kind of model through the same loop (the deep TAP
 machine's joint phase, :class:`rbmviz.dbm.JointTAP` on a :class:`rbmviz.dbm.DBM`): the model
 gives ``n_visible``, ``dtype``, ``params``, ``param_names`` and ``copy()``; the records hold
-the algorithm's fields (the registered metrics are an RBM's), the model is trained itself
+the algorithm's fields (the registered metrics are an RBM's; ``eval_every="auto"`` records at
+epoch ends), the model is trained itself
 (no working copy), its parameters are checked after every chunk (finite, below
 ``max_weight``) and :meth:`Run.state` / :meth:`Run.restore` continue it as an RBM's run.
 ``shuffle=`` (a caller's generator for the epochs' permutations) and ``remainder="drop"``

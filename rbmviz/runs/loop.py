@@ -58,8 +58,9 @@ class Run(EvaluationSchedule, DivergenceGuard):
         class names that kind as ``model_type`` (e.g. :class:`rbmviz.dbm.JointTAP` trains a
         :class:`rbmviz.dbm.DBM`).  Such a model gives ``n_visible``, ``dtype``, ``params``,
         ``param_names`` and ``copy()``; the run then records no metrics (the records hold
-        the algorithm's fields), trains the model itself (no working copy) and checks its
-        parameters after every chunk (finite, below ``max_weight``).
+        the algorithm's fields; ``eval_every="auto"`` records at epoch ends), trains the model
+        itself (no working copy) and checks its parameters after every chunk (finite, below
+        ``max_weight``).
     data : array (n_samples, n_visible)
         Training rows (binary for Bernoulli visibles; any float dtype, cast to the training
         dtype).
@@ -501,6 +502,17 @@ class Run(EvaluationSchedule, DivergenceGuard):
             if done > 0:
                 self._t_update = dt / done
         self._check_parameters()
+
+    def _target(self) -> int:
+        """As :class:`~rbmviz.runs.schedule.EvaluationSchedule`'s; a run of a model of another
+        kind with nothing to evaluate (no metrics) records at epoch ends under
+        ``eval_every="auto"`` (a free evaluation would otherwise make a record per update)."""
+        if (self._is_rbm or self.metrics or self.eval_every != "auto"
+                or self.record_every_updates is not None):
+            return super()._target()
+        nb = self.n_batches
+        target = (self._u_record // nb + 1) * nb
+        return target if self.epochs is None else min(target, self.epochs * nb)
 
     def _prior_update_seconds(self):
         """As :class:`~rbmviz.runs.schedule.EvaluationSchedule`'s for an RBM; for a model of
