@@ -160,6 +160,7 @@ def test_a_fifo_is_refused_without_blocking(tmp_path):
 # own check (the innermost traceback frame lies inside the rbmviz package).
 
 import io                        # noqa: E402
+import pickle                    # noqa: E402
 import zipfile                   # noqa: E402
 
 import rbmviz                    # noqa: E402
@@ -245,20 +246,9 @@ def _state(tmp_path, **files):
     return st
 
 
-class _Alg:
-    def __init__(self, shape):
-        self.vW, self.vb, self.vc = np.zeros(shape), np.zeros(shape[0]), np.zeros(shape[1])
-        self.prev_gW = np.zeros(shape)
-
-
-class _RunStub:
-    def __init__(self):
-        self._shuffle = np.random.default_rng(0)
-        self.epoch, self.wall_time = 0, 0.0
-
-
-def _restore(st, shape=(4, 3)):
-    return st.restore(3, rbmviz.RBM(*shape, seed=0), _Alg(shape), _RunStub())
+def _restore(st):
+    """RunState.restore of N_h = 3; each file below is refused before the run is looked at."""
+    return st.restore(3, None)
 
 
 def _save_state(path, W=np.zeros((4, 3)), drop=()):
@@ -329,10 +319,10 @@ CATALOGUE = [
     ("state-dir-under-a-file", lambda t: RunState(_blocker(t) / "state", {"seed": 0}), ValueError, r"^state_dir=.*state.*: cannot create"),
     ("state-settings-garbage", lambda t: (t.joinpath("state").mkdir(), t.joinpath("state", "settings.json").write_text("{not json"), RunState(t / "state", {"seed": 0})), ValueError, r"state_dir .*state: its settings\.json is not readable"),
     ("state-settings-fifo", lambda t: (t.joinpath("state").mkdir(), os.mkfifo(t / "state" / "settings.json"), RunState(t / "state", {"seed": 0})), ValueError, r"settings\.json is a FIFO"),
-    ("state-truncated", lambda t: _restore(_state(t, state__npz=lambda p: p.write_bytes(_truncated(t).read_bytes()))), ValueError, r"state file .*state\.npz is not a readable \.npz"),
-    ("state-wrong-model-shape", lambda t: _restore(_state(t, state__npz=lambda p: _save_state(p, W=np.zeros((5, 3))))), ValueError, r"state\.npz holds a \(5, 3\) model, expected \(4, 3\)"),
-    ("state-missing-arrays", lambda t: _restore(_state(t, state__npz=lambda p: _save_state(p, drop=("vW", "epoch")))), ValueError, r"state file .*state\.npz is missing arrays \['vW', 'epoch'\]"),
-    ("state-fifo", lambda t: _restore(_state(t, state__npz=lambda p: os.mkfifo(p))), ValueError, r"state file .*state\.npz is a FIFO"),
+    ("state-format-1", lambda t: _restore(_state(t, state__npz=lambda p: _save_state(p))), ValueError, r"state file .*state\.npz was written by an earlier version of rbmviz \(format 1\).*delete the folder .*nh3"),
+    ("state-truncated", lambda t: _restore(_state(t, run_state__pkl=lambda p: p.write_bytes(pickle.dumps({"format": 2, "run": {}})[:9]))), ValueError, r"state file .*run_state\.pkl is not a readable training state"),
+    ("state-not-a-state", lambda t: _restore(_state(t, run_state__pkl=lambda p: p.write_bytes(pickle.dumps([1, 2])))), ValueError, r"state file .*run_state\.pkl is not a training state of format 2 \(got 'list'\)"),
+    ("state-fifo", lambda t: _restore(_state(t, run_state__pkl=lambda p: os.mkfifo(p))), ValueError, r"state file .*run_state\.pkl is a FIFO"),
     ("eval-truncated", lambda t: _state(t, eval_0001__npz=lambda p: p.write_bytes(b"PK\x03\x04trunc")).load_eval(3, 1), ValueError, r"state file .*eval_0001\.npz is not a readable"),
     ("eval-missing-arrays", lambda t: _state(t, eval_0001__npz=lambda p: np.savez(p, row=np.array("{}"))).load_eval(3, 1), ValueError, r"eval_0001\.npz is missing arrays \['scalars', 'free_energy', 'counts'\]"),
     # reproductions' --out
