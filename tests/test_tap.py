@@ -587,3 +587,70 @@ def test_float32_products_reach_the_same_fixed_points():
     gb = rbmviz.RBM(6, 3, visible="truncated_gauss_bernoulli", seed=0)
     with pytest.raises(ValueError, match="binary models"):
         tap.solve(gb, np.zeros((2, 6)), products="float32")
+
+
+# ------------------------------------------------------------------ the solve's own shortcuts
+@pytest.mark.parametrize("order", [1, 2, 3])
+@pytest.mark.parametrize("with_field", [False, True])
+def test_returned_fields_and_free_energies_are_those_of_the_returned_moments(order, with_field):
+    """The visible fields come from each row's last products (written when the row
+    finishes, whether it converged or hit max_iter); they equal the fields recomputed from
+    the returned moments, row by row — also with a per-row visible field while the active
+    set compacts its rows — and so do the free energies."""
+    rbm = random_rbm(30, 12, scale=0.6, seed=5)
+    X = _binary_rows(120, 30, 4)
+    field = np.random.default_rng(2).normal(0, 0.7, X.shape) if with_field else None
+    for tol, max_iter in ((1e-10, 400), (1e-300, 6)):
+        sol = tap.solve(rbm, X, order=order, tol=tol, max_iter=max_iter, visible_field=field)
+        if tol > 1e-300:
+            assert len(set(sol.n_iter.tolist())) > 3           # rows finish at different iterations
+        W = np.ascontiguousarray(rbm.W)
+        Bv, Av, Bh, Ah = _iteration._fields(W, sol.av, sol.cv, sol.ah, sol.ch, order, field)
+        for got, want in ((sol.Bv, Bv), (sol.Av, Av), (sol.Bh, Bh), (sol.Ah, Ah)):
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-13)
+        log_z = tap.free_energy_binary(rbm, sol.av, sol.ah, order=order, visible_field=field)
+        np.testing.assert_array_equal(sol.log_z, log_z)
+        if order == 2:
+            np.testing.assert_allclose(_sig(rbm.b + sol.Bv - sol.Av / 2)[sol.converged],
+                                       sol.av[sol.converged], atol=1e-4)
+
+
+def test_visible_field_rows_stay_with_their_solutions():
+    """A per-row visible field is compacted with the active set; the fields and log Z of
+    every row use that row's own field (the same as solving it alone with shifted biases)."""
+    rbm = random_rbm(30, 12, scale=0.3, seed=1)
+    rng = np.random.default_rng(0)
+    X = _binary_rows(200, 30, 1)
+    F = rng.normal(0, 0.5, X.shape)
+    sol = tap.solve(rbm, X, visible_field=F, tol=1e-20, max_iter=3000)
+    assert sol.converged.all() and len(set(sol.n_iter.tolist())) > 3
+    np.testing.assert_allclose(_sig(rbm.b + sol.Bv - sol.Av / 2), sol.av, atol=1e-9)
+    for i in (0, 57, 199):
+        shifted = rbm.copy()
+        shifted.b = rbm.b + F[i]
+        one = tap.solve(shifted, X[i:i + 1], tol=1e-20, max_iter=3000)
+        assert one.log_z[0] == pytest.approx(sol.log_z[i], abs=1e-9)
+
+
+def test_entropy_rows_matches_math_log():
+    """The branch-free binary entropy: every term within a few ulp of math.log's, 0 ln 0 = 0,
+    subnormal and near-1 means included; row sums within rounding of the sequential sum."""
+    import math
+
+    from rbmviz.kernels import tap as kt
+    rng = np.random.default_rng(0)
+    special = [0.0, 1.0, 0.5, 5e-324, 1e-320, 2.2250738585072014e-308, 1e-300, 1e-17, 1e-5,
+               0.29289321881345254, 0.2928932188134525, 0.7071067811865476, 0.999999, 1 - 1e-16]
+    m = np.concatenate([rng.random(5000), 10.0 ** rng.uniform(-300, 0, 5000),
+                        1 - 10.0 ** rng.uniform(-16, 0, 5000), special])
+
+    def term(x):
+        return -((x * math.log(x) if x > 0 else 0.0) + ((1 - x) * math.log1p(-x) if x < 1 else 0.0))
+    want = np.array([term(x) for x in m])
+    got = np.empty(m.size)
+    kt.entropy_rows(m[:, None], got)
+    np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-300)
+    X = rng.random((40, 784))
+    rows = np.empty(40)
+    kt.entropy_rows(X, rows)
+    np.testing.assert_allclose(rows, [sum(term(x) for x in r) for r in X], rtol=1e-14)

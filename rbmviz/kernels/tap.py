@@ -21,6 +21,12 @@ are damped and ``c = ν(a)``, ``g = g(a)`` follow them.
 
 ``ν(m) = m − m²``, ``g(m) = (m − m²)(½ − m)`` — the derived third-order factor, not the
 reference code's ``m²(1 − m)`` (the errata noted on the documentation's theory pages, EMF #1).
+
+The visible half-step also writes the fields ``B^v``, ``A^v`` of the rows that finish in it
+(converged or at the last iteration) from the products it was given, so that the solve
+does not multiply again for them.  Every loop over a row's units is branch-free and
+vectorises; sums over units use eight interleaved partial sums (:func:`_lane_sum`), a fixed
+order, so results do not depend on the thread count.
 """
 import math
 
@@ -37,7 +43,8 @@ _FM = {"contract", "arcp", "nsz"}
 
 
 @njit(parallel=True, cache=True, fastmath=_FM, error_model="numpy")
-def layer_update_(order, damping, U, field, P, Q, T, a, c, g, diff, accumulate):
+def layer_update_(order, damping, U, field, P, Q, T, a, c, g, diff, accumulate,
+                  live, dest, thresh, last, B, A):
     """One damped TAP half-step for one layer, in place, parallel over blocks of rows.
 
     Parameters
@@ -52,13 +59,21 @@ def layer_update_(order, damping, U, field, P, Q, T, a, c, g, diff, accumulate):
     a, c, g : (R, n) — means, variances, third-order factors g(a); updated in place
         (``g`` is only written at order 3).
     diff : (R,) — ``Σ_k (a_new,k − a_old,k)²`` of the (damped) means is written
-        (``accumulate=False``) or added (``accumulate=True``).
+        (``accumulate=False``) or added (``accumulate=True``); the sum in the fixed order of
+        :func:`_lane_sum` (eight partial sums), so the elementwise loop vectorises.
+    live : (R,) bool, dest : (R,) int, thresh : float, last : bool, B, A : (R_out, n)
+        The fields of the rows that finish in this half-step (the visible one, which
+        completes an iteration), from its products (:func:`_row_fields`): a row ``r``
+        finishes when ``live[r]`` and ``last`` or ``diff[r] < thresh`` (after this
+        half-step's sum); its fields go to the rows ``dest[r]`` of ``B`` and ``A``.  With
+        ``B`` of 0 rows nothing is written (``live``, ``dest`` are then not read).
 
     The sigmoid uses the branch-free ``exp`` of :func:`rbmviz.kernels.gibbs._exp_poly`
     (relative error ≤ 4e-16; pre-activations clamped to ±708), so the loops vectorise.
     """
     R, n = a.shape
     has_field = field.shape[0] > 0
+    capture = B.shape[0] > 0
     keep = 1.0 - damping
     third = 1.0 / 3.0
     n_blocks = (R + _BLOCK - 1) // _BLOCK
@@ -67,51 +82,182 @@ def layer_update_(order, damping, U, field, P, Q, T, a, c, g, diff, accumulate):
         bits = np.empty(n, dtype=np.int64)
         scale = bits.view(np.float64)
         for r in range(blk * _BLOCK, min(R, (blk + 1) * _BLOCK)):
+            # row views and one loop per case (no branch inside a loop): the loops vectorise
+            ar, cr, Pr = a[r], c[r], P[r]
             for k in range(n):
-                ao = a[r, k]
-                v = U[k] + P[r, k]
-                if has_field:
-                    v += field[r, k]
-                if order >= 2:
-                    v += (0.5 - ao) * Q[r, k]
-                if order == 3:
-                    v += (third - 2.0 * (ao - ao * ao)) * T[r, k]
-                x[k] = min(max(-v, -708.0), 708.0)
+                x[k] = U[k] + Pr[k]
+            if has_field:
+                fr = field[r]
+                for k in range(n):
+                    x[k] += fr[k]
+            if order >= 2:
+                Qr = Q[r]
+                for k in range(n):
+                    x[k] += (0.5 - ar[k]) * Qr[k]
+            if order == 3:
+                Tr = T[r]
+                for k in range(n):
+                    ao = ar[k]
+                    x[k] += (third - 2.0 * (ao - ao * ao)) * Tr[k]
             for k in range(n):
-                bits[k], x[k] = _exp_poly(x[k])
-            s = 0.0
-            for k in range(n):
-                m = 1.0 / (1.0 + x[k] * scale[k])
-                ao = a[r, k]
-                an = damping * m + keep * ao
-                if order == 2:
-                    c[r, k] = damping * (m - m * m) + keep * c[r, k]
-                else:
-                    c[r, k] = an - an * an
-                    if order == 3:
-                        g[r, k] = (an - an * an) * (0.5 - an)
-                a[r, k] = an
-                d = an - ao
-                s += d * d
+                bits[k], x[k] = _exp_poly(min(max(-x[k], -708.0), 708.0))
+            if order == 2:
+                for k in range(n):
+                    m = 1.0 / (1.0 + x[k] * scale[k])
+                    ao = ar[k]
+                    an = damping * m + keep * ao
+                    cr[k] = damping * (m - m * m) + keep * cr[k]
+                    ar[k] = an
+                    d = an - ao
+                    x[k] = d * d
+            elif order == 1:
+                for k in range(n):
+                    m = 1.0 / (1.0 + x[k] * scale[k])
+                    ao = ar[k]
+                    an = damping * m + keep * ao
+                    cr[k] = an - an * an
+                    ar[k] = an
+                    d = an - ao
+                    x[k] = d * d
+            else:
+                gr = g[r]
+                for k in range(n):
+                    m = 1.0 / (1.0 + x[k] * scale[k])
+                    ao = ar[k]
+                    an = damping * m + keep * ao
+                    cr[k] = an - an * an
+                    gr[k] = (an - an * an) * (0.5 - an)
+                    ar[k] = an
+                    d = an - ao
+                    x[k] = d * d
+            s = _lane_sum(x, n)
             if accumulate:
                 diff[r] += s
             else:
                 diff[r] = s
+            if capture and live[r] and (last or diff[r] < thresh):
+                _row_fields(order, P[r], Q[r], T[r], a[r], field[r] if has_field else U, has_field,
+                            B[dest[r]], A[dest[r]])
 
 
-@njit(parallel=True, cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy")
+def _row_fields(order, P, Q, T, a, field, has_field, B, A):
+    """One row's fields of eqs. (33)–(34) from the products of its last half-step:
+    ``A = −Q`` (0 at order 1), ``B = A·a + P [+ (⅓ − 2ν(a))·T at order 3] [+ field]`` with the
+    layer's new means ``a`` — the operations of :func:`rbmviz.tap._iteration._fields`, in its
+    order and without contraction (no ``fastmath``; LLVM keeps these instructions' flags
+    when it inlines the call into a ``fastmath`` kernel), so the bits are those of the same
+    products there.  ``P, Q, T, a, field, B, A`` are rows (n,); ``field`` is only read with
+    ``has_field``, ``Q`` from order 2 on, ``T`` at order 3."""
+    n = a.shape[0]
+    third = 1.0 / 3.0
+    for k in range(n):
+        ak = a[k]
+        av = -Q[k] if order >= 2 else 0.0
+        bv = av * ak
+        bv = bv + P[k]
+        if order == 3:
+            bv = bv + (third - 2.0 * (ak - ak * ak)) * T[k]
+        if has_field:
+            bv = bv + field[k]
+        A[k] = av
+        B[k] = bv
+
+
+_LN2_HI = 6.93147180369123816490e-01      # ln 2 split for e·ln 2 without rounding (fdlibm)
+_LN2_LO = 1.90821492927058770002e-10
+_LN2 = 0.6931471805599453
+_SQRT2 = 1.4142135623730951
+_ONE_MINUS_SQRT_HALF = 0.29289321881345254   # 1 − 1/√2
+_TINY = 2.2250738585072014e-308              # the smallest normal float64
+_MANTISSA = (1 << 52) - 1
+_ONE_BITS = 1023 << 52
+
+
+@njit(cache=True, fastmath=_FM, error_model="numpy", inline="always")
+def _atanh2(t):
+    """``2 atanh(t) = ln((1 + t)/(1 − t))`` for ``|t| ≤ 0.172`` (the odd series to ``t^23``)."""
+    t2 = t * t
+    q = 1.0 / 23.0
+    q = q * t2 + 1.0 / 21.0
+    q = q * t2 + 1.0 / 19.0
+    q = q * t2 + 1.0 / 17.0
+    q = q * t2 + 1.0 / 15.0
+    q = q * t2 + 1.0 / 13.0
+    q = q * t2 + 1.0 / 11.0
+    q = q * t2 + 1.0 / 9.0
+    q = q * t2 + 1.0 / 7.0
+    q = q * t2 + 1.0 / 5.0
+    q = q * t2 + 1.0 / 3.0
+    return 2.0 * t + 2.0 * t * (t2 * q)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _lane_sum(x, n):
+    """``Σ_{k<n} x[k]`` in eight interleaved partial sums (lane ``k mod 8``) added pairwise at
+    the end: a fixed order (the same bits for any thread count) that vectorises, where one
+    running sum waits for every addition."""
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+    n8 = n - n % 8
+    for k in range(0, n8, 8):
+        s0 += x[k]
+        s1 += x[k + 1]
+        s2 += x[k + 2]
+        s3 += x[k + 3]
+        s4 += x[k + 4]
+        s5 += x[k + 5]
+        s6 += x[k + 6]
+        s7 += x[k + 7]
+    for k in range(n8, n):
+        s0 += x[k]
+    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+
+
+@njit(parallel=True, cache=True, fastmath=_FM, error_model="numpy")
 def entropy_rows(a, out):
-    """``out[r] = Σ_k −[a ln a + (1 − a) ln(1 − a)]`` (0 ln 0 = 0), parallel over rows."""
+    """``out[r] = Σ_k −[a ln a + (1 − a) ln(1 − a)]`` (0 ln 0 = 0), parallel over blocks of rows.
+
+    Branch-free, so the loops vectorise: with ``p = min(a, 1 − a)`` (exact), the entropy
+    is ``−p ln p − (1 − p) ln(1 − p)``; ``ln p = e ln 2 + 2 atanh((f − 1)/(f + 1))`` from
+    ``p = 2^e f`` (``f ∈ [√½, √2)``, ``p`` raised to the smallest normal number, where
+    ``p ln p`` is below 1e-305), ``ln(1 − p) = 2 atanh(−p/(2 − p))``, or ``−ln 2 +
+    2 atanh((1 − 2p)/(3 − 2p))`` above ``1 − √½`` (|t| ≤ 0.172 in every case); each term
+    within 3 ulp of ``math.log``'s, summed by :func:`_lane_sum`.  Entries outside [0, 1] (or
+    NaN) count 0.
+    """
     R, n = a.shape
-    for r in prange(R):
-        s = 0.0
-        for k in range(n):
-            m = a[r, k]
-            if m > 0.0:
-                s -= m * math.log(m)
-            if m < 1.0:
-                s -= (1.0 - m) * math.log1p(-m)
-        out[r] = s
+    n_blocks = (R + _BLOCK - 1) // _BLOCK
+    for blk in prange(n_blocks):
+        pb = np.empty(n)
+        pbits = pb.view(np.int64)
+        fb = np.empty(n)
+        fbits = fb.view(np.int64)
+        eb = np.empty(n)
+        for r in range(blk * _BLOCK, min(R, (blk + 1) * _BLOCK)):
+            for k in range(n):
+                m = a[r, k]
+                p = min(m, 1.0 - m)
+                pb[k] = p if p >= 0.0 else 0.0        # outside [0, 1] or NaN: no term
+            for k in range(n):
+                ib = pbits[k]
+                fbits[k] = (ib & _MANTISSA) | _ONE_BITS
+                eb[k] = np.float64((ib >> 52) - 1023)
+            for k in range(n):
+                p = pb[k]
+                # ln p (p below the smallest normal: its term p ln p is 0 to double precision)
+                f = fb[k]
+                e = eb[k]
+                up = 1.0 if f > _SQRT2 else 0.0
+                f = f * (1.0 - 0.5 * up)
+                e = e + up
+                lnp = e * _LN2_HI + (_atanh2((f - 1.0) / (f + 1.0)) + e * _LN2_LO)
+                lnp = lnp if p >= _TINY else 0.0
+                # ln(1 − p), p in [0, ½]
+                w = 1.0 if p > _ONE_MINUS_SQRT_HALF else 0.0
+                tw = p * (1.0 + w)
+                ln1p = _atanh2((w - tw) / (2.0 + w - tw)) - w * _LN2
+                fb[k] = p * lnp + (1.0 - p) * ln1p
+            out[r] = -_lane_sum(fb, n)
 
 
 @njit(cache=True)

@@ -7,7 +7,9 @@ Speed (binary models): the products ``a W``, ``c (W∘W)`` (and ``g (W∘W∘W)`
 matmuls (numpy, float64, or float32 copies with ``products="float32"``) into preallocated
 buffers; the elementwise part of each half-step is one fused, row-parallel Numba pass
 (:func:`rbmviz.kernels.tap.layer_update_`); rows that have converged leave the matmuls (an
-*active set*, compacted in place).
+*active set*, compacted in place).  The visible fields of the returned moments come from
+each row's last visible products (written by the elementwise pass when the row finishes);
+only the hidden ones take products after the iteration (:func:`_fields`).
 """
 from __future__ import annotations
 
@@ -112,7 +114,7 @@ def _layers(rbm):
 
 
 # ---------------------------------------------------------------------------- active set
-def _iterate(state, ride, step, n_units, tol, max_iter):
+def _iterate(state, ride, step, n_units, tol, max_iter, track=None):
     """Iterate ``step`` on the rows of ``state`` until each row's mean squared change is
     below ``tol``, with an active set.
 
@@ -121,6 +123,12 @@ def _iterate(state, ride, step, n_units, tol, max_iter):
     ``ride``: per-row arrays that only follow the compaction (e.g. a field).  Converged rows
     are copied out at once; the working arrays are compacted (converged rows dropped, order
     kept) once a sixteenth of them has converged.  Returns ``(out, converged, n_iter)``.
+
+    ``track``: a dict that, for ``step`` to read, receives ``"live"`` (bool, working row not
+    yet converged), ``"idx"`` (the working rows' original rows; both updated in place),
+    ``"thresh"`` (a row has converged when its ``diff`` is below it) and ``"last"`` (True
+    during the last iteration): a row finishes in the iteration where it is live and its
+    ``diff`` falls below ``thresh``, or in the last one.
     """
     R = next(iter(state.values())).shape[0]
     out = {k: np.empty_like(v) for k, v in state.items()}
@@ -130,8 +138,12 @@ def _iterate(state, ride, step, n_units, tol, max_iter):
     live = np.ones(R, dtype=bool)
     diff = np.empty(R)
     thresh = tol * n_units
+    if track is not None:
+        track.update(live=live, idx=idx, thresh=thresh, last=False)
     n, n_live = R, R
     for it in range(1, max_iter + 1):
+        if track is not None:
+            track["last"] = it == max_iter
         step(n, diff[:n])
         newly = live[:n] & (diff[:n] < thresh)          # NaN never converges
         if not newly.any():
@@ -164,12 +176,18 @@ def _iterate(state, ride, step, n_units, tol, max_iter):
 
 
 # ---------------------------------------------------------------------------- binary path
-def _solve_binary(W, b, c, order, damping, tol, max_iter, av0, ah0, field, products="float64"):
+def _solve_binary(W, b, c, order, damping, tol, max_iter, av0, ah0, field, products="float64",
+                  fields=None):
     """Orders 1–3 for Bernoulli units (A.2; order 2 = Alg. 1 with Bernoulli priors, B.8).
 
     ``products="float32"``: the matrix products take float32 copies of the moments and of
     ``W`` (and its powers); the moments, the elementwise pass and the convergence test stay
-    float64."""
+    float64.
+
+    ``fields``: a dict that receives the visible layer's fields ``"Bv"``, ``"Av"`` (R, n_v)
+    at the returned moments, computed from the products of each row's last half-step
+    (:func:`rbmviz.kernels.tap.layer_update_` writes them when the row finishes; float64
+    products only: with float32 ones the dict stays empty)."""
     R, nv = av0.shape
     nh = W.shape[1]
     pdt = np.dtype(products)
@@ -210,6 +228,15 @@ def _solve_binary(W, b, c, order, damping, tol, max_iter, av0, ah0, field, produ
     fld = field if field is not None else np.empty((0, nv))
     no_field = np.empty((0, nh))
     ride = [fld] if field is not None else []
+    track = None
+    no_rows = np.empty((0, nv))
+    Bv_out = Av_out = no_rows                    # no fields captured
+    no_live, no_idx = np.empty(0, dtype=bool), np.empty(0, dtype=np.int64)
+    if fields is not None and pdt == np.float64:
+        track = {}
+        Bv_out, Av_out = np.empty((R, nv)), np.empty((R, nv))
+        fields.update(Bv=Bv_out, Av=Av_out)
+    no_hidden = np.empty((0, nh))
 
     def step(n, diff):
         # Rows are independent: a whole iteration is done chunk by chunk (bounded buffers;
@@ -224,17 +251,25 @@ def _solve_binary(W, b, c, order, damping, tol, max_iter, av0, ah0, field, produ
             if order == 3:
                 np.matmul(x(gv, s, e, Xv), W3, out=Th[:m])
             _k.layer_update_(order, damping, c, no_field, Ph[:m], Qh[:m], Th[:m],
-                             ah[s:e], ch[s:e], gh[s:e], diff[s:e], False)
+                             ah[s:e], ch[s:e], gh[s:e], diff[s:e], False,
+                             no_live, no_idx, 0.0, False, no_hidden, no_hidden)
             # visible side (uses the new hidden moments)
             np.matmul(x(ah, s, e, Xh), WT, out=Pv[:m])
             if order >= 2:
                 np.matmul(x(ch, s, e, Xh), W2T, out=Qv[:m])
             if order == 3:
                 np.matmul(x(gh, s, e, Xh), W3T, out=Tv[:m])
+            # (rows that finish now write their fields from these products)
+            if track is None:
+                live, idx, thresh, last = no_live, no_idx, 0.0, False
+            else:
+                live, idx = track["live"][s:e], track["idx"][s:e]
+                thresh, last = track["thresh"], track["last"]
             _k.layer_update_(order, damping, b, fld[s:e], Pv[:m], Qv[:m], Tv[:m],
-                             av[s:e], cv[s:e], gv[s:e], diff[s:e], True)
+                             av[s:e], cv[s:e], gv[s:e], diff[s:e], True,
+                             live, idx, thresh, last, Bv_out, Av_out)
 
-    out, converged, n_iter = _iterate(state, ride, step, nv + nh, tol, max_iter)
+    out, converged, n_iter = _iterate(state, ride, step, nv + nh, tol, max_iter, track)
     return out["av"], out["cv"], out["ah"], out["ch"], converged, n_iter
 
 
@@ -287,28 +322,41 @@ def _solve_general(W, vis, hid, damping, tol, max_iter, av0, ah0, field):
     return out["av"], out["cv"], out["ah"], out["ch"], converged, n_iter
 
 
-def _fields(W, av, cv, ah, ch, order, field, keep=None):
+def _fields(W, av, cv, ah, ch, order, field, keep=None, visible=None):
     """``(Bv, Av, Bh, Ah)`` of eqs. (33)–(34) at given moments (plus the third-order term).
 
     ``keep``: a dict that receives ``avW`` (``a^v W``) and ``W2`` (``W∘W``), for the free
-    energy of the same moments (:func:`rbmviz.tap.inference._free_energy_binary`)."""
+    energy of the same moments (:func:`rbmviz.tap.inference._free_energy_binary`).
+    ``visible``: ``(Bv, Av)`` already known (the binary iteration computes them from its
+    last products, :func:`rbmviz.kernels.tap.layer_update_`): only the hidden layer's
+    fields are computed."""
     W2 = W * W
-    Pv, Ph = ah @ W.T, av @ W
+    Ph = av @ W
     if keep is not None:
         keep.update(avW=Ph, W2=W2)
     if order >= 2:
-        Ah, Av = cv @ W2, ch @ W2.T
+        Ah = cv @ W2
         np.negative(Ah, out=Ah)
-        np.negative(Av, out=Av)
     else:
-        Ah, Av = np.zeros_like(ah), np.zeros_like(av)
-    Bh, Bv = Ah * ah, Av * av                    # in place: the same operations in the same order
+        Ah = np.zeros_like(ah)
+    Bh = Ah * ah                                 # in place: the same operations in the same order
     Bh += Ph
-    Bv += Pv
     if order == 3:
         W3 = W2 * W
         Bh += (1.0 / 3.0 - 2.0 * _nu(ah)) * (_g(av) @ W3)
-        Bv += (1.0 / 3.0 - 2.0 * _nu(av)) * (_g(ah) @ W3.T)
+    if visible is not None:
+        Bv, Av = visible
+        return Bv, Av, Bh, Ah
+    Pv = ah @ W.T
+    if order >= 2:
+        Av = ch @ W2.T
+        np.negative(Av, out=Av)
+    else:
+        Av = np.zeros_like(av)
+    Bv = Av * av
+    Bv += Pv
+    if order == 3:
+        Bv += (1.0 / 3.0 - 2.0 * _nu(av)) * (_g(ah) @ (W2 * W).T)
     if field is not None:
         Bv += field
     return Bv, Av, Bh, Ah

@@ -321,13 +321,16 @@ def solve(rbm: RBM, init_visible: ArrayLike, *, order: int = _O.order,
     nv, nh = rbm.n_visible, rbm.n_hidden
     av0 = vis.check(init_visible, "init_visible", bool(data_anchored))
     R = av0.shape[0]
-    field = None
+    field = work_field = None
     if visible_field is not None:
         field = check_data(visible_field, "visible_field", n_visible=nv, binary=False)
-        # a private copy: the active set compacts it in place
-        field = np.repeat(field, R, axis=0) if field.shape[0] == 1 and R > 1 else field.copy()
+        if field.shape[0] == 1 and R > 1:
+            field = np.repeat(field, R, axis=0)
         if field.shape[0] != R:
             raise ValueError(f"visible_field has {field.shape[0]} rows but init_visible has {R}")
+        # the iteration's own copy: the active set compacts it in place (``field`` stays in
+        # row order for the fields and free energies of the solutions)
+        work_field = field.copy()
     W = np.ascontiguousarray(rbm.W, dtype=np.float64)
     ah0 = None
     if init_hidden is not None:
@@ -342,17 +345,19 @@ def solve(rbm: RBM, init_visible: ArrayLike, *, order: int = _O.order,
     if binary:
         if ah0 is None:
             ah0 = 0.5 + 0.5 * np.tanh(0.5 * (av0 @ W + hid.U))    # σ(c + Wᵀx)
+        last = {}                    # the visible fields, from the iteration's last products
         av, cv, ah, ch, converged, n_iter = _solve_binary(
-            W, vis.U, hid.U, order, damping, tol, max_iter, av0, ah0, field, products)
+            W, vis.U, hid.U, order, damping, tol, max_iter, av0, ah0, work_field, products, last)
         kept = {}
-        Bv, Av, Bh, Ah = _fields(W, av, cv, ah, ch, order, field, kept)
+        Bv, Av, Bh, Ah = _fields(W, av, cv, ah, ch, order, field, kept,
+                                 (last["Bv"], last["Av"]) if last else None)
         if not np.asarray(rbm.W).flags.c_contiguous:   # the products of the same W only
             kept = {}
         log_z = _free_energy_binary(rbm, av, ah, order, field, **kept)
         free = -log_z + vis.logz0.sum() + hid.logz0.sum()
     else:
         av, cv, ah, ch, converged, n_iter = _solve_general(
-            W, vis, hid, damping, tol, max_iter, av0, ah0, field)
+            W, vis, hid, damping, tol, max_iter, av0, ah0, work_field)
         Bv, Av, Bh, Ah = _fields(W, av, cv, ah, ch, 2, field)
         free = _free_energy_eq36(W, vis, hid, av, cv, ah, ch, Bv, Av, Bh, Ah, field)
         log_z = -free + vis.logz0.sum() + hid.logz0.sum()
