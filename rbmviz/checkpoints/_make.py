@@ -5,6 +5,7 @@ tap STATE_DIR EPOCH [EPOCH ...]`` copies the TAP models that ``rbmviz reproduce 
 from __future__ import annotations
 
 import json
+import pickle
 import sys
 from pathlib import Path
 
@@ -51,12 +52,13 @@ def tap(state_dir, epochs, nh=100):
         if saved.exists():
             rbm = RBM.load(saved)
         else:                      # the latest epoch of a run still going: its training state
-            with np.load(state_dir / f"nh{nh}" / "state.npz", allow_pickle=False) as z:
-                if int(z["epoch"]) != int(e):
-                    raise ValueError(f"no model of epoch {e} in {state_dir} (state at epoch "
-                                     f"{int(z['epoch'])})")
-                rbm = RBM(z["W"].shape[0], z["W"].shape[1], init="zeros")
-                rbm.set_params(W=z["W"], b=z["b"], c=z["c"])
+            # (rbmviz.reproduce._tap_state: {"run": Run.state(), ...}, a pickle this machine wrote)
+            with open(state_dir / f"nh{nh}" / "run_state.pkl", "rb") as fh:
+                run_state = pickle.load(fh)["run"]
+            if int(run_state["epoch"]) != int(e):
+                raise ValueError(f"no model of epoch {e} in {state_dir} (state at epoch "
+                                 f"{int(run_state['epoch'])})")
+            rbm = run_state["model"]
         measured, row = {}, {}
         ev = state_dir / f"nh{nh}" / f"eval_{int(e):04d}.npz"
         if ev.exists():
