@@ -1,5 +1,5 @@
 """Helpers shared by the studies beyond Sec. VII of Tramel et al. (2018)
-(:mod:`.tap_adatap`, :mod:`.tap_dbm`, :mod:`.tap_fig12`): progress lines, binarised MNIST,
+(:mod:`.tap_adatap`, :mod:`.tap_dbm`, :mod:`.tap_fig12`): progress lines,
 base-rate visible biases and the resumable state files of a study."""
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import datasets
 
-__all__ = ["progress", "mnist", "base_rate", "load_state", "rng_from"]
+__all__ = ["progress", "base_rate", "load_state", "rng_from"]
 
 
 def progress(on: bool, msg: str) -> None:
@@ -26,24 +25,6 @@ def progress(on: bool, msg: str) -> None:
     """
     if on:
         print(msg, file=sys.stderr, flush=True)
-
-
-def mnist(n: int, split: str = "train") -> np.ndarray:
-    """The first ``n`` images of MNIST's ``split``, binarised at 0.5.
-
-    Parameters
-    ----------
-    n : int
-        Rows.
-    split : str
-        ``"train"`` or ``"test"``.
-
-    Returns
-    -------
-    numpy.ndarray
-        (n, 784) float64 of 0 and 1.
-    """
-    return datasets.mnist(split, binarize="threshold", limit=n)
 
 
 def base_rate(X: np.ndarray, eps: float = 1e-3) -> np.ndarray:

@@ -37,17 +37,10 @@ class DataSettings(param.Parameterized):
     N = narrowed(_presets.DataKnobs.param.N)
     B = narrowed(_presets.DataKnobs.param.B)
     d = narrowed(_presets.DataKnobs.param.d)
-    binarize = param.Selector(
-        default="threshold", objects=["threshold", "stochastic"],
-        doc="Grey-level data to 0/1: 'threshold' (a pixel is 1 when at least half on) or "
-            "'stochastic' (1 with probability equal to its grey level, one fixed draw from "
-            "data_seed).")
-    data_seed = param.Integer(
-        0, bounds=(0, _SEED_MAX), softbounds=(0, 100),
-        doc="Seed of the stochastic binarisation.")
-    limit = param.Integer(
-        None, allow_None=True, bounds=(1, None), softbounds=(1, 60000),
-        doc="Use at most this many rows of each split (real data sets only); none = all.")
+    # how the real data sets are loaded: copies of their declaration (rbmviz.datasets)
+    binarize = narrowed(_presets.DataKnobs.param.binarize)
+    data_seed = narrowed(_presets.DataKnobs.param.data_seed)
+    limit = narrowed(_presets.DataKnobs.param.limit)
 
 
 class ModelSettings(param.Parameterized):
