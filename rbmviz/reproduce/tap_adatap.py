@@ -22,6 +22,7 @@ import numpy as np
 import param
 
 from .. import bounds as _bounds
+from .._blas import numba_threads, single_threaded_blas
 from ..algorithms.knobs import derive_knobs
 from ..algorithms.tap import TAP
 from ..datasets import load_split
@@ -114,24 +115,6 @@ NOTES = ["Iteration counts are fixed (no convergence test), as in Fig. 10; K = M
          "784x100 model, the full form 784x500."]
 
 
-class _one_thread:
-    """One BLAS and one Numba thread inside the block (fair timing on a shared machine)."""
-
-    def __enter__(self):
-        import numba
-        from threadpoolctl import threadpool_limits
-        self._n = numba.get_num_threads()
-        numba.set_num_threads(1)
-        self._lim = threadpool_limits(1, user_api="blas")
-        return self
-
-    def __exit__(self, *exc):
-        import numba
-        self._lim.restore_original_limits()
-        numba.set_num_threads(self._n)
-        return False
-
-
 def _time_per_iteration(fn, n_iter, repeats, min_seconds=0.2, max_calls=4096):
     """Process CPU seconds of one iteration: ``(T(n + 1) − T(1)) / (k n)`` with ``T(m)`` the
     time of ``k`` calls of ``fn(m)``, best of ``repeats`` — the difference drops the set-up
@@ -208,7 +191,7 @@ def time_inference(X: np.ndarray, *, hidden: int = 500, batches: Sequence[int] =
         raise RuntimeError(f"TAP runs converged exactly within {n_tap + 1} iterations; time "
                            f"fewer iterations (iters[0])")
     rows = []
-    with _one_thread():
+    with numba_threads(1), single_threaded_blas():      # fair timing on a shared machine
         for B in batches:
             Y = X[:B]
             tt = _time_per_iteration(lambda n: solve(rbm, Y, tol=1e-300, max_iter=n), n_tap, 3,
