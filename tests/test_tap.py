@@ -654,3 +654,20 @@ def test_entropy_rows_matches_math_log():
     rows = np.empty(40)
     kt.entropy_rows(X, rows)
     np.testing.assert_allclose(rows, [sum(term(x) for x in r) for r in X], rtol=1e-14)
+
+
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_first_iteration_shortcuts_change_nothing(order):
+    """The first iteration takes the hidden products a^v(0) W from the start's σ(c + Wᵀx)
+    and knows c^v(0) W∘W = 0: the same iterates, bit for bit, as multiplying."""
+    rbm = random_rbm(25, 9, scale=0.8, seed=7)
+    X = _binary_rows(30, 25, 3)
+    vis, hid = inf._layers(rbm)
+    W = np.ascontiguousarray(rbm.W)
+    ah0 = _sig(X @ W + rbm.c)
+    for max_iter in (1, 2, 50):
+        plain = inf._solve_binary(W, vis.U, hid.U, order, 0.5, 1e-12, max_iter, X, ah0, None)
+        given = inf._solve_binary(W, vis.U, hid.U, order, 0.5, 1e-12, max_iter, X, ah0, None,
+                                  "float64", None, X @ W)
+        for a, b in zip(plain, given):
+            np.testing.assert_array_equal(a, b)

@@ -177,7 +177,7 @@ def _iterate(state, ride, step, n_units, tol, max_iter, track=None):
 
 # ---------------------------------------------------------------------------- binary path
 def _solve_binary(W, b, c, order, damping, tol, max_iter, av0, ah0, field, products="float64",
-                  fields=None):
+                  fields=None, first=None):
     """Orders 1–3 for Bernoulli units (A.2; order 2 = Alg. 1 with Bernoulli priors, B.8).
 
     ``products="float32"``: the matrix products take float32 copies of the moments and of
@@ -187,7 +187,11 @@ def _solve_binary(W, b, c, order, damping, tol, max_iter, av0, ah0, field, produ
     ``fields``: a dict that receives the visible layer's fields ``"Bv"``, ``"Av"`` (R, n_v)
     at the returned moments, computed from the products of each row's last half-step
     (:func:`rbmviz.kernels.tap.layer_update_` writes them when the row finishes; float64
-    products only: with float32 ones the dict stays empty)."""
+    products only: with float32 ones the dict stays empty).
+
+    ``first``: ``av0 @ W`` (R, n_h) if the caller has it (e.g. from ``a^h(0)``): the first
+    iteration takes its hidden linear products from it (float64 products only).  The first
+    iteration's ``c^v W∘W`` (and ``g^v W∘W∘W``) are zero without a product (``c^v(0) = 0``)."""
     R, nv = av0.shape
     nh = W.shape[1]
     pdt = np.dtype(products)
@@ -237,20 +241,34 @@ def _solve_binary(W, b, c, order, damping, tol, max_iter, av0, ah0, field, produ
         Bv_out, Av_out = np.empty((R, nv)), np.empty((R, nv))
         fields.update(Bv=Bv_out, Av=Av_out)
     no_hidden = np.empty((0, nh))
+    if pdt != np.float64:
+        first = None
+    at_start = [True]                            # the first iteration (no row has moved yet)
 
     def step(n, diff):
         # Rows are independent: a whole iteration is done chunk by chunk (bounded buffers;
         # a chunk's moments and products stay in cache between matmuls and elementwise passes).
+        start = at_start[0]
+        at_start[0] = False
         for s in range(0, n, C):
             e = min(n, s + C)
             m = e - s
             # hidden side (uses the visible moments of the previous iteration)
-            np.matmul(x(av, s, e, Xv), Wp, out=Ph[:m])
-            if order >= 2:
-                np.matmul(x(cv, s, e, Xv), W2, out=Qh[:m])
-            if order == 3:
-                np.matmul(x(gv, s, e, Xv), W3, out=Th[:m])
-            _k.layer_update_(order, damping, c, no_field, Ph[:m], Qh[:m], Th[:m],
+            if start and first is not None:
+                P = first[s:e]
+            else:
+                P = np.matmul(x(av, s, e, Xv), Wp, out=Ph[:m])
+            if start:                            # c^v(0) = g^v(0) = 0: the products are 0
+                if order >= 2:                   # (below order 2 Qh is Ph, below 3 Th is)
+                    Qh[:m] = 0.0
+                if order == 3:
+                    Th[:m] = 0.0
+            else:
+                if order >= 2:
+                    np.matmul(x(cv, s, e, Xv), W2, out=Qh[:m])
+                if order == 3:
+                    np.matmul(x(gv, s, e, Xv), W3, out=Th[:m])
+            _k.layer_update_(order, damping, c, no_field, P, Qh[:m], Th[:m],
                              ah[s:e], ch[s:e], gh[s:e], diff[s:e], False,
                              no_live, no_idx, 0.0, False, no_hidden, no_hidden)
             # visible side (uses the new hidden moments)

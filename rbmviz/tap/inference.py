@@ -343,11 +343,14 @@ def solve(rbm: RBM, init_visible: ArrayLike, *, order: int = _O.order,
             raise ValueError(f"init_hidden has {float(ah0[r, col])!r} at row {r}, column {col}; "
                              f"hidden means must lie in [{hid.lo:g}, {hid.hi:g}]")
     if binary:
+        first = None
         if ah0 is None:
-            ah0 = 0.5 + 0.5 * np.tanh(0.5 * (av0 @ W + hid.U))    # σ(c + Wᵀx)
+            first = av0 @ W                  # also the first iteration's hidden products
+            ah0 = 0.5 + 0.5 * np.tanh(0.5 * (first + hid.U))    # σ(c + Wᵀx)
         last = {}                    # the visible fields, from the iteration's last products
         av, cv, ah, ch, converged, n_iter = _solve_binary(
-            W, vis.U, hid.U, order, damping, tol, max_iter, av0, ah0, work_field, products, last)
+            W, vis.U, hid.U, order, damping, tol, max_iter, av0, ah0, work_field, products, last,
+            first)
         kept = {}
         Bv, Av, Bh, Ah = _fields(W, av, cv, ah, ch, order, field, kept,
                                  (last["Bv"], last["Av"]) if last else None)
