@@ -255,6 +255,8 @@ def test_a_dbm_run_continues_from_its_state_bit_for_bit():
     for _ in range(3):                                   # epoch 0, 1, 2
         next(first)
     state = pickle.loads(pickle.dumps(first.state()))
+    fp = state["fingerprint"]            # the model described as rbmviz.runs.models reads it
+    assert (fp["shape"], fp["units"], fp["dtype"]) == ([16, 4, 3], ["bernoulli"] * 3, "float64")
     d = DBM([16, 4, 3], seed=9)                          # replaced by the state's
     later = make(d)
     later.restore(state)

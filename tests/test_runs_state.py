@@ -132,3 +132,40 @@ def test_a_diverged_run_has_no_state():
         list(run)
     with pytest.raises(ValueError, match="diverged run has no state"):
         run.state()
+
+
+def test_an_rbm_state_keeps_the_fingerprint_of_format_1():
+    """The fingerprint describes any model through rbmviz.runs.models; an RBM's is the one
+    states of format 1 always held (layer sizes [n_visible, n_hidden], unit types [visible,
+    hidden], no remainder), so states saved before still restore."""
+    import hashlib
+    from rbmviz.runs import STATE_VERSION
+    rbm = rbmviz.RBM(12, 5, seed=1, scale=0.3,
+                     visible=units.make("truncated_gaussian", 12, V=2.0))
+    data = np.clip(np.random.default_rng(1).normal(0.4, 0.25, size=(53, 12)), 0.0, 1.0)
+    run = rbmviz.Run(rbm, data, "tap", epochs=2, batch_size=10, eval_every=1, seed=3,
+                     metrics=["weight_norm"])
+    next(run)
+    state = run.state()
+    assert STATE_VERSION == 1 and state["version"] == 1
+    digest = hashlib.blake2b(np.ascontiguousarray(run.data).view(np.uint8),
+                             digest_size=16).hexdigest()
+    assert state["fingerprint"] == {
+        "algorithm": "tap", "settings": repr(sorted(run.algorithm.settings().items())),
+        "shape": [12, 5], "dtype": "float64", "units": ["truncated_gaussian", "bernoulli"],
+        "rows": 53, "batch_size": 10, "seed": 3, "data": digest}
+
+
+def test_a_state_with_a_key_this_run_lacks_is_refused():
+    """Fingerprints are compared key by key both ways: a state of a run with
+    remainder='drop' does not restore into a run with the default remainder."""
+    def make(**kw):
+        return rbmviz.Run(rbmviz.RBM(12, 5, seed=1, scale=0.3), X, "cd", epochs=2,
+                          batch_size=10, eval_every=1, learning_rate=0.1, **kw)
+    run = make(remainder="drop")
+    next(run)
+    state = run.state()
+    assert state["fingerprint"]["remainder"] == "drop"
+    with pytest.raises(ValueError, match="another run: its remainder is 'drop', this run's "
+                                         "is None"):
+        make().restore(state)

@@ -217,6 +217,18 @@ class DBM:
         return (*self.W, *self.biases)
 
     @property
+    def units(self) -> tuple[str, ...]:
+        """The unit type of each layer, visible first, as the run loop describes a model
+        (:func:`rbmviz.runs.models.units`, the fingerprint of :meth:`rbmviz.runs.Run.state`).
+
+        Returns
+        -------
+        tuple of str
+            ``"bernoulli"`` for every layer (the units are binary).
+        """
+        return ("bernoulli",) * len(self.layers)
+
+    @property
     def param_names(self) -> tuple[str, ...]:
         """Names of :attr:`params`, as messages name them.
 

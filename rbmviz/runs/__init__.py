@@ -67,9 +67,10 @@ likelihood checks off.
 **Other models.**  An algorithm instance whose class names a ``model_type`` other than
 :class:`~rbmviz.model.RBM` trains that kind of model through the same loop (the deep TAP
 machine's joint phase, :class:`rbmviz.dbm.JointTAP` on a :class:`rbmviz.dbm.DBM`): the model
-gives ``n_visible``, ``dtype``, ``params``, ``param_names`` and ``copy()``; the records hold
-the algorithm's fields (the registered metrics are an RBM's; ``eval_every="auto"`` records at
-epoch ends), the model is trained itself
+gives ``n_visible``, ``dtype``, ``params``, ``param_names``, ``layers``, ``units`` and
+``copy()`` (what the loop reads of a model, :mod:`rbmviz.runs.models`); the records hold
+the algorithm's fields (the registered metrics are an RBM's; with nothing to evaluate,
+``eval_every="auto"`` records at epoch ends), the model is trained itself
 (no working copy), its parameters are checked after every chunk (finite, below
 ``max_weight``) and :meth:`Run.state` / :meth:`Run.restore` continue it as an RBM's run.
 ``shuffle=`` (a caller's generator for the epochs' permutations) and ``remainder="drop"``
@@ -79,7 +80,9 @@ epoch ends), the model is trained itself
 The package holds one job per module: :mod:`rbmviz.runs.loop` (:class:`Run`, :func:`train`:
 set-up, training chunks, records), :mod:`rbmviz.runs.schedule` (mini-batch boundaries and
 when the next record is due), :mod:`rbmviz.runs.guard` (the divergence checks and the
-likelihood guard) and :mod:`rbmviz.runs.state` (a run's state, to continue it later).
+likelihood guard), :mod:`rbmviz.runs.state` (a run's state, to continue it later) and
+:mod:`rbmviz.runs.models` (what they read of the model: layer sizes, unit types, parameter
+names, couplings).
 """
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from .._blas import single_threaded_blas
 from ..bounds import EXACT_BITS_MAX
 from ..errors import RunDiverged
 from ..model import RBM
+from . import models as _models
 
 __all__ = ["DivergenceGuard", "PINNED_FRACTION", "GUARD_ROWS", "GUARD_SWEEPS", "GUARD_EXACT_OPS"]
 
@@ -154,11 +155,14 @@ class DivergenceGuard:
 
     def _likelihood_guard_rows(self):
         """The rows whose log-likelihood the guard watches: the first :data:`GUARD_ROWS` 0/1
-        rows of the fixed ``spl`` subset (None for a model that is not binary); sets
-        ``_guard_states``, the states it enumerates for the exact ``log Z`` (None: a bound)."""
+        rows of the fixed ``spl`` subset (None for an RBM that is not binary, and for a model
+        of another kind: the guard bounds an RBM's likelihood); sets ``_guard_states``, the
+        states it enumerates for the exact ``log Z`` (None: a bound)."""
         rbm = self.rbm
-        small = min(rbm.n_visible, rbm.n_hidden)
         self._guard_states = None
+        if not isinstance(rbm, RBM):
+            return None
+        small = min(rbm.n_visible, rbm.n_hidden)
         if (rbm.is_binary and small <= EXACT_BITS_MAX
                 and 2 ** small * rbm.n_visible * rbm.n_hidden <= GUARD_EXACT_OPS):
             self._guard_states = _evaluate.all_states(small)
@@ -188,10 +192,14 @@ class DivergenceGuard:
         raise self.error
 
     def _check_parameters(self):
-        for name, arr in zip(("W", "b", "c"), self._work.params):
+        """Every parameter array of the working model, named by its ``param_names``
+        (:func:`rbmviz.runs.models.param_names`): finite, at most ``max_weight`` and not
+        pinned near it (:data:`PINNED_FRACTION`)."""
+        work = self._work
+        for name, arr in zip(_models.param_names(work), work.params):
             if not np.all(np.isfinite(arr)):
                 self._diverged(name, float("nan"), f"{name} contains NaN or inf")
-            big = float(np.max(np.abs(arr))) if arr.size else 0.0
+            big = float(np.max(np.abs(arr))) if np.size(arr) else 0.0
             if big > self.max_weight:
                 self._diverged(name, big, f"max |{name}| = {big:.3g} exceeds max_weight={self.max_weight:g}")
             if big >= PINNED_FRACTION * self.max_weight:

@@ -5,7 +5,6 @@ a run's saved state :mod:`rbmviz.runs.state`.
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -25,7 +24,8 @@ from ..evaluate.metrics import AIS_OPTIONS, METRICS, MetricContext, choose_metri
 from ..model import RBM
 from ..presets import LARGE_MODEL, default_dtype
 from . import state as _state
-from .guard import PINNED_FRACTION, DivergenceGuard
+from . import models as _models
+from .guard import DivergenceGuard
 from .schedule import EvaluationSchedule, batch_bounds
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ class Run(EvaluationSchedule, DivergenceGuard):
         Trained in place; or a model of another kind when ``algorithm`` is an instance whose
         class names that kind as ``model_type`` (e.g. :class:`rbmviz.dbm.JointTAP` trains a
         :class:`rbmviz.dbm.DBM`).  Such a model gives ``n_visible``, ``dtype``, ``params``,
-        ``param_names`` and ``copy()``; the run then records no metrics (the records hold
+        ``param_names``, ``layers``, ``units`` and ``copy()`` (:mod:`rbmviz.runs.models`); the run then records no metrics (the records hold
         the algorithm's fields; ``eval_every="auto"`` records at epoch ends), trains the model
         itself (no working copy) and checks its parameters after every chunk (finite, below
         ``max_weight``).
@@ -241,7 +241,7 @@ class Run(EvaluationSchedule, DivergenceGuard):
         self.max_ll_drop = (rbm.n_visible * math.log(2.0) if max_ll_drop is None else
                             check_float(max_ll_drop, "max_ll_drop", low=0.0, low_open=True))
         if pl_rows is None:      # large models: the cheap default rows (as many as spl uses)
-            large = self._weights() >= LARGE_MODEL
+            large = _models.couplings(rbm) >= LARGE_MODEL
             pl_rows = spl_rows if large else 1000
         self.pl_rows = check_int(pl_rows, "pl_rows", low=1)
         opts = {} if metric_options is None else metric_options
@@ -259,10 +259,7 @@ class Run(EvaluationSchedule, DivergenceGuard):
                                   spl_rows=check_int(spl_rows, "spl_rows", low=1),
                                   spl_sites=check_int(spl_sites, "spl_sites", low=1),
                                   metric_options=self.metric_options, algorithm=self.algorithm)
-        if self._is_rbm:
-            self._guard_rows = self._likelihood_guard_rows()
-        else:
-            self._guard_rows = self._guard_states = None
+        self._guard_rows = self._likelihood_guard_rows()
         self.remainder = check_choice(remainder, "remainder", ("spread", "drop"))
         if self.remainder == "spread":
             self.bounds = batch_bounds(n, self.batch_size)
@@ -314,14 +311,6 @@ class Run(EvaluationSchedule, DivergenceGuard):
             raise ValueError(f"metric(s) {chosen} are defined for RBMs; a model of another "
                              f"kind records its algorithm's fields only (metrics='auto' or [])")
         return chosen
-
-    def _weights(self) -> int:
-        """Couplings of the model (``n_visible · n_hidden`` for an RBM, every weight of a
-        model of another kind): the size the default ``pl_rows`` and the first chunk's cost
-        guess use."""
-        if self._is_rbm:
-            return self.rbm.n_visible * self.rbm.n_hidden
-        return int(sum(np.size(a) for a in self.rbm.params))
 
     def _check_probabilities(self):
         """``data_probabilities=True``: rows in [0, 1] (the data term uses them as they are);
@@ -503,41 +492,6 @@ class Run(EvaluationSchedule, DivergenceGuard):
                 self._t_update = dt / done
         self._check_parameters()
 
-    def _target(self) -> int:
-        """As :class:`~rbmviz.runs.schedule.EvaluationSchedule`'s; a run of a model of another
-        kind with nothing to evaluate (no metrics) records at epoch ends under
-        ``eval_every="auto"`` (a free evaluation would otherwise make a record per update)."""
-        if (self._is_rbm or self.metrics or self.eval_every != "auto"
-                or self.record_every_updates is not None):
-            return super()._target()
-        nb = self.n_batches
-        target = (self._u_record // nb + 1) * nb
-        return target if self.epochs is None else min(target, self.epochs * nb)
-
-    def _prior_update_seconds(self):
-        """As :class:`~rbmviz.runs.schedule.EvaluationSchedule`'s for an RBM; for a model of
-        another kind, about 1 GFLOP/s on a few products of its weights per batch row."""
-        if self._is_rbm:
-            return super()._prior_update_seconds()
-        return 5e-6 + 2.0 * self.batch_size * self._weights() * 6 / 1e9
-
-    def _check_parameters(self):
-        """The divergence guard's parameter check; a model of another kind names its arrays
-        by its ``param_names`` (the same checks: finite, at most ``max_weight``, not pinned
-        near it)."""
-        if self._is_rbm:
-            return super()._check_parameters()
-        for name, arr in zip(self._work.param_names, self._work.params):
-            if not np.all(np.isfinite(arr)):
-                self._diverged(name, float("nan"), f"{name} contains NaN or inf")
-            big = float(np.max(np.abs(arr))) if np.size(arr) else 0.0
-            if big > self.max_weight:
-                self._diverged(name, big, f"max |{name}| = {big:.3g} exceeds "
-                                          f"max_weight={self.max_weight:g}")
-            if big >= PINNED_FRACTION * self.max_weight:
-                self._diverged(name, big, f"max |{name}| = {big:.3g} is pinned near "
-                                          f"max_weight={self.max_weight:g} (parameter growth)")
-
     def _permutations(self, m):
         order = np.tile(np.arange(self.data.shape[0], dtype=np.int64), (m, 1))
         self._shuffle.permuted(order, axis=1, out=order)    # a fresh shuffle for every epoch
@@ -605,30 +559,6 @@ class Run(EvaluationSchedule, DivergenceGuard):
             For a run that diverged (there is nothing to continue).
         """
         return _state.capture(self)
-
-    def _fingerprint(self) -> dict:
-        """What a state must agree on with the run it is restored into (the data by a digest
-        of its rows, computed once: they do not change during a run); a model of another
-        kind by its type and its parameters' shapes; ``remainder`` when not the default."""
-        if self._is_rbm:
-            fp = _state.fingerprint(self)
-        else:
-            fp = self._other_fingerprint()
-        if self.remainder != "spread":
-            fp["remainder"] = self.remainder
-        return fp
-
-    def _other_fingerprint(self) -> dict:
-        """:func:`rbmviz.runs.state.fingerprint` of a run of a model that is not an RBM."""
-        if self._data_digest is None:
-            self._data_digest = hashlib.blake2b(np.ascontiguousarray(self.data).view(np.uint8),
-                                                digest_size=16).hexdigest()
-        return {"algorithm": self.algorithm.name,
-                "settings": repr(sorted(self.algorithm.settings().items())),
-                "shape": [list(np.shape(a)) for a in self.rbm.params],
-                "dtype": str(self._work.dtype), "units": type(self.rbm).__name__,
-                "rows": int(self.data.shape[0]), "batch_size": self.batch_size,
-                "seed": self.seed, "data": self._data_digest}
 
     def restore(self, state: dict) -> None:
         """Continue from :meth:`state` of a run made with the same arguments.

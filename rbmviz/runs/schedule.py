@@ -10,6 +10,8 @@ import time
 
 import numpy as np
 
+from . import models as _models
+
 __all__ = ["EvaluationSchedule", "batch_bounds", "FIRST_EVAL_SUSPECT"]
 
 #: a first evaluation slower than this (s) and than 20 updates may include one-off costs (Numba
@@ -51,11 +53,16 @@ class EvaluationSchedule:
     """
 
     def _target(self) -> int:
-        """Run updates at which the next record is due (never past the last epoch)."""
+        """Run updates at which the next record is due (never past the last epoch).  Under
+        ``eval_every="auto"``, a run with nothing to evaluate (no metrics and no likelihood
+        guard, e.g. a model of another kind) records at epoch ends: a free evaluation would
+        otherwise make a record per update."""
         nb, last = self.n_batches, self._u_record
         if self.record_every_updates is not None:
             r = self.record_every_updates
             target = (last // r + 1) * r
+        elif self.eval_every == "auto" and not self.metrics and self._guard_rows is None:
+            target = (last // nb + 1) * nb
         elif self.eval_every != "auto":
             span = self.eval_every * nb
             target = (last // span + 1) * span
@@ -97,7 +104,9 @@ class EvaluationSchedule:
 
     def _prior_update_seconds(self):
         """A pessimistic guess of one update's cost before any was measured (about 1 GFLOP/s
-        on the Gibbs steps' products), so the first chunk stays short on large models."""
+        on ``2k + 4`` products of the model's couplings per batch row,
+        :func:`rbmviz.runs.models.couplings`: an RBM's Gibbs steps), so the first chunk
+        stays short on large models."""
         k = getattr(self.algorithm, "gibbs_steps_per_update", 1) or 1
-        flops = 2.0 * self.batch_size * self.rbm.n_visible * self.rbm.n_hidden * (2 * k + 4)
+        flops = 2.0 * self.batch_size * _models.couplings(self.rbm) * (2 * k + 4)
         return 5e-6 + flops / 1e9

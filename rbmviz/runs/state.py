@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import models as _models
+
 if TYPE_CHECKING:
     from .loop import Run
 
@@ -41,7 +43,7 @@ def capture(run: "Run") -> dict:
     if run.error is not None:
         raise ValueError("a diverged run has no state to continue")
     run._sync()
-    return {"version": STATE_VERSION, "fingerprint": run._fingerprint(),
+    return {"version": STATE_VERSION, "fingerprint": fingerprint(run),
             "model": run.rbm.copy(), "work": None if run._work is run.rbm else run._work.copy(),
             "algorithm": copy.deepcopy(run.algorithm),
             "shuffle": run._shuffle.bit_generator.state, "epoch": run.epoch, "pos": run._pos,
@@ -57,6 +59,10 @@ def fingerprint(run: "Run") -> dict:
     """What a state must agree on with the run it is restored into (the data by a digest of
     its rows, computed once: they do not change during a run).
 
+    The model is described by what :mod:`rbmviz.runs.models` reads of any kind of model: its
+    layer sizes (``shape``) and unit types (``units``) — for an RBM ``[n_visible, n_hidden]``
+    and ``[visible, hidden]``, as every state of format 1 holds them.
+
     Parameters
     ----------
     run : Run
@@ -65,17 +71,21 @@ def fingerprint(run: "Run") -> dict:
     Returns
     -------
     dict
-        The algorithm and its settings, the model's shape, dtype and units, the rows, the
-        batch size, the seed and the data's digest.
+        The algorithm and its settings, the model's layer sizes, dtype and unit types, the
+        rows, the batch size, the seed, the data's digest and, when not the default
+        ``"spread"``, the run's ``remainder``.
     """
     if run._data_digest is None:
         run._data_digest = hashlib.blake2b(np.ascontiguousarray(run.data).view(np.uint8),
                                             digest_size=16).hexdigest()
-    return {"algorithm": run.algorithm.name,
-            "settings": repr(sorted(run.algorithm.settings().items())),
-            "shape": [run.rbm.n_visible, run.rbm.n_hidden], "dtype": str(run._work.dtype),
-            "units": [run.rbm.visible, run.rbm.hidden], "rows": int(run.data.shape[0]),
-            "batch_size": run.batch_size, "seed": run.seed, "data": run._data_digest}
+    fp = {"algorithm": run.algorithm.name,
+          "settings": repr(sorted(run.algorithm.settings().items())),
+          "shape": _models.layers(run.rbm), "dtype": str(run._work.dtype),
+          "units": _models.units(run.rbm), "rows": int(run.data.shape[0]),
+          "batch_size": run.batch_size, "seed": run.seed, "data": run._data_digest}
+    if run.remainder != "spread":
+        fp["remainder"] = run.remainder
+    return fp
 
 
 def restore(run: "Run", state: dict) -> None:
@@ -98,12 +108,13 @@ def restore(run: "Run", state: dict) -> None:
     if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
         got = state.get("version") if isinstance(state, dict) else type(state).__name__
         raise ValueError(f"not a run state of format version {STATE_VERSION} (got {got!r})")
-    mine, theirs = run._fingerprint(), state["fingerprint"]
-    diff = [k for k in mine if mine[k] != theirs.get(k)]
+    mine, theirs = fingerprint(run), state["fingerprint"]
+    diff = [k for k in [*mine, *(k for k in theirs if k not in mine)]
+            if mine.get(k) != theirs.get(k)]
     if diff:
         k = diff[0]
         raise ValueError(f"the run state is of another run: its {k} is {theirs.get(k)!r}, "
-                         f"this run's is {mine[k]!r}")
+                         f"this run's is {mine.get(k)!r}")
     model = state["model"]
     run.rbm.__dict__.update(model.copy().__dict__)
     if state["work"] is None:
