@@ -56,9 +56,10 @@ def test_study_dbm_resumes_bit_for_bit(tmp_path):
     whole, s = tb.study_dbm(**DBM, epochs=3, data=(X, Xt))
     tb.study_dbm(**DBM, epochs=1, data=(X, Xt), state=tmp_path)
     assert (tmp_path / "16-6-4" / "dbm.npz").exists()
+    assert (tmp_path / "16-6-4" / "run_state.pkl").exists()
     rest, _ = tb.study_dbm(**DBM, epochs=3, data=(X, Xt), state=tmp_path)
-    np.testing.assert_array_equal(rest["curves"]["train_ll_per_unit"].to_numpy(),
-                                  whole["curves"]["train_ll_per_unit"].to_numpy())
+    for col in ("epoch", "train_ll_per_unit", "test_ll_per_unit"):
+        assert np.array_equal(rest["curves"][col].to_numpy(), whole["curves"][col].to_numpy())
     c = whole["curves"]
     assert list(c["epoch"]) == [0, 1, 2, 3]
     assert s["models"]["16-6-4"]["joint_epochs"] == 3
@@ -68,6 +69,53 @@ def test_study_dbm_resumes_bit_for_bit(tmp_path):
     dbm = Model.load(tmp_path / "16-6-4" / "dbm.npz")
     assert log_likelihood(dbm, X[:30], init=X[:30], tol=1e-8, max_iter=1000, per_unit=True) == \
         pytest.approx(rest["curves"]["train_ll_per_unit"].iloc[-1], rel=1e-12)
+
+
+def test_study_dbm_continues_through_the_run_state_bit_for_bit(tmp_path):
+    """Stopped after pretraining (epoch 0) or after a joint epoch, the study continues from
+    run_state.pkl (Run.state()) to the straight study's curves and parameters exactly."""
+    import pickle
+    from rbmviz.dbm import DBM as Model
+    X, Xt = _data(), _data(30, seed=1)
+    kw = dict(DBM, models=((16, 6, 4), (16, 5, 4, 3)), batch_size=15, eval_every=2,
+              data=(X, Xt))
+    whole, s = tb.study_dbm(**kw, epochs=5, state=tmp_path / "whole")
+    for stop in (0, 2):          # epochs with an evaluation in the straight study
+        d = tmp_path / f"cut{stop}"
+        tb.study_dbm(**kw, epochs=stop, state=d)
+        with open(d / "16-6-4" / "run_state.pkl", "rb") as f:
+            saved = pickle.load(f)
+        assert saved["run"]["epoch"] == stop and len(saved["rows"]) == 1 + stop // 2
+        rest, s2 = tb.study_dbm(**kw, epochs=5, state=d)
+        for col in ("model", "epoch", "train_ll_per_unit", "test_ll_per_unit"):
+            assert np.array_equal(rest["curves"][col].to_numpy(),
+                                  whole["curves"][col].to_numpy()), (stop, col)
+        assert s2["models"] == s["models"]
+        for name in ("16-6-4", "16-5-4-3"):
+            a, b = Model.load(tmp_path / "whole" / name / "dbm.npz"), Model.load(d / name / "dbm.npz")
+            assert all(np.array_equal(p, q) for p, q in zip(a.params, b.params))
+
+
+def test_study_dbm_refuses_an_old_state_or_another_study(tmp_path):
+    X, Xt = _data(), _data(30, seed=1)
+    old = tmp_path / "old" / "16-6-4"
+    old.mkdir(parents=True)
+    (old / "state.json").write_text("{}")
+    with pytest.raises(ValueError, match=r"state\.json was written by an earlier version.*"
+                                         r"delete the folder .*16-6-4"):
+        tb.study_dbm(**DBM, epochs=1, data=(X, Xt), state=tmp_path / "old")
+    tb.study_dbm(**DBM, epochs=1, data=(X, Xt), state=tmp_path / "new")
+    with pytest.raises(ValueError, match=r"run_state\.pkl holds a study of DBM 16-6-4 with "
+                                         r"other settings \(pretrain_lr: 0\.05 there, 0\.1 now"):
+        tb.study_dbm(**dict(DBM, pretrain_lr=0.1), epochs=2, data=(X, Xt),
+                     state=tmp_path / "new")
+    with pytest.raises(ValueError, match=r"run_state\.pkl holds the state of another run "
+                                         r"\(.*its batch_size is 20, this run's is 15"):
+        tb.study_dbm(**dict(DBM, batch_size=15), epochs=2, data=(X, Xt),
+                     state=tmp_path / "new")
+    (tmp_path / "new" / "16-6-4" / "run_state.pkl").write_bytes(b"not a pickle")
+    with pytest.raises(ValueError, match=r"run_state\.pkl is not a readable training state"):
+        tb.study_dbm(**DBM, epochs=2, data=(X, Xt), state=tmp_path / "new")
 
 
 FIG12 = dict(hidden=6, samples=60, learning_rate=0.05, batch_size=20, weight_decay=0.001,

@@ -1,16 +1,35 @@
 """Helpers shared by the studies beyond Sec. VII of Tramel et al. (2018)
 (:mod:`.tap_adatap`, :mod:`.tap_dbm`, :mod:`.tap_fig12`): progress lines,
-base-rate visible biases and the resumable state files of a study."""
+base-rate visible biases and the resumable state files of a study — a JSON state with a
+generator's position (:func:`load_state`, :func:`rng_from`), or the run loop's own state
+(:func:`save_run_state`, :func:`load_run_state`, :func:`restore_run`: a pickle of
+:meth:`rbmviz.runs.Run.state` and the study's own values, written atomically)."""
 from __future__ import annotations
 
 import json
+import os
+import pickle
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from .. import _files
 
-__all__ = ["progress", "base_rate", "load_state", "rng_from"]
+if TYPE_CHECKING:
+    from ..runs import Run
+
+__all__ = ["progress", "base_rate", "load_state", "rng_from", "RUN_STATE_FILE",
+           "RUN_STATE_FORMAT", "save_run_state", "load_run_state", "restore_run"]
+
+#: the file of a study's run state, in the state directory of one model
+RUN_STATE_FILE = "run_state.pkl"
+#: format of :data:`RUN_STATE_FILE`: ``{"format", "run": Run.state(), **the study's values}``
+RUN_STATE_FORMAT = 1
+#: what reading a pickle that is not (whole) ours raises
+_PICKLE_ERRORS = (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError,
+                  IndexError, TypeError, ValueError, KeyError, MemoryError)
 
 
 def progress(on: bool, msg: str) -> None:
@@ -148,3 +167,112 @@ def documented(settings: type | None = None, **own: tuple[str, str]):
         func.__doc__ = func.__doc__.rstrip() + "\n".join(lines) + "\n" + _RETURNS + "\n    "
         return func
     return decorate
+
+
+def save_run_state(directory: str | os.PathLike, run: "Run", **study: Any) -> Path:
+    """Write ``directory/run_state.pkl``: :meth:`Run.state <rbmviz.runs.Run.state>` of
+    ``run`` (taken after a record) and the study's own values, whole or not at all.
+
+    Parameters
+    ----------
+    directory : str or os.PathLike
+        The state directory of one model (created if missing).
+    run : rbmviz.runs.Run
+        Its training run.
+    **study : Any
+        Picklable values the study continues with (its evaluation rows, its settings).
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+    """
+    blob = pickle.dumps({"format": RUN_STATE_FORMAT, "run": run.state(), **study},
+                        protocol=pickle.HIGHEST_PROTOCOL)
+    return _files.write_bytes(Path(directory) / RUN_STATE_FILE, blob, overwrite=True)
+
+
+def load_run_state(directory: str | os.PathLike, *, older: Sequence[str] = (),
+                   what: str = "the model") -> dict | None:
+    """The run state in ``directory`` (:func:`save_run_state`), or None when there is none.
+
+    Parameters
+    ----------
+    directory : str or os.PathLike
+        The state directory of one model.
+    older : sequence of str
+        Files that earlier versions of the study wrote there instead: their presence is
+        refused (this version cannot continue from them exactly).
+    what : str
+        What the directory holds, for the messages (e.g. ``"DBM 784-500-1000"``).
+
+    Returns
+    -------
+    dict or None
+        ``{"format", "run", ...}``: the run's state and the study's values.
+
+    Raises
+    ------
+    ValueError
+        Naming the file and what to do: a file of an earlier version (``older``), a file that
+        is not a readable pickle, or a state of another format.
+    """
+    d = Path(directory)
+    for name in older:
+        old = d / name
+        if os.path.lexists(old):
+            raise ValueError(
+                f"state file {old} was written by an earlier version of rbmviz, which this "
+                f"version does not continue; delete the folder {d} to train {what} again from "
+                f"the start, finish the study with the version that wrote it, or choose a new "
+                f"state directory")
+    f = d / RUN_STATE_FILE
+    if not os.path.lexists(f):
+        return None
+    _files.check_regular_file(f, "state file", what=f"the training state of {what} (a pickle)")
+    try:
+        with open(f, "rb") as fh:
+            got = pickle.load(fh)
+    except _PICKLE_ERRORS as exc:
+        raise ValueError(f"state file {f} is not a readable training state "
+                         f"({type(exc).__name__}: {exc}); delete it ({what} is trained again "
+                         f"from the start), or choose a new state directory") from None
+    if (not isinstance(got, dict) or got.get("format") != RUN_STATE_FORMAT
+            or not isinstance(got.get("run"), dict)):
+        fmt = got.get("format") if isinstance(got, dict) else type(got).__name__
+        raise ValueError(f"state file {f} is not a training state of format {RUN_STATE_FORMAT} "
+                         f"(got {fmt!r}); delete it ({what} is trained again from the start), "
+                         f"or choose a new state directory")
+    return got
+
+
+def restore_run(directory: str | os.PathLike, run: "Run", state: dict, *,
+                what: str = "the model") -> None:
+    """Continue ``run`` (made with the study's settings, not started) from ``state``
+    (:func:`load_run_state`; :meth:`Run.restore <rbmviz.runs.Run.restore>`: its model,
+    algorithm, shuffle and position are replaced).
+
+    Parameters
+    ----------
+    directory : str or os.PathLike
+        The state directory the state was read from (for the message).
+    run : rbmviz.runs.Run
+        The model's new training run.
+    state : dict
+        From :func:`load_run_state`.
+    what : str
+        What the directory holds, for the message.
+
+    Raises
+    ------
+    ValueError
+        Naming the file, when the state is of another run (another model, data, batch size,
+        seed, algorithm settings ...).
+    """
+    try:
+        run.restore(state["run"])
+    except (ValueError, TypeError, KeyError) as exc:
+        f = Path(directory) / RUN_STATE_FILE
+        raise ValueError(f"state file {f} holds the state of another run ({exc}); run with "
+                         f"the settings it was written with, delete it ({what} is trained "
+                         f"again from the start), or choose a new state directory") from None

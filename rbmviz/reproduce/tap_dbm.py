@@ -22,20 +22,21 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 import param
 
-from .. import _files
 from .. import bounds as _bounds
 from ..algorithms.knobs import derive_knobs
 from ..algorithms.tap import TAP
 from ..datasets import load_split
-from ..dbm import DBM, DBMKnobs, DBMTrainer, log_likelihood, pretrain
+from ..dbm import DBM, DBMKnobs, JointTAP, log_likelihood, pretrain
+from ..runs import Run
 from ..settings import ModelSettings
 from ..tap.options import TAPSolverOptions as _O
-from . import _io
 from ._beyond import base_rate as _base_rate
 from ._beyond import documented as _documented
-from ._beyond import load_state as _load_state
+from ._beyond import load_run_state as _load_run_state
+from ._beyond import RUN_STATE_FILE as _RUN_STATE_FILE
 from ._beyond import progress as _progress
-from ._beyond import rng_from as _rng_from
+from ._beyond import restore_run as _restore_run
+from ._beyond import save_run_state as _save_run_state
 from ._study import LayerSizes, ListOf, StudySettings, resolve, values
 from .report import make_claim
 
@@ -107,6 +108,39 @@ NOTES = ["Layer sizes are not given in the paper (UNCONFIRMED): 784-500-1000 and
          "converged free solutions started from the evaluation rows, per unit = / sum_l N_l."]
 
 
+#: the files of a model's state directory written by earlier versions (a JSON state with the
+#: trainer's counters and generator, and its momentum in ``velocity.npz``): refused
+_OLD_STATE_FILES = ("state.json", "velocity.npz")
+
+
+def _joint_run(dbm: DBM, X: np.ndarray, *, learning_rate: float, epochs: int, batch_size: int,
+               eval_every: int, seed: int) -> Run:
+    """The joint phase of one model as a run of :class:`rbmviz.dbm.JointTAP`: a record after
+    pretraining (epoch 0), every ``eval_every`` epochs and at the last; the epochs'
+    permutations from ``default_rng(seed)`` and batches of exactly ``batch_size`` rows (the
+    streams of :class:`rbmviz.dbm.DBMTrainer`, which this study used before)."""
+    return Run(dbm, X, JointTAP(learning_rate=learning_rate, seed=seed), epochs=epochs,
+               batch_size=batch_size, seed=seed, eval_every=eval_every, metrics=[], dtype=None,
+               shuffle=np.random.default_rng(seed), remainder="drop")
+
+
+def _check_study(sdir: Path, st: dict, own: dict, what: str) -> None:
+    """The saved state ``st`` is of a study with the settings ``own`` (those the run's state
+    does not compare: pretraining, initial weights, evaluation rows), else a ``ValueError``
+    naming the file and what differs."""
+    have = st.get("study")
+    if not isinstance(have, dict) or not isinstance(st.get("rows"), list):
+        raise ValueError(f"state file {sdir / _RUN_STATE_FILE} holds no study settings and "
+                         f"evaluations of {what}; delete it ({what} is trained again from the "
+                         f"start), or choose a new state directory")
+    diff = sorted(k for k in set(have) | set(own) if have.get(k) != own.get(k))
+    if diff:
+        raise ValueError(
+            f"state file {sdir / _RUN_STATE_FILE} holds a study of {what} with other settings ("
+            + ", ".join(f"{k}: {have.get(k)!r} there, {own.get(k)!r} now" for k in diff)
+            + "); continue it with those settings, delete it, or choose a new state directory")
+
+
 @_documented(Settings, data=("tuple of numpy.ndarray", "Training and test rows to use instead "
                                                  "of loading the data set (tests)."))
 def study_dbm(*, models: Sequence[Sequence[int]], samples: int, test_samples: int,
@@ -115,10 +149,13 @@ def study_dbm(*, models: Sequence[Sequence[int]], samples: int, test_samples: in
               init_scale: float = Settings.param.init_scale.default,
               seed: int = Settings.param.seed.default, state: str | os.PathLike | None = None, data: np.ndarray | None = None,
               progress: bool = False) -> tuple[dict, dict]:
-    """Fig. 11 (module docstring).  ``state``: directory keeping each model, its trainer and
-    its curve after every evaluation; running again continues from there.  Returns
-    ``(tables, summary)`` with table ``curves`` (model, epoch, train_ll_per_unit,
-    test_ll_per_unit, seconds).
+    """Fig. 11 (module docstring).  ``state``: directory keeping, for each model in the folder
+    of its layer sizes, after every evaluation, the model (``dbm.npz``) and its joint run's
+    state with the curve so far (``run_state.pkl``: :meth:`rbmviz.runs.Run.state` and the
+    evaluation rows, a pickle — keep state directories where only you can write); running
+    again continues from there, bit for bit as an uninterrupted study.  A folder written by
+    an earlier version (``state.json``) is refused.  Returns ``(tables, summary)`` with table
+    ``curves`` (model, epoch, train_ll_per_unit, test_ll_per_unit, seconds).
     """
     import pandas as pd
 
@@ -133,24 +170,28 @@ def study_dbm(*, models: Sequence[Sequence[int]], samples: int, test_samples: in
     rows, summary = [], {"models": {}}
     for k, layers in enumerate(models):
         name = "-".join(str(n) for n in layers)
+        what = f"DBM {name}"
         sdir = Path(state) / name if state else None
-        st = _load_state(sdir / "state.json") if sdir else None
-        tr = DBMTrainer(learning_rate=learning_rate, batch_size=batch_size, seed=seed + k)
-        if st is not None:
-            dbm = DBM.load(sdir / "dbm.npz")
-            tr.rng = _rng_from(st["rng"], seed + k)
-            tr.epochs, tr.updates = st["epochs"], st["updates"]
-            with np.load(sdir / "velocity.npz") as f:
-                tr.velocity = [f[f"v{l}"] for l in range(len(dbm.W))]
-            mrows = st["rows"]
-            _progress(progress, f"DBM {name}: resumed at joint epoch {tr.epochs}")
-        else:
-            dbm = DBM(layers, seed=seed + k, scale=init_scale)
+        # the values a continuation must share that the run's state does not compare
+        own = {"layers": list(layers), "pretrain_epochs": pretrain_epochs,
+               "pretrain_lr": pretrain_lr, "init_scale": init_scale,
+               "eval_samples": eval_samples, "test_samples": int(X_test.shape[0])}
+        st = _load_run_state(sdir, older=_OLD_STATE_FILES, what=what) if sdir else None
+        dbm = DBM(layers, seed=seed + k, scale=init_scale)
+        if st is None:
             dbm.biases[0][:] = _base_rate(X)
             pretrain(dbm, X, epochs=pretrain_epochs, learning_rate=pretrain_lr,
                      batch_size=batch_size, seed=seed + k,
                      callback=lambda l, e: _progress(progress and e == pretrain_epochs,
                                                      f"DBM {name}: layer {l} pretrained"))
+        run = _joint_run(dbm, X, learning_rate=learning_rate, epochs=epochs,
+                         batch_size=batch_size, eval_every=eval_every, seed=seed + k)
+        if st is not None:
+            _check_study(sdir, st, own, what)
+            _restore_run(sdir, run, st, what=what)
+            mrows = list(st["rows"])
+            _progress(progress, f"DBM {name}: resumed at joint epoch {run.epoch}")
+        else:
             mrows = []
         t0 = time.perf_counter()
 
@@ -158,34 +199,27 @@ def study_dbm(*, models: Sequence[Sequence[int]], samples: int, test_samples: in
             # solved as the single-layer evaluations are (the solver's declared tol and
             # max_iter), not to DeepLikelihoodOptions' tighter defaults
             kw = dict(init=Xe, tol=_O.tol, max_iter=_O.max_iter, per_unit=True)
-            return dict(model=name, epoch=tr.epochs,
+            return dict(model=name, epoch=run.epoch,
                         train_ll_per_unit=log_likelihood(dbm, Xe, **kw),
                         test_ll_per_unit=log_likelihood(dbm, Xt, **kw),
                         seconds=time.perf_counter() - t0)
 
-        if not mrows:
+        for _ in run:            # after pretraining (epoch 0), then every eval_every epochs
             mrows.append(evaluate())
-        while tr.epochs < epochs:
-            tr.epoch(dbm, X)
-            if tr.epochs % eval_every == 0 or tr.epochs == epochs:
-                mrows.append(evaluate())
-                _progress(progress, f"DBM {name} epoch {tr.epochs}: train "
+            if run.epoch:
+                _progress(progress, f"DBM {name} epoch {run.epoch}: train "
                                     f"{mrows[-1]['train_ll_per_unit']:.4f}, test "
                                     f"{mrows[-1]['test_ll_per_unit']:.4f} per unit")
-                if sdir:
-                    sdir.mkdir(parents=True, exist_ok=True)
-                    dbm.save(sdir / "dbm.npz", overwrite=True)
-                    _files.savez(sdir / "velocity.npz",
-                                 {f"v{l}": v for l, v in enumerate(tr.velocity)}, overwrite=True)
-                    _io.write_json(sdir / "state.json", {"epochs": tr.epochs, "updates": tr.updates,
-                                                         "rng": tr.rng.bit_generator.state,
-                                                         "rows": mrows})
+            if sdir:
+                sdir.mkdir(parents=True, exist_ok=True)
+                dbm.save(sdir / "dbm.npz", overwrite=True)
+                _save_run_state(sdir, run, rows=mrows, study=own)
         rows += mrows
         first, last = mrows[0], mrows[-1]
         summary["models"][name] = {
             "after_pretraining": {"train": first["train_ll_per_unit"], "test": first["test_ll_per_unit"]},
             "final": {"train": last["train_ll_per_unit"], "test": last["test_ll_per_unit"]},
-            "joint_epochs": tr.epochs,
+            "joint_epochs": run.epoch,
             "rises_in_joint_training": bool(last["train_ll_per_unit"] > first["train_ll_per_unit"]),
             "test_minus_train_final": last["test_ll_per_unit"] - last["train_ll_per_unit"],
         }
