@@ -648,12 +648,13 @@ def test_entropy_rows_matches_math_log():
         return -((x * math.log(x) if x > 0 else 0.0) + ((1 - x) * math.log1p(-x) if x < 1 else 0.0))
     want = np.array([term(x) for x in m])
     got = np.empty(m.size)
-    kt.entropy_rows(m[:, None], got)
+    kt.entropy_rows(m[:, None], got, np.empty((0, 1)))
     np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-300)
     X = rng.random((40, 784))
-    rows = np.empty(40)
-    kt.entropy_rows(X, rows)
+    rows, nu = np.empty(40), np.empty_like(X)
+    kt.entropy_rows(X, rows, nu)
     np.testing.assert_allclose(rows, [sum(term(x) for x in r) for r in X], rtol=1e-14)
+    np.testing.assert_allclose(nu, X - X * X, rtol=0, atol=1e-16)
 
 
 @pytest.mark.parametrize("order", [1, 2, 3])

@@ -145,10 +145,9 @@ def _row_fields(order, P, Q, T, a, field, has_field, B, A):
     """One row's fields of eqs. (33)–(34) from the products of its last half-step:
     ``A = −Q`` (0 at order 1), ``B = A·a + P [+ (⅓ − 2ν(a))·T at order 3] [+ field]`` with the
     layer's new means ``a`` — the operations of :func:`rbmviz.tap._iteration._fields`, in its
-    order and without contraction (no ``fastmath``; LLVM keeps these instructions' flags
-    when it inlines the call into a ``fastmath`` kernel), so the bits are those of the same
-    products there.  ``P, Q, T, a, field, B, A`` are rows (n,); ``field`` is only read with
-    ``has_field``, ``Q`` from order 2 on, ``T`` at order 3."""
+    order; inlined into the ``fastmath`` kernel, ``A·a + P`` becomes one fused multiply-add
+    (within an ulp or two of ``_fields``).  ``P, Q, T, a, field, B, A`` are rows (n,);
+    ``field`` is only read with ``has_field``, ``Q`` from order 2 on, ``T`` at order 3."""
     n = a.shape[0]
     third = 1.0 / 3.0
     for k in range(n):
@@ -214,8 +213,10 @@ def _lane_sum(x, n):
 
 
 @njit(parallel=True, cache=True, fastmath=_FM, error_model="numpy")
-def entropy_rows(a, out):
-    """``out[r] = Σ_k −[a ln a + (1 − a) ln(1 − a)]`` (0 ln 0 = 0), parallel over blocks of rows.
+def entropy_rows(a, out, nu):
+    """``out[r] = Σ_k −[a ln a + (1 − a) ln(1 − a)]`` (0 ln 0 = 0), parallel over blocks of rows;
+    with ``nu`` of ``a``'s shape, also ``nu = a − a²`` in the same pass (a fused
+    multiply-add: within an ulp of numpy's ``a - a * a``; ``nu`` with 0 rows: not written).
 
     Branch-free, so the loops vectorise: with ``p = min(a, 1 − a)`` (exact), the entropy
     is ``−p ln p − (1 − p) ln(1 − p)``; ``ln p = e ln 2 + 2 atanh((f − 1)/(f + 1))`` from
@@ -226,6 +227,7 @@ def entropy_rows(a, out):
     NaN) count 0.
     """
     R, n = a.shape
+    with_nu = nu.shape[0] > 0
     n_blocks = (R + _BLOCK - 1) // _BLOCK
     for blk in prange(n_blocks):
         pb = np.empty(n)
@@ -238,6 +240,10 @@ def entropy_rows(a, out):
                 m = a[r, k]
                 p = min(m, 1.0 - m)
                 pb[k] = p if p >= 0.0 else 0.0        # outside [0, 1] or NaN: no term
+            if with_nu:
+                ar, nr = a[r], nu[r]
+                for k in range(n):
+                    nr[k] = ar[k] - ar[k] * ar[k]
             for k in range(n):
                 ib = pbits[k]
                 fbits[k] = (ib & _MANTISSA) | _ONE_BITS

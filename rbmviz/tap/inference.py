@@ -219,13 +219,15 @@ def _free_energy_binary(rbm, av, ah, order, visible_field, avW=None, W2=None):
     if given, are not computed again)."""
     W, b, c = (np.asarray(x, dtype=np.float64) for x in rbm.params)
     Sv, Sh = np.empty(av.shape[0]), np.empty(ah.shape[0])
-    _k.entropy_rows(av, Sv)
-    _k.entropy_rows(ah, Sh)
+    nu_v = np.empty_like(av) if order >= 2 else np.empty((0, av.shape[1]))
+    nu_h = np.empty_like(ah) if order >= 2 else np.empty((0, ah.shape[1]))
+    _k.entropy_rows(av, Sv, nu_v)            # ν(a) = a − a² in the same pass
+    _k.entropy_rows(ah, Sh, nu_h)
     bias = b if visible_field is None else b + visible_field
     out = Sv + Sh + np.einsum("ri,ri->r", av, np.broadcast_to(bias, av.shape)) + ah @ c
     out += np.einsum("rj,rj->r", av @ W if avW is None else avW, ah)
     if order >= 2:
-        out += 0.5 * np.einsum("rj,rj->r", _nu(av) @ (W * W if W2 is None else W2), _nu(ah))
+        out += 0.5 * np.einsum("rj,rj->r", nu_v @ (W * W if W2 is None else W2), nu_h)
     if order == 3:
         out += (2.0 / 3.0) * np.einsum("rj,rj->r", _g(av) @ (W * W * W), _g(ah))
     return out
