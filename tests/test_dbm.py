@@ -313,3 +313,37 @@ def test_train_records_a_dbm_run_at_epoch_ends():
     run = Run(DBM([16, 4, 3], seed=0), X, JointTAP(), epochs=2, batch_size=20,
               record_every_updates=2)
     assert [r["updates"] for r in run] == [0, 2, 4, 6]
+
+
+def test_layer_runs_driven_in_pieces_pretrain_as_pretrain_does():
+    """The runs of layer_runs, driven a few updates at a time across epoch ends (as the live
+    engine drives them), give pretrain's parameters; DBMTrainer.run is the run
+    DBMTrainer.epoch drives."""
+    from rbmviz.algorithms.tap import TAP
+    from rbmviz.dbm import JointTAP, layer_runs
+    from rbmviz.runs import Run
+    X = _three_protos()
+    a, b = DBM([16, 5, 3], seed=4, scale=0.05), DBM([16, 5, 3], seed=4, scale=0.05)
+    pretrain(a, X, epochs=2, learning_rate=0.05, batch_size=15, seed=7)
+    rng = np.random.default_rng(7)
+
+    def tap():
+        return TAP(learning_rate=0.05, momentum=0.5, weight_decay=0.001,
+                   momentum_form="heavy_ball")
+
+    for run in layer_runs(b, X, epochs=2, batch_size=15, seed=7, rng=rng, algorithm=tap):
+        assert isinstance(run, Run) and run.n_batches == 3
+        while not run.done:
+            run.step_updates(min(2, 2 * run.n_batches - run.algorithm.updates))
+    for p, q in zip(a.params, b.params):
+        np.testing.assert_array_equal(p, q)
+    d1, d2 = DBM([16, 5, 3], seed=1, scale=0.1), DBM([16, 5, 3], seed=1, scale=0.1)
+    t1, t2 = (DBMTrainer(learning_rate=0.05, batch_size=15, seed=3) for _ in range(2))
+    for _ in range(2):
+        t1.epoch(d1, X)
+    run = t2.run(d2, X, chunk_seconds=1e-4)
+    assert isinstance(run.algorithm, JointTAP) and run.epochs is None
+    run.step_updates(4)
+    run.step_updates(2)
+    for p, q in zip(d1.params, d2.params):
+        np.testing.assert_array_equal(p, q)

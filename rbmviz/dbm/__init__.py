@@ -34,18 +34,20 @@ Its gradients are the explicit partial derivatives at the fixed points (eqs. 126
 (bars: clamped solutions over the mini-batch, ``ā⁽⁰⁾ = x``, ``s̄⁽⁰⁾ = 0``).  Training (Alg. 4):
 greedy layer-wise pretraining with TAP RBMs (:func:`pretrain`), then joint TAP training
 (:class:`DBMTrainer`) — both through the run loop every training rule uses
-(:class:`rbmviz.runs.Run`; the joint phase is the algorithm :class:`JointTAP`).
+(:class:`rbmviz.runs.Run`; the joint phase is the algorithm :class:`JointTAP`; a caller that
+drives the runs itself takes them from :func:`layer_runs` and :meth:`DBMTrainer.run`).
 
 The package is in three modules: :mod:`rbmviz.dbm.model` (the :class:`DBM`, its file format and
 exact enumeration), :mod:`rbmviz.dbm.inference` (TAP solutions, ``Φ``, the TAP log-likelihood and
 its gradient) and :mod:`rbmviz.dbm.training` (:data:`DBMKnobs`, :class:`JointTAP`,
-:class:`DBMTrainer`, :func:`pretrain`).
+:class:`DBMTrainer`, :func:`pretrain`, :func:`layer_runs`, :func:`copy_layer`).
 """
 from __future__ import annotations
 
 from .inference import DBMSolution, gradient, log_likelihood, tap_log_z, tap_solve
 from .model import DBM, EXACT_MAX_UNITS
-from .training import DBMKnobs, DBMTrainer, JointTAP, pretrain
+from .training import DBMKnobs, DBMTrainer, JointTAP, copy_layer, layer_runs, pretrain
 
 __all__ = ["DBM", "DBMSolution", "tap_solve", "tap_log_z", "log_likelihood", "gradient",
-           "DBMTrainer", "JointTAP", "pretrain", "DBMKnobs", "EXACT_MAX_UNITS"]
+           "DBMTrainer", "JointTAP", "pretrain", "layer_runs", "copy_layer", "DBMKnobs",
+           "EXACT_MAX_UNITS"]

@@ -12,7 +12,7 @@ the samples between layers), and every mini-batch has exactly ``M`` rows, the
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -30,7 +30,7 @@ from ..runs import Run
 from .inference import _check_dbm, gradient, tap_solve
 from .model import DBM
 
-__all__ = ["DBMKnobs", "JointTAP", "DBMTrainer", "pretrain"]
+__all__ = ["DBMKnobs", "JointTAP", "DBMTrainer", "pretrain", "layer_runs", "copy_layer"]
 
 #: the knobs of the joint phase (copies of the TAP rule's) and App. E's / Table 1's defaults
 _JOINT_KNOBS = ["learning_rate", "momentum", "weight_decay", "n_solutions", "damping", "tol",
@@ -236,13 +236,15 @@ def _knob(name: str, value, knobs=DBMKnobs):
     return check_knob(knobs.param[name], value, name)
 
 
-def _run(model, data, algorithm, *, epochs, batch_size, seed, rng) -> Run:
+def _run(model, data, algorithm, *, epochs, batch_size, seed, rng, **options) -> Run:
     """The run of one training phase: records after every epoch (no metrics: the front doors
     evaluate nothing), the model trained in place, the epochs' permutations from ``rng`` and
-    batches of exactly ``batch_size`` rows (the streams the front doors always had)."""
-    return Run(model, data, algorithm, epochs=epochs, batch_size=batch_size, seed=seed,
-               metrics=[], eval_every=1, record_initial=False, dtype=None, shuffle=rng,
-               remainder="drop")
+    batches of exactly ``batch_size`` rows (the streams the front doors always had);
+    ``options``: further options of :class:`rbmviz.runs.Run` (e.g. ``chunk_seconds``)."""
+    kw = dict(metrics=[], eval_every=1, record_initial=False, dtype=None, shuffle=rng,
+              remainder="drop")
+    kw.update(options)
+    return Run(model, data, algorithm, epochs=epochs, batch_size=batch_size, seed=seed, **kw)
 
 
 class _Forward:
@@ -360,6 +362,40 @@ class DBMTrainer:
         """
         self.algorithm.update(dbm, batch)
 
+    def run(self, dbm: DBM, X: ArrayLike, *, epochs: int | None = None, **options: Any) -> Run:
+        """A :class:`rbmviz.runs.Run` of :attr:`algorithm` on ``dbm``: the loop :meth:`epoch`
+        drives, for a caller that drives it itself (the explorer's deep TAP engine,
+        :mod:`rbmviz.live.tap_dbm`) — the epochs' permutations from :attr:`rng`, ``R // M``
+        batches of ``M`` rows, a record after every epoch, no metrics, the model trained in
+        place.  :attr:`epochs` counts the epochs of :meth:`epoch` only.
+
+        Parameters
+        ----------
+        dbm : DBM
+            The model trained (in place).
+        X : array_like, shape (R, N_0)
+            Binary data rows.
+        epochs : int, optional
+            Epochs of the run; None (default) until it is stopped.
+        **options : Any
+            Further options of :class:`rbmviz.runs.Run` (``chunk_seconds``, ``max_seconds``,
+            ``max_weight`` ...).
+
+        Returns
+        -------
+        rbmviz.runs.Run
+            The run, not started.
+
+        Raises
+        ------
+        TypeError, ValueError
+            As :class:`rbmviz.runs.Run` (``dbm`` not a :class:`DBM`, ``X`` not binary with
+            ``N_0`` columns or fewer rows than ``batch_size``, a momentum state of other layer
+            sizes).
+        """
+        return _run(dbm, X, self.algorithm, epochs=epochs, batch_size=self.batch_size,
+                    seed=self.algorithm.seed, rng=self.rng, **options)
+
     def epoch(self, dbm: DBM, X: ArrayLike) -> None:
         """One pass over the rows of ``X`` in shuffled mini-batches: one epoch of a
         :class:`rbmviz.runs.Run` of :attr:`algorithm` (a permutation from :attr:`rng`,
@@ -389,8 +425,7 @@ class DBMTrainer:
         if self.batch_size > X.shape[0]:
             raise ValueError(f"batch_size={self.batch_size} is larger than the data "
                              f"({X.shape[0]} rows of X)")
-        run = _run(dbm, X, self.algorithm, epochs=1, batch_size=self.batch_size,
-                   seed=self.algorithm.seed, rng=self.rng)
+        run = self.run(dbm, X, epochs=1)
         try:
             next(run)
         except RunDiverged as err:
@@ -466,20 +501,86 @@ def pretrain(dbm: DBM, X: ArrayLike, *, epochs: int = DBMKnobs.epochs,
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable (layer, epoch) or None, got {type(callback).__name__}")
     rng = np.random.default_rng(check_seed(seed))
-    data = X
-    for l in range(dbm.n_hidden_layers):
-        rbm = RBM(dbm.layers[l], dbm.layers[l + 1])
-        rbm.set_params(W=dbm.W[l], b=dbm.biases[l], c=dbm.biases[l + 1])
-        alg = TAP(learning_rate=learning_rate, momentum=momentum, weight_decay=weight_decay,
-                  damping=damping, tol=tol, max_iter=max_iter, momentum_form="heavy_ball")
-        run = _run(rbm, data, alg, epochs=epochs, batch_size=batch_size, seed=seed, rng=rng)
+
+    def tap():
+        return TAP(learning_rate=learning_rate, momentum=momentum, weight_decay=weight_decay,
+                   damping=damping, tol=tol, max_iter=max_iter, momentum_form="heavy_ball")
+
+    for l, run in enumerate(layer_runs(dbm, X, epochs=epochs, batch_size=batch_size, seed=seed,
+                                       rng=rng, algorithm=tap)):
         for rec in run:                          # one record per epoch
             if callback is not None:
                 callback(l + 1, int(rec["epoch"]))
-        dbm.W[l] = np.array(rbm.W, dtype=np.float64)
-        dbm.biases[l + 1] = np.array(rbm.c, dtype=np.float64)
-        if l == 0:
-            dbm.biases[0] = np.array(rbm.b, dtype=np.float64)
+    return dbm
+
+
+def copy_layer(dbm: DBM, layer: int, rbm: RBM) -> None:
+    """Put the parameters of the TAP RBM of hidden layer ``layer + 1`` into ``dbm`` (as
+    float64 copies): ``W⁽ˡ⁺¹⁾`` and the hidden biases ``θ⁽ˡ⁺¹⁾``, for the first layer also
+    the visible biases ``θ⁽⁰⁾``.
+
+    Parameters
+    ----------
+    dbm : DBM
+        The model (changed in place).
+    layer : int
+        The layer's coupling matrix ``dbm.W[layer]`` (0-based).
+    rbm : RBM
+        The layer's RBM, of shape ``(N_layer, N_layer+1)``.
+    """
+    dbm.W[layer] = np.array(rbm.W, dtype=np.float64)
+    dbm.biases[layer + 1] = np.array(rbm.c, dtype=np.float64)
+    if layer == 0:
+        dbm.biases[0] = np.array(rbm.b, dtype=np.float64)
+
+
+def layer_runs(dbm: DBM, X: ArrayLike, *, epochs: int, batch_size: int, seed: int,
+               rng: np.random.Generator, algorithm: Callable[[], Algorithm],
+               **options: Any) -> Iterator[Run]:
+    """Greedy layer-wise pretraining (Alg. 4, first phase) as one :class:`rbmviz.runs.Run`
+    per hidden layer — the loop of :func:`pretrain` and of the explorer's deep TAP engine
+    (:mod:`rbmviz.live.tap_dbm`), which drive the runs themselves.
+
+    For each hidden layer in turn it yields the run (not started) of a TAP RBM made from the
+    layer's current parameters (``run.rbm``), trained on ``X`` for the first layer and on the
+    samples of the layer below otherwise; the caller iterates it to its end (``run.done``).
+    Asked for the next item, it copies the layer's parameters into ``dbm``
+    (:func:`copy_layer`) and draws the next layer's data from ``rng``:
+    ``H⁽ˡ⁾ ~ P(h⁽ˡ⁾ | H⁽ˡ⁻¹⁾)`` given the layer below.  No check beyond the runs' own:
+    :func:`pretrain` checks its arguments first.
+
+    Parameters
+    ----------
+    dbm : DBM
+        The model (changed in place as the layers finish).
+    X : array_like, shape (R, N_0)
+        Binary data rows, the first layer's training set.
+    epochs : int
+        Epochs per layer (each run's ``epochs``).
+    batch_size : int
+        Rows per update; every batch has exactly this many rows (``remainder="drop"``).
+    seed : int
+        The runs' seed (their ``spl`` subset and guard rows; the shuffles are ``rng``'s).
+    rng : numpy.random.Generator
+        Every layer's epoch permutations and the samples between layers, in this order.
+    algorithm : callable
+        ``algorithm()`` makes the rule of a layer (e.g. a :class:`rbmviz.algorithms.tap.TAP`
+        with heavy-ball momentum), called when the layer's run is made.
+    **options : Any
+        Further options of :class:`rbmviz.runs.Run` (``chunk_seconds``, ``max_weight`` ...).
+
+    Yields
+    ------
+    rbmviz.runs.Run
+        The run of each hidden layer's TAP RBM, bottom up; records after every epoch, no
+        metrics.
+    """
+    data = np.asarray(X, dtype=np.float64)
+    for l in range(dbm.n_hidden_layers):
+        rbm = RBM(dbm.layers[l], dbm.layers[l + 1])
+        rbm.set_params(W=dbm.W[l], b=dbm.biases[l], c=dbm.biases[l + 1])
+        yield _run(rbm, data, algorithm(), epochs=epochs, batch_size=batch_size, seed=seed,
+                   rng=rng, **options)
+        copy_layer(dbm, l, rbm)
         p = _sigmoid(dbm.biases[l + 1] + data @ dbm.W[l])
         data = (rng.random(p.shape) < p).astype(np.float64)
-    return dbm
