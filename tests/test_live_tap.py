@@ -432,6 +432,38 @@ def test_dbm_engine_pretrains_and_trains_as_the_library_does():
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
+def test_dbm_engine_drives_the_library_runs_and_points_by_time():
+    """Each phase of the live deep TAP machine is a rbmviz.runs.Run (the layers' TAP rule,
+    then JointTAP); with updates_per_point = None a point is bounded by time and Pause ends
+    the loop thread's point within about a training chunk."""
+    from rbmviz.algorithms.tap import TAP
+    from rbmviz.dbm import JointTAP
+    from rbmviz.live.tap_dbm import CHUNK_SECONDS, DBMTapRace
+    from rbmviz.runs import Run
+    race = DBMTapRace(TapSettings(**{**DBM_SMALL, "updates_per_point": 30}))
+    race.step()
+    assert isinstance(race.run, Run) and isinstance(race.run.algorithm, TAP)
+    assert race.run.rbm is race._layer_rbm and race.run.algorithm.momentum_form == "heavy_ball"
+    race.step()                                      # 30 updates: into layer 2's pretraining
+    assert race.phase == "pretrain layer 2" and race.run.algorithm.updates == 10
+    race.step()                                      # 60: into the joint phase
+    assert race.phase == "joint" and isinstance(race.run.algorithm, JointTAP)
+    assert race.run.algorithm is race.trainer.algorithm and race.trainer.updates == 20
+    sink = Collector()
+    timed = DBMTapRace(TapSettings(**{**DBM_SMALL, "updates_per_point": None}), sink=sink)
+    try:
+        timed.start()
+        assert wait_for(lambda: len(sink.records) >= 3)
+        t0 = time.perf_counter()
+        timed.pause()
+        assert wait_for(lambda: not timed._advance_lock.locked(), timeout=5.0)
+        assert time.perf_counter() - t0 < 20 * CHUNK_SECONDS + 1.0
+    finally:
+        timed.stop()
+    ups = [r["updates"] for r in timed.records]
+    assert ups[0] == 0 and all(b > a for a, b in zip(ups, ups[1:]))
+
+
 def test_dbm_knobs_are_refused_mid_run_with_a_clear_message():
     from rbmviz.live.tap_dbm import DBMTapRace
     race = DBMTapRace(TapSettings(**DBM_SMALL))

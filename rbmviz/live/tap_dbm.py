@@ -3,14 +3,26 @@ engine of the explorer's "TAP landscape" tab when its ``model`` knob is ``"dbm-2
 (Tramel et al. 2018, Appendix E, Alg. 4; :mod:`rbmviz.dbm`).
 
 :class:`DBMTapRace` trains as :func:`rbmviz.reproduce.tap_beyond.study_dbm` (Fig. 11) does,
-one point at a time on a :class:`~rbmviz.live.loop.BackgroundLoop` thread:
+one point at a time on a :class:`~rbmviz.live.loop.BackgroundLoop` thread, through the run
+loop every training rule uses (:class:`rbmviz.runs.Run`, the runs the library's front doors
+make, driven a point at a time):
 
-1. greedy layer-wise pretraining (Alg. 4, first phase; :func:`rbmviz.dbm.pretrain` cut into
-   points, same random stream, so ``pretrain_epochs`` whole epochs give the same weights):
-   layer 1 a TAP RBM (Alg. 2, heavy-ball momentum) on the images, layer 2 a TAP RBM on binary
-   samples of layer 1 given the images;
-2. joint TAP training of the whole DBM (eqs. 126–129, :class:`rbmviz.dbm.DBMTrainer`; same
-   batches as :meth:`DBMTrainer.epoch`).
+1. greedy layer-wise pretraining (Alg. 4, first phase): the runs of
+   :func:`rbmviz.dbm.layer_runs`, the loop of :func:`rbmviz.dbm.pretrain` (same random
+   stream, so ``pretrain_epochs`` whole epochs give the same weights) — layer 1 a TAP RBM
+   (Alg. 2, heavy-ball momentum) on the images, layer 2 a TAP RBM on binary samples of layer
+   1 given the images;
+2. joint TAP training of the whole DBM (eqs. 126–129): the run of
+   :class:`rbmviz.dbm.JointTAP` that :meth:`rbmviz.dbm.DBMTrainer.run` makes (same batches
+   as :meth:`DBMTrainer.epoch <rbmviz.dbm.DBMTrainer.epoch>`).
+
+A point trains ``updates_per_point`` updates (``Run.step_updates``), or for a time
+(``next(run)`` bounded by the run's ``max_seconds``) that keeps the evaluation at about
+:data:`~rbmviz.live.tap_base.LIVE_EVAL_BUDGET` of the point, at most
+:data:`~rbmviz.live.tap_base.POINT_SECONDS`; a point that reaches the end of a layer's
+pretraining goes on with the next phase.  The runs check the parameters after every
+training chunk (finite, below :data:`~rbmviz.live.tap_base.MAX_WEIGHT`): a divergence stops
+the race with a message.
 
 The DBM always holds the current weights (during pretraining, the layer being trained is
 copied into it after every point), and every point measures its TAP log-likelihood per unit
@@ -33,22 +45,24 @@ denoiser.  TAP2 iterated to convergence only (``order = 2``, ``inference = "tap"
 ``fixed_iter = None``): other settings are refused.
 The ``products`` knob is the RBM's (:func:`rbmviz.tap.solve`); the deep machine's
 mean-field iteration (:mod:`rbmviz.dbm`) computes in float64 whatever it says.  Pause ends a
-point at the next update.
+point at the end of the runs' current training chunk (:data:`CHUNK_SECONDS`, or one update
+when an update takes longer).
 """
 from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from .._numerics import sigmoid
 from .._seeds import stream_seed
 from ..algorithms.tap import TAP
-from ..dbm import DBM, DBMTrainer, log_likelihood
+from ..dbm import DBM, DBMTrainer, copy_layer, layer_runs, log_likelihood
+from ..errors import RunDiverged
 from ..model import RBM
+from ..runs import Run
 from .tap import (LIVE_EVAL_BUDGET, MAX_ITER, MAX_WEIGHT, POINT_SECONDS, TOL, TapLoop, TapRace,
                   TapSettings, refuse_model_change)
 
@@ -60,6 +74,8 @@ DBM_RECORD_FIELDS = ("epoch", "updates", "tap_ll", "n_not_converged", "n_free", 
 MAX_FIELDS = 100
 #: seconds between two receptive-field snapshots
 FIELDS_EVERY = 0.5
+#: the runs' training chunks (s): Pause ends a point after the current chunk
+CHUNK_SECONDS = 0.05
 #: knobs of the RBM rule that the deep TAP machine has no use for (TAP2 only)
 _RBM_ONLY = {"order": 2, "inference": "tap", "fixed_iter": None}
 
@@ -144,20 +160,21 @@ class DBMTapRace(TapLoop):
         self.rbm = None                     # no RBM here (rbmviz.app.limits checks self.layers)
         self.batch_size = min(int(s.batch_size), n)
         self.n_batches = n // self.batch_size
-        # pretraining: the random stream of rbmviz.dbm.pretrain(seed=pretrain_seed)
+        # pretraining: the runs of rbmviz.dbm.pretrain(seed=pretrain_seed), one per layer
         self.pretrain_seed = stream_seed(s.seed, "pretrain")
         self._pre_rng = np.random.default_rng(self.pretrain_seed)
-        self._layer = 0                     # hidden layer being pretrained (0-based), or None
-        self._layer_data = self.data
-        self._layer_rbm: RBM | None = None
-        self._layer_alg: TAP | None = None
-        self._layer_epoch = 0
         self.trainer = DBMTrainer(**self._trainer_settings(), batch_size=self.batch_size,
                                   seed=stream_seed(s.seed, "joint"))
-        self._perm: np.ndarray | None = None  # the current epoch's row order
-        self._pos = 0                         # next batch start in it
-        if s.pretrain_epochs == 0:
-            self._layer = None
+        self._layer: int | None = None       # hidden layer being pretrained (0-based), or None
+        self._pretraining: Iterator[Run] | None = None
+        if s.pretrain_epochs > 0:
+            self._pretraining = layer_runs(self.dbm, self.data, epochs=s.pretrain_epochs,
+                                           batch_size=self.batch_size, seed=self.pretrain_seed,
+                                           rng=self._pre_rng, algorithm=self._layer_algorithm,
+                                           **self._run_options())
+            self._layer = -1
+        #: the run of the current phase (a layer's pretraining, or the joint training)
+        self.run: Run = self._next_phase()
         self.updates = 0
         self.snapshot: dict | None = None
         self._n_snapshots = 0
@@ -180,6 +197,49 @@ class DBMTapRace(TapLoop):
         return dict(learning_rate=s.learning_rate, momentum=s.momentum,
                     weight_decay=s.weight_decay, n_solutions=s.n_solutions, damping=s.damping,
                     tol=TOL, max_iter=MAX_ITER)
+
+    @property
+    def _layer_alg(self) -> TAP | None:
+        """The rule of the layer being pretrained (None in the joint phase)."""
+        return None if self._layer is None else self.run.algorithm
+
+    @property
+    def _layer_rbm(self) -> RBM | None:
+        """The TAP RBM of the layer being pretrained (None in the joint phase)."""
+        return None if self._layer is None else self.run.rbm
+
+    def _layer_algorithm(self) -> TAP:
+        """A layer's rule, made when its run starts: the TAP rule with heavy-ball momentum
+        and the live γ, η, ε, K and damping (as :func:`rbmviz.dbm.pretrain`'s, plus K)."""
+        tr = self._trainer_settings()
+        return TAP(learning_rate=tr["learning_rate"], momentum=tr["momentum"],
+                   weight_decay=tr["weight_decay"], damping=tr["damping"],
+                   n_solutions=tr["n_solutions"], tol=TOL, max_iter=MAX_ITER,
+                   momentum_form="heavy_ball")
+
+    @staticmethod
+    def _run_options() -> dict:
+        """Options of every phase's run: short training chunks (Pause) and the tab's
+        divergence bound."""
+        return {"chunk_seconds": CHUNK_SECONDS, "max_weight": MAX_WEIGHT}
+
+    def _next_phase(self) -> Run:
+        """The run of the next phase: the next layer's pretraining (the layer before is put
+        into the DBM and sampled by :func:`rbmviz.dbm.layer_runs`), or the joint training."""
+        run = None
+        if self._pretraining is not None:
+            run = next(self._pretraining, None)
+            if run is None:
+                self._pretraining = None
+        if run is None:
+            self._layer = None
+            run = self.trainer.run(self.dbm, self.data, **self._run_options())
+        else:
+            self._layer += 1
+        # Pause (or Stop) ends the loop thread's point at the next training chunk (a Step,
+        # from another thread while paused, trains a whole point)
+        run.yield_when = self._pause_asked
+        return run
 
     # ------------------------------------------------------------------ controls
     def _check_changes(self, changes: dict) -> None:
@@ -213,27 +273,14 @@ class DBMTapRace(TapLoop):
             if self.failed is not None:
                 return []
             if self.records:
-                upp = s.updates_per_point
-                budget = min(POINT_SECONDS, max(0.05, self._eval_seconds
-                                                * (1 - LIVE_EVAL_BUDGET) / LIVE_EVAL_BUDGET))
-                t0, done = time.perf_counter(), 0
                 try:
-                    while True:
-                        self._update_once()
-                        done += 1
-                        if (done >= upp) if upp is not None else \
-                                (time.perf_counter() - t0 >= budget):
-                            break
-                        if self._pause_asked():        # Pause ends the point at once
-                            break
+                    self._train_point()
+                except RunDiverged as err:
+                    return self._fail(f"deep TAP training diverged at update {self.updates}: "
+                                      f"{err}; lower the learning rate γ and press Reset")
                 except (FloatingPointError, ArithmeticError, ValueError) as err:
                     return self._fail(f"deep TAP training diverged at update {self.updates}: "
                                       f"{err}; lower the learning rate γ and press Reset")
-                big = max(float(np.max(np.abs(w))) for w in self.dbm.W)
-                if not np.isfinite(big) or big > MAX_WEIGHT:
-                    return self._fail(f"deep TAP training diverged at update {self.updates} "
-                                      f"(max |W| = {big:.3g}); lower the learning rate γ and "
-                                      f"press Reset")
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
@@ -256,66 +303,44 @@ class DBMTapRace(TapLoop):
             self._pending.append(rec)
             return [rec]
 
-    def _next_batch(self, X, rng) -> np.ndarray:
-        """The next mini-batch of the current epoch (a new permutation from ``rng`` at an
-        epoch's start, as :func:`rbmviz.dbm.pretrain` and :meth:`DBMTrainer.epoch`); after
-        the epoch's last batch ``self._perm`` is ``None``."""
-        M = self.batch_size
-        if self._perm is None:
-            self._perm, self._pos = rng.permutation(X.shape[0]), 0
-        batch = X[self._perm[self._pos:self._pos + M]]
-        self._pos += M
-        if self._pos + M > X.shape[0]:
-            self._perm = None
-        return batch
-
-    def _update_once(self) -> None:
-        """One mini-batch update of the current phase (moving on at the end of an epoch or
-        of a layer's pretraining)."""
-        if self._layer is not None:
-            l = self._layer
-            if self._layer_rbm is None:          # a new layer: its TAP RBM (as pretrain)
-                rbm = RBM(self.layers[l], self.layers[l + 1])
-                rbm.set_params(W=self.dbm.W[l], b=self.dbm.biases[l], c=self.dbm.biases[l + 1])
-                tr = self._trainer_settings()
-                alg = TAP(learning_rate=tr["learning_rate"], momentum=tr["momentum"],
-                          weight_decay=tr["weight_decay"], damping=tr["damping"],
-                          n_solutions=tr["n_solutions"], tol=TOL, max_iter=MAX_ITER,
-                          momentum_form="heavy_ball")
-                alg.setup(rbm, self._layer_data, self.batch_size)
-                self._layer_rbm, self._layer_alg = rbm, alg
-            batch = self._next_batch(self._layer_data, self._pre_rng)
-            self._layer_alg.update(self._layer_rbm, batch)
-            self._copy_layer()
-            if self._perm is None:               # the epoch ended
-                self._layer_epoch += 1
-                if self._layer_epoch >= self.settings.pretrain_epochs:
-                    self._finish_layer()
-        else:
-            batch = self._next_batch(self.data, self.trainer.rng)
-            self.trainer.update(self.dbm, batch)
-            if self._perm is None:
-                self.trainer.epochs += 1
-        self.updates += 1
-
-    def _copy_layer(self) -> None:
-        l, rbm = self._layer, self._layer_rbm
-        self.dbm.W[l] = np.array(rbm.W, dtype=np.float64)
-        self.dbm.biases[l + 1] = np.array(rbm.c, dtype=np.float64)
-        if l == 0:
-            self.dbm.biases[0] = np.array(rbm.b, dtype=np.float64)
-
-    def _finish_layer(self) -> None:
-        """As :func:`rbmviz.dbm.pretrain` after a layer: its weights into the DBM, then binary
-        samples of its units given the layer below become the next layer's data."""
-        self._copy_layer()
-        l = self._layer
-        p = sigmoid(self.dbm.biases[l + 1] + self._layer_data @ self.dbm.W[l])
-        self._layer_data = (self._pre_rng.random(p.shape) < p).astype(np.float64)
-        self._layer_rbm = self._layer_alg = None
-        self._layer_epoch = 0
-        self._perm = None
-        self._layer = l + 1 if l + 1 < self.dbm.n_hidden_layers else None
+    def _train_point(self) -> None:
+        """The updates of one point through the phases' runs: ``Run.step_updates`` for
+        ``updates_per_point`` updates (at most to the end of a layer's pretraining, then on
+        with the next phase), else ``next(run)`` bounded by the point's remaining time (the
+        run's ``max_seconds``); Pause ends the point after the runs' current chunk."""
+        upp = self.settings.updates_per_point
+        deadline = None
+        if upp is None:
+            budget = min(POINT_SECONDS, max(0.05, self._eval_seconds
+                                            * (1 - LIVE_EVAL_BUDGET) / LIVE_EVAL_BUDGET))
+            deadline = time.perf_counter() + budget
+        done = 0
+        while True:
+            run = self.run
+            u0 = run.algorithm.updates
+            try:
+                if upp is not None:
+                    n = upp - done
+                    if run.epochs is not None:          # a layer: up to its last epoch
+                        n = min(n, run.epochs * run.n_batches - u0)
+                    run.step_updates(n)
+                else:
+                    run.max_seconds = max(deadline - time.perf_counter(), 1e-3)
+                    next(run)
+            finally:
+                k = run.algorithm.updates - u0
+                done += k
+                self.updates += k
+                if self._layer is not None:             # the DBM holds the current weights
+                    copy_layer(self.dbm, self._layer, run.rbm)
+                else:
+                    self.trainer.epochs = run.epoch
+            if run.done:                                # a layer's pretraining ended
+                self.run = self._next_phase()
+            if (done >= upp) if upp is not None else (time.perf_counter() >= deadline):
+                return
+            if self._pause_asked():                     # Pause ends the point at once
+                return
 
     # ------------------------------------------------------------------ fields
     def receptive_fields(self) -> dict:
