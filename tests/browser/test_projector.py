@@ -1,7 +1,7 @@
 """The explorer on a projector, in real Chromium: at 1,024×768, 1,280×800 and 1,920×1,080 every
 visible Bokeh canvas and image of every tab lies inside the window and inside its tab, and
 each plot's legend is on screen (Bokeh draws inside shadow roots: rbmviz's layout check walks
-them).  At 1,280×800 the screenshots of every tab are stored where the documentation's
+them), and the page's stylesheets and KaTeX formulas are styled.  At 1,280×800 the screenshots of every tab are stored where the documentation's
 explorer page shows them (docs/_static/explorer/)."""
 import re
 from pathlib import Path
@@ -38,7 +38,44 @@ def fits(page, where):
     return report
 
 
+#: the page's styles as the browser applied them, walking Bokeh's shadow roots: stylesheet
+#: links not (yet) loaded, and formulas shown twice — Panel's KaTeX stylesheet shows one of a
+#: formula's two renderings (MathML or KaTeX's HTML); without it both show, the MathML text
+#: beside the formula (formulas not displayed, e.g. in a collapsed card, are not counted)
+STYLES_JS = """() => { const out = {links: 0, unloaded: [], formulas: 0, shown_twice: 0};
+  const shown = (e) => e !== null && e.getClientRects().length > 0;
+  const walk = (root) => {
+    root.querySelectorAll('link[rel="stylesheet"]').forEach(l => {
+      out.links += 1; if (!l.sheet) out.unloaded.push(l.href); });
+    root.querySelectorAll('.katex').forEach(k => {
+      if (!shown(k)) return;
+      out.formulas += 1;
+      if (shown(k.querySelector('.katex-mathml')) && shown(k.querySelector('.katex-html')))
+        out.shown_twice += 1; });
+    root.querySelectorAll('*').forEach(e => { if (e.shadowRoot) walk(e.shadowRoot); });
+  };
+  walk(document);
+  return out; }"""
+
+
+def styles_applied(page):
+    """Wait until every stylesheet link has loaded and no formula shows both its renderings,
+    then return what :data:`STYLES_JS` saw (a stored screenshot of an unstyled page is a
+    defect)."""
+    try:
+        page.wait_for_function(f"() => {{ const s = ({STYLES_JS})(); "
+                               f"return s.unloaded.length === 0 && s.shown_twice === 0; }}",
+                               timeout=30_000)
+    except Exception:                       # the assertions below name what is missing
+        pass
+    report = page.evaluate(STYLES_JS)
+    assert report["links"] >= 1 and not report["unloaded"], report
+    assert report["shown_twice"] == 0, report
+    return report
+
+
 def shot(page, size, name):
+    styles_applied(page)
     if tuple(size) == (1280, 800):
         SCREENS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENS / f"{name}.png"))
