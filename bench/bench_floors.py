@@ -59,6 +59,9 @@ MAX_SPREAD = 1.15
 #: targets of the issue (fraction of the floor, and the PCD ratio to scikit-learn's float32 path)
 TARGETS = {"PCD-1 float32": 0.75, "AIS float32": 0.80, "AIS float64": 0.80, "TAP2 iteration": 0.70}
 TARGET_VS_SKLEARN_F32 = 1.5
+#: exact log Z at least this many times faster than numpy enumerating in batches of states
+#: (PyDeep's ``partition_function_factorize_h`` scheme)
+TARGET_EXACT_VS_NUMPY = 10.0
 
 # ---------------------------------------------------------------- PCD-1
 def numpy_pcd(X, dtype):
@@ -266,6 +269,9 @@ def run(quick=False, verbose=True):
     p32 = out["paths"]["PCD-1 float32"]
     v = p32["peers"].get("sklearn fit loop f32")
     out["pcd_f32_vs_sklearn_f32"] = v
+    ez = next((r for name, r in out["paths"]["exact log Z"]["peers"].items()
+               if name.startswith("numpy enumeration")), None)
+    out["exact_vs_numpy"] = ez
     if verbose:
         mi = machine_info()
         out["machine"] = mi
@@ -278,6 +284,9 @@ def run(quick=False, verbose=True):
         if v is not None:
             print(f"PCD-1 float32: rbmviz / scikit-learn's float32 fit path = {v:.2f}x "
                   f"(target >= {TARGET_VS_SKLEARN_F32}x: {'PASS' if v >= TARGET_VS_SKLEARN_F32 else 'MISS'})")
+        if ez is not None:
+            print(f"exact log Z: numpy in batches of states (PyDeep's scheme) / rbmviz = {ez:.1f}x "
+                  f"(target >= {TARGET_EXACT_VS_NUMPY:g}x: {'PASS' if ez >= TARGET_EXACT_VS_NUMPY else 'MISS'})")
         print("(a peer's 'Nx' is its time over rbmviz's: above 1, rbmviz is faster; 'of floor' above 100 % means "
               "sums of rows of a 0/1 factor beat the dense products)")
     return out
