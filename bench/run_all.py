@@ -52,6 +52,9 @@ def floor_rows(floors):
     v = floors.get("pcd_f32_vs_sklearn_f32")
     rows.append(("floor", "PCD-1 float32: sklearn float32 fit / rbmviz", "noisy" if v is None else f"{v:.2f}x",
                  "", ">= 1.5x", "" if v is None else ("PASS" if v >= 1.5 else "MISS")))
+    v = floors.get("exact_vs_numpy")
+    rows.append(("floor", "exact log Z: numpy in batches of states / rbmviz", "noisy" if v is None else f"{v:.1f}x",
+                 "", ">= 10x", "" if v is None else ("PASS" if v >= 10 else "MISS")))
     return rows
 
 
