@@ -37,7 +37,7 @@ from pathlib import Path
 
 if __package__ in (None, ""):   # run as a script: make the project root importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench._common import RESULTS, table
+from bench._common import RESULTS, OtherLoad, table
 
 
 def floor_rows(floors):
@@ -94,6 +94,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     from bench import bench_defaults, bench_floors, bench_large, bench_small
     t0 = time.perf_counter()
+    mon = OtherLoad()                            # other processes' CPU over the whole run
     floors = bench_floors.run(quick=a.quick)     # each hot path against its own floor
     print()
     bench_defaults.run(quick=a.quick)      # the front doors at their defaults (issue: fast defaults)
@@ -139,7 +140,11 @@ def main(argv=None):
         print("WARNING: the machine was busy during bench_large (see its warning); rerun when idle.")
     if small["noise"]["busy"]:
         print("WARNING: the machine was busy during bench_small (see its warning); rerun when idle.")
-    res = {"quick": a.quick, "seconds": time.perf_counter() - t0,
+    other = mon.cores()
+    if other is not None:
+        print(f"other processes used {other:.2f} cores on average over the whole run"
+              + (" — NOISY: rerun on a quiet machine before quoting these numbers" if other > 0.25 else ""))
+    res = {"quick": a.quick, "seconds": time.perf_counter() - t0, "other_cores": other,
            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "floors": floors, "large": large, "small": small,
            "tap_train": tap_train, "tap_inference": tap_inf, "dc": dcb}
     out = Path(a.out)
