@@ -9,7 +9,7 @@ widgets and URL show what actually runs (the declared defaults where the link wa
 
 Query values arrive as Panel parses them (:func:`panel.util.parse_query`: numbers, JSON lists,
 ``true``/``false``, else strings).  Keys every tab understands: ``tab`` (``race``, ``bias``,
-``tap``) and ``lesson`` (a key of :data:`rbmviz.live.lessons.LESSONS`).
+``tap``) and ``lesson`` (a key of :data:`rbmviz.live.lessons.catalogue.LESSONS`).
 """
 from __future__ import annotations
 

@@ -117,7 +117,7 @@ def _exp_neg(y):
 def _log1p_01(u):
     """``log(1 + u)`` for ``0 ≤ u ≤ 1`` to about 1 ulp, branch-free: ``2 atanh(t)`` with
     ``t = u / (2 + u)``, or ``ln 2 + 2 atanh(t)`` with ``t = (u − 1) / (u + 3)`` above
-    ``√2 − 1`` (|t| ≤ 0.172; the odd series to ``t^23``)."""
+    ``√2 − 1`` (``|t| ≤ 0.172``; the odd series to ``t^23``)."""
     w = 1.0 if u > 0.41421356237309503 else 0.0
     t = (u - w) / (u + 2.0 + w)
     t2 = t * t

@@ -222,7 +222,7 @@ def entropy_rows(a, out, nu):
     is ``−p ln p − (1 − p) ln(1 − p)``; ``ln p = e ln 2 + 2 atanh((f − 1)/(f + 1))`` from
     ``p = 2^e f`` (``f ∈ [√½, √2)``, ``p`` raised to the smallest normal number, where
     ``p ln p`` is below 1e-305), ``ln(1 − p) = 2 atanh(−p/(2 − p))``, or ``−ln 2 +
-    2 atanh((1 − 2p)/(3 − 2p))`` above ``1 − √½`` (|t| ≤ 0.172 in every case); each term
+    2 atanh((1 − 2p)/(3 − 2p))`` above ``1 − √½`` (``|t| ≤ 0.172`` in every case); each term
     within 3 ulp of ``math.log``'s, summed by :func:`_lane_sum`.  Entries outside [0, 1] (or
     NaN) count 0.
     """
