@@ -144,6 +144,65 @@ def test_study_fig12_against_exact_and_resume(tmp_path):
     assert set(s["spearman"]) == {"tap_ll~ais_ll", "tap_ll~spl", "ais_ll~spl"}
 
 
+def _fig12_same(a, b):
+    """Two fig12 studies' curves (all but the wall-clock seconds) and summaries are equal."""
+    (ta, sa), (tb_, sb) = a, b
+    ca, cb = (t["curves"].drop(columns=["seconds"]) for t in (ta, tb_))
+    assert ca.equals(cb)
+    strip = lambda s: json.dumps({**s, "first": {k: v for k, v in s["first"].items() if k != "seconds"},
+                                  "last": {k: v for k, v in s["last"].items() if k != "seconds"}},
+                                 sort_keys=True, default=str)
+    assert strip(sa) == strip(sb)
+
+
+def test_study_fig12_continues_through_the_run_state_bit_for_bit(tmp_path):
+    """Stopped after epoch k (0: after the first evaluation only), the study continues from
+    run_state.pkl (Run.state()) to the straight study's curves, summary and model exactly,
+    also when the rows do not fill the last batch (remainder dropped)."""
+    import pickle
+    from rbmviz.model import RBM
+    X = _data()
+    kw = dict(FIG12, samples=55, data=X)
+    whole = tb.study_fig12(**kw, epochs=4, state=tmp_path / "whole")
+    assert list(whole[0]["curves"]["epoch"]) == [0, 1, 2, 3, 4]
+    for stop in (0, 2):
+        d = tmp_path / f"cut{stop}"
+        tb.study_fig12(**kw, epochs=stop, state=d)
+        with open(d / "run_state.pkl", "rb") as f:
+            saved = pickle.load(f)
+        assert saved["run"]["epoch"] == stop and len(saved["rows"]) == stop + 1
+        assert not (d / "state.json").exists() and not (d / "alg.npz").exists()
+        rest = tb.study_fig12(**kw, epochs=4, state=d)
+        _fig12_same(rest, whole)
+        a, b = RBM.load(tmp_path / "whole" / "rbm.npz"), RBM.load(d / "rbm.npz")
+        assert all(np.array_equal(p, q) for p, q in zip(a.params, b.params)), stop
+    # a state directory does not change the numbers
+    _fig12_same(tb.study_fig12(**kw, epochs=4), whole)
+
+
+def test_study_fig12_refuses_an_old_state_or_another_study(tmp_path):
+    X = _data()
+    for name in ("state.json", "alg.npz"):
+        old = tmp_path / f"old_{name}"
+        old.mkdir()
+        (old / name).write_text("{}")
+        with pytest.raises(ValueError, match=rf"state file .*{name.replace('.', '[.]')} was "
+                                             rf"written by an earlier version.*delete the "
+                                             rf"folder .*old_"):
+            tb.study_fig12(**FIG12, epochs=1, data=X, state=old)
+    new = tmp_path / "new"
+    tb.study_fig12(**FIG12, epochs=1, data=X, state=new)
+    with pytest.raises(ValueError, match=r"run_state\.pkl holds a study of the Fig\. 12 RBM "
+                                         r"16x6 with other settings \(ais_chains: 16 there, 8 now"):
+        tb.study_fig12(**dict(FIG12, ais_chains=8), epochs=2, data=X, state=new)
+    with pytest.raises(ValueError, match=r"run_state\.pkl holds the state of another run "
+                                         r"\(.*its batch_size is 20, this run's is 15"):
+        tb.study_fig12(**dict(FIG12, batch_size=15), epochs=2, data=X, state=new)
+    (new / "run_state.pkl").write_bytes(b"not a pickle")
+    with pytest.raises(ValueError, match=r"run_state\.pkl is not a readable training state"):
+        tb.study_fig12(**FIG12, epochs=2, data=X, state=new)
+
+
 def test_sm_schedule():
     b = tb.sm_schedule()
     assert b.size == 14501 and b[0] == 0 and b[-1] == 1

@@ -1,12 +1,10 @@
 """Helpers shared by the studies beyond Sec. VII of Tramel et al. (2018)
 (:mod:`.tap_adatap`, :mod:`.tap_dbm`, :mod:`.tap_fig12`): progress lines,
-base-rate visible biases and the resumable state files of a study — a JSON state with a
-generator's position (:func:`load_state`, :func:`rng_from`), or the run loop's own state
-(:func:`save_run_state`, :func:`load_run_state`, :func:`restore_run`: a pickle of
-:meth:`rbmviz.runs.Run.state` and the study's own values, written atomically)."""
+base-rate visible biases and the resumable state of a study — the run loop's own state
+(:func:`save_run_state`, :func:`load_run_state`, :func:`check_study`, :func:`restore_run`: a
+pickle of :meth:`rbmviz.runs.Run.state` and the study's own values, written atomically)."""
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import sys
@@ -20,8 +18,8 @@ from .. import _files
 if TYPE_CHECKING:
     from ..runs import Run
 
-__all__ = ["progress", "base_rate", "load_state", "rng_from", "RUN_STATE_FILE",
-           "RUN_STATE_FORMAT", "save_run_state", "load_run_state", "restore_run"]
+__all__ = ["progress", "base_rate", "RUN_STATE_FILE", "RUN_STATE_FORMAT", "save_run_state",
+           "load_run_state", "check_study", "restore_run"]
 
 #: the file of a study's run state, in the state directory of one model
 RUN_STATE_FILE = "run_state.pkl"
@@ -63,44 +61,6 @@ def base_rate(X: np.ndarray, eps: float = 1e-3) -> np.ndarray:
     """
     m = np.clip(X.mean(axis=0), eps, 1 - eps)
     return np.log(m) - np.log1p(-m)
-
-
-def load_state(path) -> dict | None:
-    """A study's state file (JSON), or None when there is none yet.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The file.
-
-    Returns
-    -------
-    dict or None
-        The state.
-    """
-    path = Path(path)
-    return json.loads(path.read_text()) if path.exists() else None
-
-
-def rng_from(state: dict | None, seed: int) -> np.random.Generator:
-    """A generator seeded with ``seed``, at the stored bit-generator ``state`` when given.
-
-    Parameters
-    ----------
-    state : dict or None
-        ``Generator.bit_generator.state`` of a stored study.
-    seed : int
-        The seed (its stream's type).
-
-    Returns
-    -------
-    numpy.random.Generator
-        The generator.
-    """
-    rng = np.random.default_rng(seed)
-    if state is not None:
-        rng.bit_generator.state = state
-    return rng
 
 
 #: the help of a study function's parameters that are not settings (the settings' help is
@@ -244,6 +204,43 @@ def load_run_state(directory: str | os.PathLike, *, older: Sequence[str] = (),
                          f"(got {fmt!r}); delete it ({what} is trained again from the start), "
                          f"or choose a new state directory")
     return got
+
+
+def check_study(directory: str | os.PathLike, state: dict, own: dict, *,
+                what: str = "the model") -> None:
+    """Check that ``state`` (:func:`load_run_state`) is of a study with the settings ``own``:
+    those the run's state does not compare (initial weights, evaluation rows ...), saved with
+    it as ``study=`` together with its evaluation rows as ``rows=``.
+
+    Parameters
+    ----------
+    directory : str or os.PathLike
+        The state directory the state was read from (for the messages).
+    state : dict
+        From :func:`load_run_state`.
+    own : dict
+        The study's values now, as saved (``save_run_state(..., study=own)``).
+    what : str
+        What the directory holds, for the messages.
+
+    Raises
+    ------
+    ValueError
+        Naming the file and what to do: a state without the study's settings and evaluation
+        rows, or one of a study with other settings (each difference named).
+    """
+    f = Path(directory) / RUN_STATE_FILE
+    have = state.get("study")
+    if not isinstance(have, dict) or not isinstance(state.get("rows"), list):
+        raise ValueError(f"state file {f} holds no study settings and evaluations of {what}; "
+                         f"delete it ({what} is trained again from the start), or choose a new "
+                         f"state directory")
+    diff = sorted(k for k in set(have) | set(own) if have.get(k) != own.get(k))
+    if diff:
+        raise ValueError(
+            f"state file {f} holds a study of {what} with other settings ("
+            + ", ".join(f"{k}: {have.get(k)!r} there, {own.get(k)!r} now" for k in diff)
+            + "); continue it with those settings, delete it, or choose a new state directory")
 
 
 def restore_run(directory: str | os.PathLike, run: "Run", state: dict, *,

@@ -7,7 +7,8 @@ TAP log-likelihood (eq. 39, :func:`rbmviz.reproduce.tap_eval.evaluate_tap`), the
 log-likelihood (Salakhutdinov & Murray's schedule, 14,501 temperatures, 100 runs;
 :func:`sm_schedule`) and the stochastic pseudo-likelihood over 100 of the 784 pixels on the
 same rows, and whether the three rise together (Spearman correlations over the checkpoints,
-:func:`fig12_claims`).  Resumable (``state``).
+:func:`fig12_claims`).  Trained through the run loop (:class:`rbmviz.runs.Run`, a record
+after every epoch); resumable (``state``) through its :meth:`~rbmviz.runs.Run.state`.
 
 :class:`Settings` declares the settings once: its defaults are the paper's (also
 :data:`FULL`), its ``--quick`` preset a form that runs in about three minutes on a laptop
@@ -24,20 +25,21 @@ from typing import TYPE_CHECKING
 import numpy as np
 import param
 
-from .. import _files
 from .. import bounds as _bounds
 from ..algorithms.knobs import derive_knobs
 from ..algorithms.tap import TAP
 from ..datasets import load_split
 from ..evaluate import ais_betas, ais_log_partition, spl_subset, stochastic_pseudo_log_likelihood
 from ..model import RBM
+from ..runs import Run
 from ..settings import ModelSettings
-from . import _io
 from ._beyond import base_rate as _base_rate
+from ._beyond import check_study as _check_study
 from ._beyond import documented as _documented
-from ._beyond import load_state as _load_state
+from ._beyond import load_run_state as _load_run_state
 from ._beyond import progress as _progress
-from ._beyond import rng_from as _rng_from
+from ._beyond import restore_run as _restore_run
+from ._beyond import save_run_state as _save_run_state
 from ._study import StudySettings, resolve, values
 from .report import make_claim
 from .tap_eval import evaluate_tap
@@ -127,6 +129,25 @@ def sm_schedule(thin: int = 1) -> np.ndarray:
     return np.unique(np.r_[b[::int(thin)], 1.0])
 
 
+#: the files of the state directory written by earlier versions (a JSON state with the
+#: counters, the evaluations and the generator's position, and the momentum in ``alg.npz``):
+#: refused
+_OLD_STATE_FILES = ("state.json", "alg.npz")
+
+
+def _run(rbm: RBM, X: np.ndarray, *, learning_rate: float, weight_decay: float, momentum: float,
+         epochs: int, batch_size: int, seed: int) -> Run:
+    """The training of the study as a run of the TAP rule (Alg. 2, heavy-ball momentum, the
+    solver's declared damping, tol and max_iter): a record before training (epoch 0) and after
+    every epoch; the epochs' permutations from ``default_rng(seed)`` and batches of exactly
+    ``batch_size`` rows, the last ``n mod batch_size`` rows of each permutation left out (the
+    streams this study drew before it trained through the run loop)."""
+    alg = TAP(learning_rate=learning_rate, momentum=momentum, weight_decay=weight_decay,
+              momentum_form="heavy_ball", seed=seed)
+    return Run(rbm, X, alg, epochs=epochs, batch_size=batch_size, seed=seed, eval_every=1,
+               metrics=[], dtype=None, shuffle=np.random.default_rng(seed), remainder="drop")
+
+
 @_documented(Settings)
 def study_fig12(*, hidden: int, samples: int, epochs: int, learning_rate: float, batch_size: int,
                 weight_decay: float, momentum: float, eval_samples: int, ais_chains: int,
@@ -135,12 +156,16 @@ def study_fig12(*, hidden: int, samples: int, epochs: int, learning_rate: float,
                 seed: int = Settings.param.seed.default,
                 state: str | os.PathLike | None = None, data: np.ndarray | None = None,
                 progress: bool = False) -> tuple[dict, dict]:
-    """Fig. 12 (module docstring).  Returns ``(tables, summary)`` with table ``curves``
-    (epoch, tap_ll, ais_ll, ais_ll_low, ais_ll_high, spl, seconds).
+    """Fig. 12 (module docstring).  ``state``: directory keeping, after every evaluation, the
+    model (``rbm.npz``) and the run's state with the curve so far (``run_state.pkl``:
+    :meth:`rbmviz.runs.Run.state` and the evaluation rows, a pickle — keep state directories
+    where only you can write); running again continues from there, bit for bit as an
+    uninterrupted study.  A folder written by an earlier version (``state.json``) is refused.
+    Returns ``(tables, summary)`` with table ``curves`` (epoch, tap_ll, ais_ll, ais_ll_low,
+    ais_ll_high, spl, seconds).
     """
     import pandas as pd
     from scipy.stats import spearmanr
-
 
     X = (load_split("mnist", limit=samples) if data is None
          else np.asarray(data, dtype=np.float64)[:samples])
@@ -149,25 +174,25 @@ def study_fig12(*, hidden: int, samples: int, epochs: int, learning_rate: float,
     betas = sm_schedule(ais_thin)
     subset = spl_subset(Xe.shape[0], X.shape[1], rows=Xe.shape[0], sites=spl_sites, seed=seed)
     sdir = Path(state) if state else None
-    st = _load_state(sdir / "state.json") if sdir else None
+    what = f"the Fig. 12 RBM {X.shape[1]}x{hidden}"
+    # the values a continuation must share that the run's state does not compare
+    own = {"init_scale": init_scale, "eval_samples": int(Xe.shape[0]),
+           "ais_chains": ais_chains, "ais_thin": ais_thin, "spl_sites": spl_sites}
+    st = _load_run_state(sdir, older=_OLD_STATE_FILES, what=what) if sdir else None
     rbm = RBM(X.shape[1], hidden, seed=seed, scale=init_scale)
     rbm.b[:] = _base_rate(X)
-    alg = TAP(learning_rate=learning_rate, momentum=momentum, weight_decay=weight_decay,
-              momentum_form="heavy_ball")       # the solver's declared damping, tol, max_iter
-    alg.setup(rbm, X, M)
-    rng = np.random.default_rng(seed)
-    rows, epoch = [], 0
+    run = _run(rbm, X, learning_rate=learning_rate, weight_decay=weight_decay,
+               momentum=momentum, epochs=epochs, batch_size=M, seed=seed)
+    rows = []
     if st is not None:
-        rbm = RBM.load(sdir / "rbm.npz")
-        alg.setup(rbm, X, M)
-        with np.load(sdir / "alg.npz") as f:
-            alg.vW[...] = f["vW"]
-        alg.updates, rows, epoch = st["updates"], st["rows"], st["epoch"]
-        rng = _rng_from(st["rng"], seed)
-        _progress(progress, f"fig12: resumed at epoch {epoch}")
+        _check_study(sdir, st, own, what=what)
+        _restore_run(sdir, run, st, what=what)      # rbm takes the saved parameters
+        rows = list(st["rows"])
+        _progress(progress, f"fig12: resumed at epoch {run.epoch}")
     t0 = time.perf_counter()
 
     def evaluate():
+        epoch = run.epoch
         ev = evaluate_tap(rbm, Xe)
         ais = ais_log_partition(rbm, n_chains=ais_chains, betas=betas, seed=seed + epoch, data=X)
         neg_f = -np.mean(rbm.free_energy(Xe))
@@ -176,24 +201,16 @@ def study_fig12(*, hidden: int, samples: int, epochs: int, learning_rate: float,
                     spl=stochastic_pseudo_log_likelihood(rbm, Xe, subset=subset),
                     seconds=time.perf_counter() - t0)
 
-    if not rows:
-        rows.append(evaluate())
-    nb = X.shape[0] // M
-    while epoch < epochs:
-        perm = rng.permutation(X.shape[0])
-        for i in range(nb):
-            alg.update(rbm, X[perm[i * M:(i + 1) * M]])
-        epoch += 1
+    for _ in run:                # before training (epoch 0), then after every epoch
         rows.append(evaluate())
         r = rows[-1]
-        _progress(progress, f"fig12 epoch {epoch}: TAP {r['tap_ll']:.2f}, AIS {r['ais_ll']:.2f}, "
-                            f"SPL {r['spl']:.2f} nats")
+        if run.epoch:
+            _progress(progress, f"fig12 epoch {run.epoch}: TAP {r['tap_ll']:.2f}, AIS "
+                                f"{r['ais_ll']:.2f}, SPL {r['spl']:.2f} nats")
         if sdir:
             sdir.mkdir(parents=True, exist_ok=True)
             rbm.save(sdir / "rbm.npz", overwrite=True)
-            _files.savez(sdir / "alg.npz", {"vW": alg.vW}, overwrite=True)
-            _io.write_json(sdir / "state.json", {"epoch": epoch, "updates": alg.updates,
-                                                 "rng": rng.bit_generator.state, "rows": rows})
+            _save_run_state(sdir, run, rows=rows, study=own)
     curves = pd.DataFrame(rows)
     rho = {}
     for a, b in (("tap_ll", "ais_ll"), ("tap_ll", "spl"), ("ais_ll", "spl")):
