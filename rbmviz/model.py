@@ -174,6 +174,32 @@ class RBM:
         """``(W, b, c)`` — the arrays themselves (not copies)."""
         return self.W, self.b, self.c
 
+    #: the names of :attr:`params`, as messages name them
+    param_names: tuple[str, ...] = ("W", "b", "c")
+
+    @property
+    def layers(self) -> list[int]:
+        """The layer sizes, visible first, as the run loop describes a model
+        (:mod:`rbmviz.runs.models`, the fingerprint of :meth:`rbmviz.runs.Run.state`).
+
+        Returns
+        -------
+        list of int
+            ``[n_visible, n_hidden]``.
+        """
+        return [self.n_visible, self.n_hidden]
+
+    @property
+    def units(self) -> list[str]:
+        """The unit type of each layer, visible first, as the run loop describes a model.
+
+        Returns
+        -------
+        list of str
+            ``[visible, hidden]``, the priors' names.
+        """
+        return [self.visible, self.hidden]
+
     def copy(self) -> "RBM":
         """A deep copy: new parameter arrays and new prior objects.
 

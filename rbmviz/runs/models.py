@@ -4,12 +4,11 @@ parameter arrays (the divergence guard's messages, :mod:`rbmviz.runs.guard`) and
 of couplings (the first chunk's cost guess, :mod:`rbmviz.runs.schedule`, and the default
 ``pl_rows``).
 
-A model gives ``n_visible``, ``dtype``, ``params`` (its arrays themselves), ``copy()`` and,
-to be named and described here, ``param_names``, ``layers`` (sizes, visible first) and
-``units`` (unit type names, one per layer), as :class:`rbmviz.dbm.DBM` does.  An
-:class:`~rbmviz.model.RBM` has none of the last three: it is described by its own attributes
-(``W``, ``b``, ``c``; ``[n_visible, n_hidden]``; ``[visible, hidden]``), the values its runs'
-states have always held.
+A model gives ``n_visible``, ``dtype``, ``params`` (its arrays themselves), ``copy()``,
+``param_names``, ``layers`` (sizes, visible first) and ``units`` (unit type names, one per
+layer), as :class:`rbmviz.model.RBM` (``W, b, c``; ``[n_visible, n_hidden]``;
+``[visible, hidden]``, the values its runs' states have always held) and
+:class:`rbmviz.dbm.DBM` do.
 """
 from __future__ import annotations
 
@@ -19,8 +18,6 @@ import numpy as np
 
 __all__ = ["layers", "units", "param_names", "couplings"]
 
-#: the names of an RBM's ``params`` (``W, b, c``)
-_RBM_PARAM_NAMES = ("W", "b", "c")
 
 
 def layers(model: Any) -> list[int]:
@@ -28,18 +25,15 @@ def layers(model: Any) -> list[int]:
 
     Parameters
     ----------
-    model : RBM or a model with ``layers``
+    model : RBM or DBM
         The model a run trains.
 
     Returns
     -------
     list of int
-        ``model.layers``; for an RBM ``[n_visible, n_hidden]``.
+        ``model.layers`` (an RBM: ``[n_visible, n_hidden]``).
     """
-    sizes = getattr(model, "layers", None)
-    if sizes is None:
-        return [int(model.n_visible), int(model.n_hidden)]
-    return [int(n) for n in sizes]
+    return [int(n) for n in model.layers]
 
 
 def units(model: Any) -> list[str]:
@@ -47,18 +41,15 @@ def units(model: Any) -> list[str]:
 
     Parameters
     ----------
-    model : RBM or a model with ``units``
+    model : RBM or DBM
         The model a run trains.
 
     Returns
     -------
     list of str
-        ``model.units``; for an RBM ``[visible, hidden]`` (the priors' names).
+        ``model.units`` (an RBM: ``[visible, hidden]``, the priors' names).
     """
-    names = getattr(model, "units", None)
-    if names is None:
-        return [model.visible, model.hidden]
-    return [str(u) for u in names]
+    return [str(u) for u in model.units]
 
 
 def param_names(model: Any) -> tuple[str, ...]:
@@ -66,16 +57,15 @@ def param_names(model: Any) -> tuple[str, ...]:
 
     Parameters
     ----------
-    model : RBM or a model with ``param_names``
+    model : RBM or DBM
         The model a run trains.
 
     Returns
     -------
     tuple of str
-        ``model.param_names``; for an RBM ``("W", "b", "c")``.
+        ``model.param_names`` (an RBM: ``("W", "b", "c")``).
     """
-    names = getattr(model, "param_names", None)
-    return _RBM_PARAM_NAMES if names is None else tuple(names)
+    return tuple(model.param_names)
 
 
 def couplings(model: Any) -> int:
