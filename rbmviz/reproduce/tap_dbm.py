@@ -31,9 +31,9 @@ from ..runs import Run
 from ..settings import ModelSettings
 from ..tap.options import TAPSolverOptions as _O
 from ._beyond import base_rate as _base_rate
+from ._beyond import check_study as _check_study
 from ._beyond import documented as _documented
 from ._beyond import load_run_state as _load_run_state
-from ._beyond import RUN_STATE_FILE as _RUN_STATE_FILE
 from ._beyond import progress as _progress
 from ._beyond import restore_run as _restore_run
 from ._beyond import save_run_state as _save_run_state
@@ -124,23 +124,6 @@ def _joint_run(dbm: DBM, X: np.ndarray, *, learning_rate: float, epochs: int, ba
                shuffle=np.random.default_rng(seed), remainder="drop")
 
 
-def _check_study(sdir: Path, st: dict, own: dict, what: str) -> None:
-    """The saved state ``st`` is of a study with the settings ``own`` (those the run's state
-    does not compare: pretraining, initial weights, evaluation rows), else a ``ValueError``
-    naming the file and what differs."""
-    have = st.get("study")
-    if not isinstance(have, dict) or not isinstance(st.get("rows"), list):
-        raise ValueError(f"state file {sdir / _RUN_STATE_FILE} holds no study settings and "
-                         f"evaluations of {what}; delete it ({what} is trained again from the "
-                         f"start), or choose a new state directory")
-    diff = sorted(k for k in set(have) | set(own) if have.get(k) != own.get(k))
-    if diff:
-        raise ValueError(
-            f"state file {sdir / _RUN_STATE_FILE} holds a study of {what} with other settings ("
-            + ", ".join(f"{k}: {have.get(k)!r} there, {own.get(k)!r} now" for k in diff)
-            + "); continue it with those settings, delete it, or choose a new state directory")
-
-
 @_documented(Settings, data=("tuple of numpy.ndarray", "Training and test rows to use instead "
                                                  "of loading the data set (tests)."))
 def study_dbm(*, models: Sequence[Sequence[int]], samples: int, test_samples: int,
@@ -187,7 +170,7 @@ def study_dbm(*, models: Sequence[Sequence[int]], samples: int, test_samples: in
         run = _joint_run(dbm, X, learning_rate=learning_rate, epochs=epochs,
                          batch_size=batch_size, eval_every=eval_every, seed=seed + k)
         if st is not None:
-            _check_study(sdir, st, own, what)
+            _check_study(sdir, st, own, what=what)
             _restore_run(sdir, run, st, what=what)
             mrows = list(st["rows"])
             _progress(progress, f"DBM {name}: resumed at joint epoch {run.epoch}")
