@@ -319,7 +319,7 @@ CATALOGUE = [
     ("state-dir-under-a-file", lambda t: RunState(_blocker(t) / "state", {"seed": 0}), ValueError, r"^state_dir=.*state.*: cannot create"),
     ("state-settings-garbage", lambda t: (t.joinpath("state").mkdir(), t.joinpath("state", "settings.json").write_text("{not json"), RunState(t / "state", {"seed": 0})), ValueError, r"state_dir .*state: its settings\.json is not readable"),
     ("state-settings-fifo", lambda t: (t.joinpath("state").mkdir(), os.mkfifo(t / "state" / "settings.json"), RunState(t / "state", {"seed": 0})), ValueError, r"settings\.json is a FIFO"),
-    ("state-format-1", lambda t: _restore(_state(t, state__npz=lambda p: _save_state(p))), ValueError, r"state file .*state\.npz was written by an earlier version of rbmviz \(format 1\).*delete the folder .*nh3"),
+    ("state-format-1", lambda t: _restore(_state(t, state__npz=lambda p: _save_state(p))), ValueError, r"state file .*state\.npz was written by an earlier version of rbmviz.*delete the folder .*nh3"),
     ("state-truncated", lambda t: _restore(_state(t, run_state__pkl=lambda p: p.write_bytes(pickle.dumps({"format": 2, "run": {}})[:9]))), ValueError, r"state file .*run_state\.pkl is not a readable training state"),
     ("state-not-a-state", lambda t: _restore(_state(t, run_state__pkl=lambda p: p.write_bytes(pickle.dumps([1, 2])))), ValueError, r"state file .*run_state\.pkl is not a training state of format 2 \(got 'list'\)"),
     ("state-fifo", lambda t: _restore(_state(t, run_state__pkl=lambda p: os.mkfifo(p))), ValueError, r"state file .*run_state\.pkl is a FIFO"),

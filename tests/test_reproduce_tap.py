@@ -378,7 +378,7 @@ def test_a_state_directory_that_cannot_be_continued_is_refused_by_name(tmp_path)
     (tmp_path / "nh6").mkdir()
     shutil.copy(nh3 / "run_state.pkl", tmp_path / "nh6" / "run_state.pkl")
     with pytest.raises(ValueError, match=r"nh6/run_state\.pkl holds the state of another run "
-                                         r"\(.*shape.*\); delete it"):
+                                         r"\(.*shape.*\);.* delete it"):
         rt.run(epochs=2, hidden=(6,), state_dir=tmp_path, **kw)
 
 

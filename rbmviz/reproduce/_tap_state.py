@@ -26,13 +26,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pickle
 from pathlib import Path
 
 import numpy as np
 
 from .. import _files
 from ._io import json_default
+from ._run_state import RUN_STATE_FILE, load_run_state, restore_run, save_run_state
 
 __all__ = ["RunState", "SETTINGS_FREE", "STATE_FORMAT"]
 
@@ -43,11 +43,7 @@ SETTINGS_FREE = ("epochs", "hidden", "count_hidden", "ps", "test_samples", "prod
                  "eval_fallback_damping")
 #: format of the training state file (``run_state.pkl``); format 1 was ``state.npz``
 STATE_FORMAT = 2
-_STATE_FILE = "run_state.pkl"
 _FORMAT_1_FILE = "state.npz"
-#: what reading a pickle that is not (whole) ours raises
-_PICKLE_ERRORS = (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError,
-                  IndexError, TypeError, ValueError, KeyError, MemoryError)
 
 
 def _atomic_savez(path, **arrays):
@@ -123,7 +119,8 @@ class RunState:
     def save(self, nh, run_):
         """Write the training state of model ``nh``: :meth:`Run.state
         <rbmviz.runs.Run.state>` of ``run_`` (taken after a record, or before the first
-        update) and the settings of its algorithm, atomically.
+        update) and the settings of its algorithm, atomically
+        (:func:`._run_state.save_run_state`, format :data:`STATE_FORMAT`).
 
         Parameters
         ----------
@@ -132,29 +129,7 @@ class RunState:
         run_ : rbmviz.runs.Run
             Its training run.
         """
-        blob = pickle.dumps({"format": STATE_FORMAT, "algorithm": run_.algorithm.settings(),
-                             "run": run_.state()}, protocol=pickle.HIGHEST_PROTOCOL)
-        _files.write_bytes(self._dir(nh) / _STATE_FILE, blob, overwrite=True)
-
-    def _read(self, f):
-        """The content of the training state file ``f``, checked (``ValueError`` naming it)."""
-        _files.check_regular_file(f, "state file", what="the training state of a TAP "
-                                                         "reproduction (a pickle)")
-        try:
-            with open(f, "rb") as fh:
-                got = pickle.load(fh)
-        except _PICKLE_ERRORS as exc:
-            raise ValueError(f"state file {f} is not a readable training state "
-                             f"({type(exc).__name__}: {exc}); delete it (N_h continues from "
-                             f"epoch 0), or choose a new state_dir") from None
-        if (not isinstance(got, dict) or got.get("format") != STATE_FORMAT
-                or not isinstance(got.get("run"), dict)
-                or not isinstance(got.get("algorithm"), dict)):
-            what = got.get("format") if isinstance(got, dict) else type(got).__name__
-            raise ValueError(f"state file {f} is not a training state of format {STATE_FORMAT} "
-                             f"(got {what!r}); delete it (N_h continues from epoch 0), or choose "
-                             f"a new state_dir")
-        return got
+        save_run_state(self._dir(nh), run_, fmt=STATE_FORMAT, algorithm=run_.algorithm.settings())
 
     def restore(self, nh, run_) -> int:
         """Continue ``run_`` (made with this run's settings, not started) from the saved
@@ -185,28 +160,20 @@ class RunState:
             shape, unit types, data, settings, ...).
         """
         d = self.path / f"nh{int(nh)}"
-        old = d / _FORMAT_1_FILE
-        if os.path.lexists(old):
-            raise ValueError(
-                f"state file {old} was written by an earlier version of rbmviz (format 1), "
-                f"which this version does not continue; delete the folder {d} to train N_h={nh} "
-                f"again from epoch 0 (its evaluations go with it), finish the run with the "
-                f"version that wrote it, or choose a new state_dir")
-        f = d / _STATE_FILE
-        if not os.path.lexists(f):
+        what = f"N_h={int(nh)}"
+        got = load_run_state(d, older=(_FORMAT_1_FILE,), what=what, fmt=STATE_FORMAT)
+        if got is None:
             return 0
-        got = self._read(f)
+        if not isinstance(got.get("algorithm"), dict):
+            raise ValueError(f"state file {d / RUN_STATE_FILE} holds no algorithm settings; "
+                             f"delete it ({what} is trained again from the start), or choose a "
+                             f"new state_dir")
         now = run_.algorithm.settings()
         saved = got["algorithm"]
         free = {k: now[k] for k in SETTINGS_FREE if k in now and k in saved and saved[k] != now[k]}
-        try:
-            if free:                                # restored as saved, then continued as now
-                run_.algorithm.set_settings(**{k: saved[k] for k in free})
-            run_.restore(got["run"])
-        except (ValueError, TypeError, KeyError) as exc:
-            raise ValueError(f"state file {f} holds the state of another run ({exc}); delete "
-                             f"it (N_h continues from epoch 0), or choose a new state_dir"
-                             ) from None
+        if free:                                # restored as saved, then continued as now
+            run_.algorithm.set_settings(**{k: saved[k] for k in free})
+        restore_run(d, run_, got, what=what)
         if free:
             run_.algorithm.set_settings(**free)
         return run_.epoch

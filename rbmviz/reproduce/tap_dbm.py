@@ -31,12 +31,12 @@ from ..runs import Run
 from ..settings import ModelSettings
 from ..tap.options import TAPSolverOptions as _O
 from ._beyond import base_rate as _base_rate
-from ._beyond import check_study as _check_study
 from ._beyond import documented as _documented
-from ._beyond import load_run_state as _load_run_state
 from ._beyond import progress as _progress
-from ._beyond import restore_run as _restore_run
-from ._beyond import save_run_state as _save_run_state
+from ._run_state import check_study as _check_study
+from ._run_state import load_run_state as _load_run_state
+from ._run_state import restore_run as _restore_run
+from ._run_state import save_run_state as _save_run_state
 from ._study import LayerSizes, ListOf, StudySettings, resolve, values
 from .report import make_claim
 
