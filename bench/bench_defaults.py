@@ -195,8 +195,12 @@ def run(quick=False):
     X, source = mnist_rows(2000 if quick else 5000)
     mon = OtherLoad()
     print(f"data: {source}, {X.shape[0]} rows; float64 input")
+    out = {"benchmark": "defaults", "quick": quick, "data": source, "rows": int(X.shape[0]),
+           "rounds": rounds, "targets": dict(TARGETS)}
     res, df = large(X, rounds)
     a, b = res["rbmviz.train (defaults)"]["median"], res["sklearn BernoulliRBM.fit"]["median"]
+    out["train_vs_sklearn"] = {"rbmviz_s": a, "sklearn_s": b, "ratio": b / a,
+                               "records": int(len(df))}
     print("\n1. 784x500 PCD-1, one epoch, batch 100 (s per epoch, median of rounds)")
     print(table([(k, f"{v['median']:.3f}", f"{v['min']:.3f}") for k, v in res.items()],
                 ["contender", "median s", "best s"]))
@@ -217,13 +221,17 @@ def run(quick=False):
     epochs = 3000
     res_s, df_s = small(epochs, rounds)
     a, b = res_s["rbmviz.train (defaults)"]["median"], res_s["numpy CD-12 loop (1/10 epochs)"]["median"]
+    out["small_train_vs_numpy"] = {"rbmviz_s": a, "numpy_s": b, "ratio": b / a, "epochs": epochs,
+                                   "records": int(len(df_s))}
     print(f"\n3. bars & stripes 9x4, full-batch CD-12, {epochs} epochs (s)")
     print(table([(k, f"{d['median']:.3f}") for k, d in res_s.items()], ["contender", "median s"]))
     print(f"ratio numpy / rbmviz.train: {b / a:.1f}x (target >= {TARGETS['small']}x); epochs/s "
           f"{epochs / a:,.0f} vs {epochs / b:,.0f}; {len(df_s)} records of the exact log-likelihood, "
           f"{df_s.train_ll.iloc[0]:.3f} -> {df_s.train_ll.iloc[-1]:.3f}")
 
+    out["pcd_variants_ms"] = {k: d["median"] * 1e3 for k, d in v.items()}
     n, secs, worst, recs = stream(X, 6 if quick else 15)
+    out["stream"] = {"records_per_s": n / secs, "slowest_next_s": worst}
     print(f"\n4. explorer-style Run, MNIST preset, max_seconds=0.5: {n / secs:.1f} records/s "
           f"(target >= {TARGETS['stream']}), slowest next() {worst:.2f} s, recon_error "
           f"{recs[0]['recon_error']:.4f} -> {recs[-1]['recon_error']:.4f} after {recs[-1]['updates']} updates")
@@ -234,6 +242,9 @@ def run(quick=False):
         if oc > MAX_OTHER_CORES:
             print(f"NOISY: more than {MAX_OTHER_CORES} cores used by other processes; rerun on a "
                   "quiet machine before quoting these ratios")
+    out["other_cores"] = oc
+    out["quiet"] = oc is not None and oc <= MAX_OTHER_CORES
+    return out
 
 
 def main(argv=None):

@@ -97,7 +97,7 @@ def main(argv=None):
     mon = OtherLoad()                            # other processes' CPU over the whole run
     floors = bench_floors.run(quick=a.quick)     # each hot path against its own floor
     print()
-    bench_defaults.run(quick=a.quick)      # the front doors at their defaults (issue: fast defaults)
+    defaults = bench_defaults.run(quick=a.quick)   # the front doors at their defaults
     print()
     small = bench_small.run(quick=a.quick)
     print()
@@ -112,6 +112,10 @@ def main(argv=None):
     from bench import bench_dc
     dcb = bench_dc.run(quick=a.quick)
     rows = floor_rows(floors) + summary_rows(large, small)
+    d = defaults["train_vs_sklearn"]
+    rows.append(("defaults", f"rbmviz.train / sklearn BernoulliRBM.fit, 784x500 PCD-1 epoch of {defaults['rows']} rows",
+                 f"{d['ratio']:.2f}x", "", f">= {bench_defaults.TARGETS['large']:g}x",
+                 "PASS" if d["ratio"] >= bench_defaults.TARGETS["large"] else "MISS"))
     rp = dcb["reproduction"]
     for name in bench_dc.RULES:
         rows.append(("dc", f"{name} fused / numpy (kernel, CPU time)",
@@ -145,7 +149,7 @@ def main(argv=None):
         print(f"other processes used {other:.2f} cores on average over the whole run"
               + (" — NOISY: rerun on a quiet machine before quoting these numbers" if other > 0.25 else ""))
     res = {"quick": a.quick, "seconds": time.perf_counter() - t0, "other_cores": other,
-           "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "floors": floors, "large": large, "small": small,
+           "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "floors": floors, "defaults": defaults, "large": large, "small": small,
            "tap_train": tap_train, "tap_inference": tap_inf, "dc": dcb}
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
