@@ -39,8 +39,8 @@ from ..bounds import EXACT_BITS_DEFAULT
 from ..model import RBM as _RBM
 from .ais import ais_log_likelihood, ais_log_partition
 from .exact import log_likelihood_exact, log_partition_exact
-from .pseudo import (pseudo_log_likelihood, reconstruction_error, spl_subset,
-                     stochastic_pseudo_log_likelihood)
+from .pseudo import (_reconstruction_error, _spl, pseudo_log_likelihood, reconstruction_error,
+                     spl_subset, stochastic_pseudo_log_likelihood)
 
 if TYPE_CHECKING:
     from ..model import RBM
@@ -152,6 +152,10 @@ class MetricContext:
         self.metric_options = {} if metric_options is None else dict(metric_options)
         self.algorithm = algorithm
         self.cache: dict = {}
+        #: set by :class:`rbmviz.runs.Run`, which has checked the rows (0/1, or in [0, 1]
+        #: with ``data_probabilities``) and the model: ``spl`` and ``recon_error`` then skip
+        #: their argument checks
+        self._checked = False
 
     @property
     def subset(self) -> np.ndarray:
@@ -180,6 +184,21 @@ class MetricContext:
 
 def _exact_log_z(rbm, ctx):
     return ctx.cached("log_z_exact", lambda: log_partition_exact(rbm))
+
+
+def _spl_metric(rbm, ctx):
+    """``spl`` of the context's fixed subset (checks skipped on rows a run has checked)."""
+    if ctx._checked and rbm.dtype == ctx.spl_data.dtype:
+        return _spl(rbm, ctx.spl_data, ctx.spl_local[1])
+    return stochastic_pseudo_log_likelihood(rbm, ctx.spl_data, subset=ctx.spl_local)
+
+
+def _recon_metric(rbm, ctx):
+    """``recon_error`` of the first ``pl_rows`` rows (checks skipped on rows a run has
+    checked)."""
+    if ctx._checked and rbm.dtype == ctx.data.dtype:
+        return _reconstruction_error(rbm, ctx.subset)
+    return reconstruction_error(rbm, ctx.subset)
 
 
 def _ais(rbm, ctx):
@@ -262,13 +281,12 @@ for _m in (
     Metric("test_ll", lambda rbm, ctx: log_likelihood_exact(rbm, ctx.test_data, _exact_log_z(rbm, ctx)),
            "exact log-likelihood, test rows (nats)", needs_exact=True, needs_test=True,
            cost="moderate", likelihood=True),
-    Metric("spl", lambda rbm, ctx: stochastic_pseudo_log_likelihood(rbm, ctx.spl_data,
-                                                                    subset=ctx.spl_local),
+    Metric("spl", _spl_metric,
            "stochastic pseudo-log-likelihood (fixed random subset of sites and rows; nats)",
            cost="cheap", likelihood=True),
     Metric("pseudo_ll", lambda rbm, ctx: pseudo_log_likelihood(rbm, ctx.subset),
            "pseudo-log-likelihood, all sites (nats)", cost="expensive", likelihood=True),
-    Metric("recon_error", lambda rbm, ctx: reconstruction_error(rbm, ctx.subset),
+    Metric("recon_error", _recon_metric,
            "reconstruction error (mean squared, per pixel)", cost="cheap", higher_is_better=False),
     Metric("weight_norm", lambda rbm, ctx: float(np.linalg.norm(rbm.W)), "‖W‖ (Frobenius)",
            binary_only=False, cost="trivial", higher_is_better=False),

@@ -13,15 +13,17 @@ All in nats, averaged over rows.
 """
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numba import njit, prange
 from numpy.typing import ArrayLike
 
 from .._blas import matmul, single_threaded_blas
-from .._numerics import sigmoid as _sigmoid
 from .._seeds import stream_seed
 from .._validation import check_data, check_indices, check_int, check_seed, check_unit_interval_data
+from ..kernels.exact import _exp_neg, sigmoid_vec
 from .exact import _check_rbm
 
 if TYPE_CHECKING:
@@ -97,9 +99,73 @@ def _softplus_sum(x):
 
 def _site_log_conditionals(rbm, V, pre, sites, block=8):
     """``log p(v_i | v_{−i})`` for the rows of ``V`` and the sites ``sites``, shape
-    (n_rows, len(sites)); ``pre = V W + c``.  Whole-array numpy operations in the model's
-    dtype over blocks of ``block`` sites, sums in float64 (float32 models: per-term rounding
-    ~1e-7)."""
+    (n_rows, len(sites)); ``pre = V W + c`` (model dtype).
+
+    ``F(v) − F(v with unit i flipped) = s_i b_i + Σ_j log(σ(−x_j) + σ(x_j) e^{s_i W_ij})``
+    with ``x = pre``, ``s_i = 1 − 2 v_i``: each factor a convex combination of 1 and
+    ``e^{s_i W_ij}``, without cancellation.  :func:`_flip_log_ratios_` takes the logarithm once
+    per segment of factors (short enough that the product stays within float64's range), in
+    float64 whatever the model's dtype; rows in parallel, each row's values independent of the
+    thread count.  Weights too large for such segments (``|W_ij| > 600``) take
+    :func:`_site_log_conditionals_numpy`."""
+    sites = np.asarray(sites, dtype=np.int64)
+    Ws = np.asarray(rbm.W[sites], dtype=np.float64)
+    top = float(np.max(np.abs(Ws))) if Ws.size else 0.0
+    if not (top <= _FLIP_EXP_MAX):          # huge or non-finite weights: the numpy form
+        return _site_log_conditionals_numpy(rbm, V, pre, sites, block)
+    seg = _FLIP_SEGMENT if top * _FLIP_SEGMENT <= _FLIP_EXP_MAX else max(1, int(_FLIP_EXP_MAX / top))
+    Ep, Em = np.exp(Ws), np.exp(-Ws)
+    lr = np.empty((V.shape[0], sites.size))
+    _flip_log_ratios_(pre, Ep, Em, V, sites, seg, lr)
+    s = 1.0 - 2.0 * V[:, sites].astype(np.float64)
+    d_f = -rbm.b[sites].astype(np.float64) * s - lr
+    return -np.logaddexp(0.0, -d_f)
+
+
+#: the largest ``|W_ij|`` times factors per segment in :func:`_flip_log_ratios_` (each factor
+#: lies between ``e^{−|W_ij|}`` and ``e^{|W_ij|}``, so a segment's product stays finite and
+#: normal), and the most factors per segment
+_FLIP_EXP_MAX = 600.0
+_FLIP_SEGMENT = 512
+
+
+@njit(cache=True, parallel=True, fastmath={"reassoc", "contract"}, error_model="numpy")
+def _flip_log_ratios_(pre, Ep, Em, V, sites, seg, out):
+    """``out[n, q] = Σ_j log(σ(−x_j) + σ(x_j) E_qj)``, ``x = pre[n]``, ``E = Ep`` where
+    ``V[n, sites[q]] = 0`` else ``Em``, as one logarithm per ``seg`` factors (float64)."""
+    N, H = pre.shape
+    S = sites.shape[0]
+    for n in prange(N):
+        P = np.empty(H)
+        Q = np.empty(H)
+        for j in range(H):
+            x = np.float64(pre[n, j])
+            u = _exp_neg(-abs(x))
+            d = 1.0 + u
+            big = 1.0 / d
+            small = u / d
+            P[j] = big if x >= 0.0 else small
+            Q[j] = small if x >= 0.0 else big         # NaN x: u, P and Q are NaN
+        for q in range(S):
+            on = V[n, sites[q]] != 0
+            total = 0.0
+            for j0 in range(0, H, seg):
+                j1 = min(H, j0 + seg)
+                prod = 1.0
+                if on:
+                    for j in range(j0, j1):
+                        prod *= Q[j] + P[j] * Em[q, j]
+                else:
+                    for j in range(j0, j1):
+                        prod *= Q[j] + P[j] * Ep[q, j]
+                total += math.log(prod)
+            out[n, q] = total
+
+
+def _site_log_conditionals_numpy(rbm, V, pre, sites, block=8):
+    """:func:`_site_log_conditionals` as whole-array numpy operations in the model's dtype
+    over blocks of ``block`` sites, sums in float64 (float32 models: per-term rounding
+    ~1e-7); for any weights."""
     W, b = rbm.W, rbm.b.astype(np.float64)
     base = _softplus_sum(pre)                                   # (N,)
     out = np.empty((V.shape[0], len(sites)))
@@ -169,8 +235,9 @@ def stochastic_pseudo_log_likelihood(rbm: RBM, V: ArrayLike, *, rows: int = 100,
     :func:`pseudo_log_likelihood` of the rows ``R``; with all rows and all sites it *is* that
     value.  Cost ``O(|R| · (n_visible + |S|) · n_hidden)`` instead of ``O(N · n_visible · n_hidden)``.
     Unlike scikit-learn's ``score_samples`` (one new random site per call) the subset is fixed
-    by ``seed``, so successive evaluations along a run are comparable.  Computed with
-    whole-array operations in the model's dtype (float32 models: rounding ~1e-6 nats).
+    by ``seed``, so successive evaluations along a run are comparable.  The pre-activations
+    ``V W + c`` are computed in the model's dtype, the log-conditionals from them in float64
+    (float32 models: the rounding of the pre-activations, ~1e-7 relative).
 
     Parameters
     ----------
@@ -205,9 +272,15 @@ def stochastic_pseudo_log_likelihood(rbm: RBM, V: ArrayLike, *, rows: int = 100,
                         f"got {type(subset).__name__}")
     r = check_indices(subset[0], "subset[0] (row_index)", V.shape[0], what="rows of V")
     s = check_indices(subset[1], "subset[1] (site_index)", rbm.n_visible, what="visible units")
-    Vr, pre = _pre_activations(rbm, V[r])
-    lp = _site_log_conditionals(rbm, Vr, pre, s)
-    return float(lp.sum(axis=1).mean() * (rbm.n_visible / s.size))
+    return _spl(rbm, V[r], s)
+
+
+def _spl(rbm, V, sites):
+    """:func:`stochastic_pseudo_log_likelihood` of all the rows ``V`` (0/1, checked) at the
+    sites ``sites`` (checked int64 indices), without the checks."""
+    Vr, pre = _pre_activations(rbm, V)
+    lp = _site_log_conditionals(rbm, Vr, pre, sites)
+    return float(lp.sum(axis=1).mean() * (rbm.n_visible / sites.size))
 
 
 def reconstruction_error(rbm: RBM, V: ArrayLike) -> float:
@@ -237,10 +310,40 @@ def reconstruction_error(rbm: RBM, V: ArrayLike) -> float:
     """
     _check_rbm(rbm)
     V = check_unit_interval_data(V, "V", n_visible=rbm.n_visible)   # probabilities too
+    return _reconstruction_error(rbm, V)
+
+
+def _reconstruction_error(rbm, V):
+    """:func:`reconstruction_error` of checked rows ``V``, without the checks: the hidden
+    means ``σ(pre)`` written in the model's dtype, the visible means ``σ(R + b)`` and the
+    squared errors in float64, summed by :func:`_sigmoid_sq_err` (no temporaries)."""
     V, pre = _pre_activations(rbm, V)
-    H = _sigmoid(pre)
+    _sigmoid_inplace(pre)
     R = np.empty_like(V)
     with single_threaded_blas():
-        matmul(H, rbm.W.T, R)
-    R = _sigmoid(R + rbm.b)
-    return float(np.mean((V.astype(np.float64) - R) ** 2))
+        matmul(pre, rbm.W.T, R)
+    return _sigmoid_sq_err(V, R, rbm.b) / V.size
+
+
+@njit(cache=True, fastmath={"contract"}, error_model="numpy")
+def _sigmoid_inplace(x):
+    """``x[...] = σ(x)`` (:func:`rbmviz.kernels.exact.sigmoid_vec` in float64, written in
+    ``x``'s dtype), for a 2-D array."""
+    n, m = x.shape
+    for r in range(n):
+        for j in range(m):
+            x[r, j] = sigmoid_vec(np.float64(x[r, j]))
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"}, error_model="numpy")
+def _sigmoid_sq_err(V, R, b):
+    """``Σ_{n,i} (V_ni − σ(R_ni + b_i))²`` in float64 (``R + b`` in the arrays' dtype)."""
+    n, m = V.shape
+    total = 0.0
+    for r in range(n):
+        row = 0.0
+        for i in range(m):
+            e = np.float64(V[r, i]) - sigmoid_vec(np.float64(R[r, i] + b[i]))
+            row += e * e
+        total += row
+    return total

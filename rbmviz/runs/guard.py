@@ -9,11 +9,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
 from .. import evaluate as _evaluate
 from .._blas import single_threaded_blas
 from ..bounds import EXACT_BITS_MAX
 from ..errors import RunDiverged
+from ..kernels.exact import sigmoid_vec, softplus_vec
 from ..model import RBM
 from . import models as _models
 
@@ -36,8 +38,103 @@ def _softplus(x):
     return np.logaddexp(0.0, x)
 
 
-def _sigmoid(x):
-    return np.exp(-np.logaddexp(0.0, -x))
+def _search(rbm: RBM, V: np.ndarray, sweeps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The zero-temperature sweeps of :func:`_log_z_lower_bound` from the rows ``V``, in the
+    model's dtype: ``(S, pre, n_start)`` — the rows ``V`` followed by the states the sweeps
+    reached, their pre-activations ``S W + c`` (model dtype; those of ``V`` are the first
+    sweep's), and ``n_start`` = rows of ``V``."""
+    W, b, c = rbm.params
+    v0 = v = np.ascontiguousarray(V, dtype=W.dtype)
+    pre0 = pre = v0 @ W + c
+    for i in range(sweeps):             # the search runs in the model's dtype
+        if i:
+            pre = v @ W + c
+        h = (pre > 0).astype(W.dtype)
+        nxt = (h @ W.T + b > 0).astype(W.dtype)
+        if np.array_equal(nxt, v):
+            break
+        v = nxt
+    else:                               # the last sweep moved: the new states' products
+        pre = v @ W + c
+    return np.concatenate([v0, v]), np.concatenate([pre0, pre]), v0.shape[0]
+
+
+def _neg_free_energies(S: np.ndarray, pre: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``−F(s) = bᵀs + Σ_j softplus(pre_sj)`` of the rows of ``S`` from their pre-activations
+    ``pre = S W + c``, summed in float64."""
+    return S.astype(np.float64) @ np.asarray(b, dtype=np.float64) + _softplus_rows(pre)
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"}, error_model="numpy")
+def _softplus_rows(pre):
+    """``Σ_j softplus(pre[r, j])`` per row, in float64 (:func:`rbmviz.kernels.exact.softplus_vec`)."""
+    n, m = pre.shape
+    out = np.empty(n)
+    for r in range(n):
+        t = 0.0
+        for j in range(m):
+            t += softplus_vec(np.float64(pre[r, j]))
+        out[r] = t
+    return out
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"}, error_model="numpy")
+def _mean_field_bound(W, b, c, iters):
+    """The largest naive mean-field bound ``H(m) + bᵀm + Σ_j softplus(c_j + (mᵀW)_j)`` over
+    ``iters`` damped iterations ``m ← ½ m + ½ σ(W σ(mᵀW + c) + b)`` from ``m = ½``, in float64
+    (``W`` in its dtype).  An iteration is one pass over the rows of ``W``: row ``i`` gives
+    ``m_i``'s update and then its share ``m_i W_i`` of the next ``mᵀW``."""
+    n, k = W.shape
+    m = np.full(n, 0.5)
+    a = np.empty(k)
+    for j in range(k):
+        a[j] = c[j]
+    for i in range(n):
+        for j in range(k):
+            a[j] += 0.5 * np.float64(W[i, j])
+    q = np.empty(k)
+    best = -np.inf
+    for it in range(iters):
+        ent = 0.0
+        lin = 0.0
+        for i in range(n):
+            p = min(max(m[i], 1e-12), 1.0 - 1e-12)
+            ent -= p * math.log(p) + (1.0 - p) * math.log1p(-p)
+            lin += m[i] * b[i]
+        sp = 0.0
+        for j in range(k):
+            sp += softplus_vec(a[j])
+            q[j] = sigmoid_vec(a[j])
+        best = max(best, ent + lin + sp)
+        if it == iters - 1:
+            break
+        for j in range(k):
+            a[j] = c[j]
+        for i in range(n):
+            t = 0.0
+            for j in range(k):
+                t += np.float64(W[i, j]) * q[j]
+            mi = 0.5 * m[i] + 0.5 * sigmoid_vec(t + b[i])
+            m[i] = mi
+            for j in range(k):
+                a[j] += mi * np.float64(W[i, j])
+    return best
+
+
+def _bound_terms(rbm: RBM, V: np.ndarray, sweeps: int = GUARD_SWEEPS) -> tuple[np.ndarray, float]:
+    """``(−F(v) of the rows of V, the lower bound of log Z)`` of :func:`_log_z_lower_bound`,
+    from one search (the rows' free energies come from its first products)."""
+    W, b, c = rbm.params
+    S, pre, n0 = _search(rbm, V, sweeps)
+    f = _neg_free_energies(S, pre, b)
+    keys = np.packbits(S.astype(np.uint8), axis=1)          # distinct states by their bits
+    _, first = np.unique(keys.view(np.dtype((np.void, keys.shape[1]))).ravel(), return_index=True)
+    fs = f[np.sort(first)]                                  # −F(s) of the distinct states
+    top = float(fs.max())
+    log_z = top + math.log(float(np.exp(fs - top).sum()))
+    b64, c64 = np.asarray(b, dtype=np.float64), np.asarray(c, dtype=np.float64)
+    log_z = max(log_z, _mean_field_bound(W, b64, c64, sweeps + 1))
+    return f[:n0], log_z
 
 
 def _log_z_lower_bound(rbm: RBM, V: np.ndarray, *, sweeps: int = GUARD_SWEEPS) -> float:
@@ -55,7 +152,9 @@ def _log_z_lower_bound(rbm: RBM, V: np.ndarray, *, sweeps: int = GUARD_SWEEPS) -
     Parameters
     ----------
     rbm : RBM
-        A binary model (float32 or float64; the free energies are summed in float64).
+        A binary model (float32 or float64): the search and the pre-activations of its states
+        in the model's dtype, the free energies summed and the mean-field iterations run in
+        float64.
     V : numpy.ndarray, shape (n_rows, n_visible)
         0/1 rows where the search starts.
     sweeps : int
@@ -66,29 +165,7 @@ def _log_z_lower_bound(rbm: RBM, V: np.ndarray, *, sweeps: int = GUARD_SWEEPS) -
     float
         A value ``≤ log Z`` (nats).
     """
-    W, b, c = rbm.params
-    W64, b64, c64 = (np.asarray(a, dtype=np.float64) for a in (W, b, c))
-    v0 = v = np.asarray(V, dtype=W.dtype)
-    for _ in range(sweeps):             # the search runs in the model's dtype
-        h = (v @ W + c > 0).astype(W.dtype)
-        nxt = (h @ W.T + b > 0).astype(W.dtype)
-        if np.array_equal(nxt, v):
-            break
-        v = nxt
-    S = np.concatenate([v0, v])
-    keys = np.packbits(S.astype(np.uint8), axis=1)          # distinct states by their bits
-    _, first = np.unique(keys.view(np.dtype((np.void, keys.shape[1]))).ravel(), return_index=True)
-    S = S[np.sort(first)].astype(np.float64)
-    f = S @ b64 + _softplus(S @ W64 + c64).sum(axis=1)          # −F(s)
-    top = float(f.max())
-    log_z = top + math.log(float(np.exp(f - top).sum()))
-    m = np.full(W64.shape[0], 0.5)
-    for _ in range(sweeps + 1):          # naive mean field from m = ½, damped
-        p = np.clip(m, 1e-12, 1.0 - 1e-12)
-        entropy = float(-(p * np.log(p) + (1.0 - p) * np.log1p(-p)).sum())
-        log_z = max(log_z, entropy + float(m @ b64) + float(_softplus(m @ W64 + c64).sum()))
-        m = 0.5 * m + 0.5 * _sigmoid(W64 @ _sigmoid(m @ W64 + c64) + b64)
-    return log_z
+    return _bound_terms(rbm, V, sweeps)[1]
 
 
 def _log_z_enumerated(rbm: RBM, states: np.ndarray) -> float:
@@ -139,10 +216,12 @@ def _log_likelihood_upper_bound(rbm: RBM, V: np.ndarray, *, log_z: float | None 
         At least the mean log-likelihood of ``V`` (nats).
     """
     if log_z is None:
-        log_z = _log_z_lower_bound(rbm, V, sweeps=sweeps)
-    W, b, c = (np.asarray(a, dtype=np.float64) for a in rbm.params)
-    X = np.asarray(V, dtype=np.float64)
-    return float((X @ b + _softplus(X @ W + c).sum(axis=1)).mean()) - log_z
+        f, log_z = _bound_terms(rbm, V, sweeps)
+    else:
+        W, b, c = rbm.params
+        X = np.ascontiguousarray(V, dtype=W.dtype)
+        f = _neg_free_energies(X, X @ W + c, b)
+    return float(f.mean()) - log_z
 
 
 class DivergenceGuard:

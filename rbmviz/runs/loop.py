@@ -259,6 +259,7 @@ class Run(EvaluationSchedule, DivergenceGuard):
                                   spl_rows=check_int(spl_rows, "spl_rows", low=1),
                                   spl_sites=check_int(spl_sites, "spl_sites", low=1),
                                   metric_options=self.metric_options, algorithm=self.algorithm)
+        self._ctx._checked = self._is_rbm      # rows and model checked above: no re-checks
         self._guard_rows = self._likelihood_guard_rows()
         self.remainder = check_choice(remainder, "remainder", ("spread", "drop"))
         if self.remainder == "spread":

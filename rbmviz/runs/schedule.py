@@ -56,7 +56,9 @@ class EvaluationSchedule:
         """Run updates at which the next record is due (never past the last epoch).  Under
         ``eval_every="auto"``, a run with nothing to evaluate (no metrics and no likelihood
         guard, e.g. a model of another kind) records at epoch ends: a free evaluation would
-        otherwise make a record per update."""
+        otherwise make a record per update.  Records within epochs keep at least the budget's
+        spacing to the last one (made at the last epoch whatever the budget): a record due
+        closer to it than that moves to it."""
         nb, last = self.n_batches, self._u_record
         if self.record_every_updates is not None:
             r = self.record_every_updates
@@ -76,6 +78,8 @@ class EvaluationSchedule:
             target = self._u_record + n
             if nb == 1 or n >= nb:                     # whole epochs: records at epoch ends
                 target = -(-target // nb) * nb
+            elif self.epochs is not None and self.epochs * nb - target < n:
+                target = self.epochs * nb      # no record closer than n updates to the last
             target = max(target, last + 1)
         if self.epochs is not None:
             target = min(target, self.epochs * nb)
