@@ -106,8 +106,10 @@ class RBM:
         scale = check_float(scale, "scale", low=0.0)
         rng = _as_rng(seed)
         shape = (self.n_visible, self.n_hidden)
-        if init == "normal":
-            W = rng.normal(0.0, scale, size=shape)
+        if init == "normal":         # rng.normal(0.0, scale, size=shape), bit for bit, faster
+            W = rng.standard_normal(size=shape)
+            W *= scale
+            W += 0.0                 # 0.0 + scale·z, as numpy's normal: no negative zeros
         elif init == "uniform":
             W = rng.uniform(-scale, scale, size=shape)
         else:

@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit, prange
 from numpy.typing import ArrayLike
 
-from .._blas import matmul, single_threaded_blas
+from .._blas import binary_matmul, binary_rows, matmul, single_threaded_blas
 from .._seeds import stream_seed
 from .._validation import check_data, check_indices, check_int, check_seed, check_unit_interval_data
 from ..kernels.exact import _exp_neg, sigmoid_vec
@@ -179,12 +179,16 @@ def _site_log_conditionals_numpy(rbm, V, pre, sites, block=8):
 
 
 def _pre_activations(rbm, V):
-    """``V W + c`` in the model's dtype with thread-count-independent products."""
+    """``V W + c`` in the model's dtype with thread-count-independent products: sums of rows
+    of ``W`` for sparse 0/1 rows (:func:`rbmviz._blas.binary_matmul`), else BLAS."""
     W, c = rbm.W, rbm.c
     V = np.ascontiguousarray(V, dtype=W.dtype)
     pre = np.empty((V.shape[0], W.shape[1]), dtype=W.dtype)
+    idx = np.empty(V.shape, dtype=np.int32)
+    cnt = np.empty(V.shape[0], dtype=np.int32)
+    density = binary_rows(V, idx, cnt)
     with single_threaded_blas():
-        matmul(V, W, pre)
+        binary_matmul(V, W, pre, idx, cnt, density)
     pre += c
     return V, pre
 

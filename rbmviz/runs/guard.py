@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit
 
 from .. import evaluate as _evaluate
+from .. import _blas
 from .._blas import single_threaded_blas
 from ..bounds import EXACT_BITS_MAX
 from ..errors import RunDiverged
@@ -30,6 +31,8 @@ PINNED_FRACTION = 0.9
 GUARD_ROWS = 32
 GUARD_SWEEPS = 5
 GUARD_EXACT_OPS = 2 ** 20
+#: most row blocks (of at least 8 rows) the guard's search splits its rows into
+SEARCH_BLOCKS = 2
 #: key of the guard's best value in ``Run._best`` (not a metric name: it holds a space)
 _GUARD_KEY = "log-likelihood bound"
 
@@ -38,13 +41,37 @@ def _softplus(x):
     return np.logaddexp(0.0, x)
 
 
-def _search(rbm: RBM, V: np.ndarray, sweeps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _search(rbm: RBM, V: np.ndarray, sweeps: int) -> tuple[np.ndarray, np.ndarray, int]:
     """The zero-temperature sweeps of :func:`_log_z_lower_bound` from the rows ``V``, in the
     model's dtype: ``(S, pre, n_start)`` — the rows ``V`` followed by the states the sweeps
     reached, their pre-activations ``S W + c`` (model dtype; those of ``V`` are the first
-    sweep's), and ``n_start`` = rows of ``V``."""
+    sweep's), and ``n_start`` = rows of ``V``.
+
+    A row's sweeps do not depend on the other rows (a fixed point stays fixed), so the rows
+    are searched in :data:`SEARCH_BLOCKS` fixed blocks — a function of the row count only —
+    on the threads of :mod:`rbmviz._blas` when it has more than one."""
+    v0 = np.ascontiguousarray(V, dtype=rbm.W.dtype)
+    n = v0.shape[0]
+    nb = min(SEARCH_BLOCKS, max(1, n // 8))
+    edges = [n * i // nb for i in range(nb + 1)]
+    parts = [(edges[i], edges[i + 1]) for i in range(nb)]
+    pool = _blas._get_pool() if nb > 1 else None
+    if pool is None:
+        res = [_search_block(rbm, v0[lo:hi], sweeps) for lo, hi in parts]
+    else:
+        futures = [pool.submit(_search_block, rbm, v0[lo:hi], sweeps) for lo, hi in parts[1:]]
+        res = [_search_block(rbm, v0[parts[0][0]:parts[0][1]], sweeps)]
+        res += [f.result() for f in futures]
+    S = np.concatenate([v0] + [r[0] for r in res])
+    pre = np.concatenate([r[1] for r in res] + [r[2] for r in res])
+    return S, pre, n
+
+
+def _search_block(rbm, v0, sweeps):
+    """The sweeps of :func:`_search` from the rows ``v0``: ``(v, pre0, pre)``, the states
+    reached and the pre-activations of ``v0`` and of them."""
     W, b, c = rbm.params
-    v0 = v = np.ascontiguousarray(V, dtype=W.dtype)
+    v = v0
     pre0 = pre = v0 @ W + c
     for i in range(sweeps):             # the search runs in the model's dtype
         if i:
@@ -56,7 +83,7 @@ def _search(rbm: RBM, V: np.ndarray, sweeps: int) -> tuple[np.ndarray, np.ndarra
         v = nxt
     else:                               # the last sweep moved: the new states' products
         pre = v @ W + c
-    return np.concatenate([v0, v]), np.concatenate([pre0, pre]), v0.shape[0]
+    return v, pre0, pre
 
 
 def _neg_free_energies(S: np.ndarray, pre: np.ndarray, b: np.ndarray) -> np.ndarray:
