@@ -40,6 +40,16 @@ RECORD_KEYS = ("algorithm", "epoch", "updates", "gibbs_steps", "wall_time")
 _FLOAT32_RULES = ("cd", "pcd", "cg", "sdcp", "csdcp", "ssd")
 
 
+def _cast_copy(rbm: RBM, dtype) -> RBM:
+    """``rbm.astype(dtype)`` (a copy with its own priors and parameters of ``dtype``) that
+    casts the parameters once instead of copying them first."""
+    new = object.__new__(RBM)
+    new.__dict__.update(rbm.__dict__)
+    new.W, new.b, new.c = (np.array(a, dtype=dtype, order="C") for a in rbm.params)
+    new.visible_prior, new.hidden_prior = rbm.visible_prior.copy(), rbm.hidden_prior.copy()
+    return new
+
+
 def _auto_or_int(value, name, low):
     if isinstance(value, str):
         if value != "auto":
@@ -340,10 +350,10 @@ class Run(EvaluationSchedule, DivergenceGuard):
             if (rbm.dtype == np.float64 and rbm.is_binary and not exact_metric
                     and self.algorithm.name in _FLOAT32_RULES
                     and default_dtype(rbm.n_visible, rbm.n_hidden) == "float32"):
-                return rbm.astype("float32")
+                return _cast_copy(rbm, np.float32)
             return rbm
         check_choice(dtype, "dtype", ("auto", "float32", "float64"))
-        return rbm if rbm.dtype == np.dtype(dtype) else rbm.astype(dtype)
+        return rbm if rbm.dtype == np.dtype(dtype) else _cast_copy(rbm, np.dtype(dtype))
 
     def _sync(self):
         """Copy the working copy's parameters into the model passed in (if they differ)."""
