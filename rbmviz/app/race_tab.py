@@ -308,7 +308,7 @@ class ExplorerSession(RaceDownloads, SessionControls, DocumentFeed):
             w.visible = visible
         self.spacing_text.visible = not exact
         self.spacing_text.object = (
-            "**Points:** spaced by time — evaluation takes at most a quarter of the time, "
+            "**Points:** spaced by time — evaluation takes at most 15 % of the time, "
             "records within an epoch (large model: no exact likelihood).")
         self.details.objects = [self.widgets[n] for n in self.train.param
                                 if n in self.widgets and n not in MAIN_TRAIN

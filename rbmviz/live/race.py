@@ -36,8 +36,11 @@ RECORD_CHUNK = 2000
 #: within a second and the curves move several times a second
 POINT_SECONDS = 0.15
 #: share of the wall time a large model's race spends evaluating (``Run(eval_budget=...)``;
-#: more than a batch run's 10 %: a live curve needs points)
-LIVE_EVAL_BUDGET = 0.25
+#: more than a batch run's 10 %: a live curve needs points).  On binary MNIST, 784×500, CD-1
+#: and PCD-1 in Chromium on 2 cores (``python -m bench.bench_explorer --race mnist``): 0.15
+#: streams ~7 points/s per curve at ~140 updates/s per rule; 0.25 ~9.6 points/s at ~100
+#: updates/s; 0.10 ~5 points/s
+LIVE_EVAL_BUDGET = 0.15
 
 
 def live_knob_names(algorithms: Iterable[str]) -> tuple[str, ...]:
@@ -117,7 +120,7 @@ class RaceSettings(param.Parameterized):
         10, bounds=(1, 1000), softbounds=(1, 200), label="Points per second",
         doc="Evaluation points per algorithm per second at most (the pace of the race).  Small "
             "models: each point is `eval_every` epochs further on; large models: points are "
-            "spaced so that evaluation takes at most a quarter of the time.")
+            "spaced so that evaluation takes at most 15 % of the time.")
     max_speed = param.Boolean(False, label="Full speed",
                               doc="Train as fast as the machine can (ignore the pace).")
     classroom = param.Boolean(False, label="Classroom mode",
