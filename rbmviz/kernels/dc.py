@@ -32,58 +32,12 @@ The step rules (``rule``):
 import numpy as np
 from numba import njit
 
-from .gibbs import _build_table, denominators_T_
-from .random import stream_key, uniform
+from .gibbs import _build_table, _draw_from_table, _layer_serial_T
+from .random import stream_key
 
 RULE_PLAIN = 0
 RULE_CENTERED = 1
 RULE_SSD = 2
-
-
-@njit(cache=True, error_model="numpy")
-def _uniforms_(U, key, count):
-    """``U[q] = uniform(key, q)`` for ``q < count``: the stream in its own (row-major) index
-    order, a contiguous loop that vectorises — several times faster than drawing inside the
-    unit-major loops."""
-    for q in range(count):
-        U[q] = uniform(key, q)
-
-
-@njit(cache=True, error_model="numpy")
-def _layer_T(C, bias, inT, nin, n, prob, sample, bits, U, key, mode):
-    """One layer for ``n`` chains in unit-major layout, as
-    :func:`rbmviz.kernels.gibbs._layer_serial_T` (same arithmetic, same draws — bit-identical)
-    with the uniforms drawn first by :func:`_uniforms_`.
-
-    ``d[o*n + r] = 1 + exp(−(bias[o] + Σ_i C[o, i]·inT[i*n + r]))`` (sum in input order);
-    ``mode`` 0: ``prob = 1/d``; 1: ``sample[o*n + r] = [u_{r·m+o} · d < 1]``; 2: both.
-    ``U``: scratch of ≥ n·m uniforms."""
-    m = C.shape[0]
-    denominators_T_(C, bias, inT, nin, n, prob, bits)
-    if mode != 0:
-        _uniforms_(U, key, n * m)
-        for o in range(m):
-            base = o * n
-            for r in range(n):
-                sample[base + r] = 1.0 if U[r * m + o] * prob[base + r] < 1.0 else 0.0
-    if mode != 1:
-        for q in range(m * n):
-            prob[q] = 1.0 / prob[q]
-
-
-@njit(cache=True, error_model="numpy")
-def _draw_table_T(table, m, inT, nin, n, sample, U, key):
-    """Draw a layer for ``n`` chains from a pattern table (:func:`~rbmviz.kernels.gibbs._build_table`),
-    as :func:`~rbmviz.kernels.gibbs._draw_from_table` (same draws) with the uniforms first."""
-    _uniforms_(U, key, n * m)
-    for r in range(n):
-        s = 0
-        for i in range(nin):
-            s = (s << 1) | np.int64(inT[i * n + r] != 0.0)
-        row = s * m
-        base = r * m
-        for o in range(m):
-            sample[o * n + r] = 1.0 if U[base + o] * table[row + o] < 1.0 else 0.0
 
 
 @njit(cache=True, error_model="numpy")
@@ -318,7 +272,7 @@ def dc_updates_serial_(W, b, c, X, order, bounds, d, k_inner, rule, lr, momentum
                 for i in range(nv):
                     XT[i * nb + r] = X[row, i]
             # data term, fused with the first hidden draw of the chains (which start at X_B)
-            _layer_T(WT, cd, XT, nv, nb, P0, HT, bits, U, stream_key(seed, counter), 2)
+            _layer_serial_T(WT, cd, XT, nv, nb, P0, HT, bits, U, stream_key(seed, counter), 2)
             for q in range(nb * nv):
                 VT[q] = XT[q]
             _statistics_(XT, P0, nv, nh, nb, inv, Gd, gbd, gcd, PR)
@@ -336,15 +290,15 @@ def dc_updates_serial_(W, b, c, X, order, bounds, d, k_inner, rule, lr, momentum
                     if s > 0:
                         key = stream_key(seed, counter + 2 * s)
                         if table_h:
-                            _draw_table_T(Th, nh, VT, nv, nb, HT, U, key)
+                            _draw_from_table(Th, nh, VT, nv, nb, HT, U, key)
                         else:
-                            _layer_T(WT, cd, VT, nv, nb, PH, HT, bits, U, key, 1)
+                            _layer_serial_T(WT, cd, VT, nv, nb, PH, HT, bits, U, key, 1)
                     key = stream_key(seed, counter + 2 * s + 1)
                     if table_v:
-                        _draw_table_T(Tv, nv, HT, nh, nb, VT, U, key)
+                        _draw_from_table(Tv, nv, HT, nh, nb, VT, U, key)
                     else:
-                        _layer_T(Wd, bd, HT, nh, nb, PV, VT, bits, U, key, 1)
-                _layer_T(WT, cd, VT, nv, nb, PH, HT, bits, U, key, 0)
+                        _layer_serial_T(Wd, bd, HT, nh, nb, PV, VT, bits, U, key, 1)
+                _layer_serial_T(WT, cd, VT, nv, nb, PH, HT, bits, U, key, 0)
                 # ascent direction of the convex sub-problem: ∇g(θ⁽ᵗ⁾) − f̂′(θ, Ṽ)
                 _statistics_(VT, PH, nv, nh, nb, inv, gW, gb, gc, PR)
                 for i in range(nv):
