@@ -6,7 +6,8 @@ and prints the tables, or with ``--write README.md`` replaces the block between
 ``<!-- generated: bench -->`` and ``<!-- end generated -->`` there.  It refuses a run whose
 noise checks did not pass (other processes above 0.25 cores over the run, a hot path without
 enough quiet rounds, a race without a quiet round): every figure in the tables comes from a
-quiet run.
+quiet run.  The results it wrote from are kept beside it as ``bench/readme_results.json``
+(``tests/test_bench.py`` checks that the README's tables are theirs).
 
     python -m bench --quick && python -m bench.bench_explorer --race mnist
     python -m bench.readme --write README.md
@@ -23,6 +24,8 @@ if __package__ in (None, ""):   # run as a script: make the project root importa
 from bench._common import RESULTS  # noqa: E402
 
 BEGIN, END = "<!-- generated: bench -->", "<!-- end generated -->"
+#: the results the README's tables were written from
+STORED = Path(__file__).resolve().parent / "readme_results.json"
 #: a run counts as quiet when other processes used at most this many cores over it
 MAX_OTHER_CORES = 0.25
 
@@ -157,7 +160,8 @@ def main(argv=None):
     if why:
         sys.exit("not quiet enough for the README:\n  " + "\n  ".join(why))
     from bench.bench_floors import cpu_model
-    text = render(res, race, cpu_model())
+    cpu = cpu_model()
+    text = render(res, race, cpu)
     if not a.write:
         print(text)
         return
@@ -168,7 +172,14 @@ def main(argv=None):
     head, rest = doc.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     path.write_text(head + text + tail)
-    print(f"wrote the performance tables into {path}")
+    STORED.write_text(json.dumps({"cpu": cpu, "bench": res, "race": race}, indent=1, default=str))
+    print(f"wrote the performance tables into {path} (from {STORED.name})")
+
+
+def block(path: str | Path) -> str:
+    """The generated block of ``path`` (the README), markers included."""
+    doc = Path(path).read_text()
+    return BEGIN + doc.split(BEGIN, 1)[1].split(END, 1)[0] + END
 
 
 if __name__ == "__main__":

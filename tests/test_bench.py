@@ -150,3 +150,27 @@ def test_numpy_enumeration_peer_is_the_exact_log_z():
 def test_cpu_model_names_a_simd_width():
     from bench import bench_floors
     assert "bit)" in bench_floors.cpu_model() or "CPU" in bench_floors.cpu_model()
+
+
+def test_the_readmes_performance_tables_are_the_stored_quiet_run():
+    """Every figure of the README's performance tables comes from bench/readme_results.json,
+    a run whose noise checks passed (bench.readme refuses others)."""
+    import json
+    from bench import readme
+    stored = json.loads(readme.STORED.read_text())
+    assert readme.check_quiet(stored["bench"], stored["race"]) == []
+    assert readme.block(ROOT / "README.md") == readme.render(stored["bench"], stored["race"],
+                                                            stored["cpu"])
+
+
+def test_bench_readme_refuses_a_noisy_run():
+    import copy
+    import json
+    from bench import readme
+    stored = json.loads(readme.STORED.read_text())
+    noisy = copy.deepcopy(stored["bench"])
+    noisy["other_cores"] = 0.6
+    first = next(iter(noisy["floors"]["paths"]))
+    noisy["floors"]["paths"][first].update(quiet=False, why_noisy="only 1/5 quiet rounds")
+    why = readme.check_quiet(noisy, stored["race"])
+    assert any("0.6 cores" in w for w in why) and any("1/5 quiet rounds" in w for w in why)
