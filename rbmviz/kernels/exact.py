@@ -26,6 +26,7 @@ an ulp of 1, so the sum is as accurate as the sum of separately rounded terms.
 """
 import math
 
+import numba
 import numpy as np
 from llvmlite import ir
 from numba import njit, prange, types
@@ -79,6 +80,16 @@ def _as_float64(typingctx, n):
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.DoubleType())
     return types.float64(types.int64), codegen
+
+
+if numba.config.DISABLE_JIT:        # NUMBA_DISABLE_JIT=1: the kernels run as Python, where an
+    def _as_int64(x):               # intrinsic cannot; the same bitcasts through numpy
+        """The bits of a float64 as an int64 (pure Python)."""
+        return np.array(x, dtype=np.float64).view(np.int64)[()]
+
+    def _as_float64(n):
+        """The float64 whose bits are the int64 ``n`` (pure Python)."""
+        return np.array(n, dtype=np.int64).view(np.float64)[()]
 
 
 @njit(cache=True, fastmath={"contract"})
