@@ -219,7 +219,7 @@ class DBM:
     @property
     def units(self) -> tuple[str, ...]:
         """The unit type of each layer, visible first, as the run loop describes a model
-        (:func:`rbmviz.runs.models.units`, the fingerprint of :meth:`rbmviz.runs.Run.state`).
+        (:mod:`rbmviz.runs.models`, the fingerprint of :meth:`rbmviz.runs.Run.state`).
 
         Returns
         -------

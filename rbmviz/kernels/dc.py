@@ -32,7 +32,7 @@ The step rules (``rule``):
 import numpy as np
 from numba import njit
 
-from .gibbs import _build_table, _draw_from_table, _layer_serial_T
+from .gibbs import _build_table, _draw_from_table, _layer_serial_T, healthy_
 from .random import stream_key
 
 RULE_PLAIN = 0
@@ -323,13 +323,6 @@ def dc_updates_serial_(W, b, c, X, order, bounds, d, k_inner, rule, lr, momentum
                 if l + 1 < d:
                     _load_(W, b, c, Wd, WT, bd, cd)
             counter += 2 * d * k_inner
-        healthy = True                       # `not (|x| <= max)` is also true for NaN
-        for i in range(nv):
-            healthy &= abs(b[i]) <= max_weight
-            for j in range(nh):
-                healthy &= abs(W[i, j]) <= max_weight
-        for j in range(nh):
-            healthy &= abs(c[j]) <= max_weight
-        if not healthy:
+        if not healthy_(W, b, c, max_weight):
             return counter, e + 1
     return counter, order.shape[0]

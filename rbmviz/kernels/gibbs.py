@@ -237,6 +237,21 @@ def use_pattern_table(n_in, n_chains, k, max_bits=10):
     return n_in <= max_bits and (1 << n_in) * 2 <= n_chains * k
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def healthy_(W, b, c, max_weight):
+    """Whether every parameter is finite and at most ``max_weight`` in magnitude (the fused
+    loops' check after every epoch; ``not (|x| <= max)`` is also true for NaN)."""
+    nv, nh = W.shape
+    healthy = True
+    for i in range(nv):
+        healthy &= abs(b[i]) <= max_weight
+        for j in range(nh):
+            healthy &= abs(W[i, j]) <= max_weight
+    for j in range(nh):
+        healthy &= abs(c[j]) <= max_weight
+    return healthy
+
+
 @njit(cache=True, error_model="numpy")
 def cd_updates_serial_(W, b, c, X, order, bounds, k, persistent, chains, lr, momentum,
                        weight_decay, vW, vb, vc, seed, counter, max_weight, table_h, table_v):
@@ -381,14 +396,7 @@ def cd_updates_serial_(W, b, c, X, order, bounds, k, persistent, chains, lr, mom
                 for r in range(n):
                     for i in range(nv):
                         chains[r, i] = VT[i * n + r]
-        healthy = True                       # `not (|x| <= max)` is also true for NaN
-        for i in range(nv):
-            healthy &= abs(b[i]) <= max_weight
-            for j in range(nh):
-                healthy &= abs(W[i, j]) <= max_weight
-        for j in range(nh):
-            healthy &= abs(c[j]) <= max_weight
-        if not healthy:
+        if not healthy_(W, b, c, max_weight):
             return counter, e + 1
     return counter, order.shape[0]
 

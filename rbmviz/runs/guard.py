@@ -18,7 +18,6 @@ from ..bounds import EXACT_BITS_MAX
 from ..errors import RunDiverged
 from ..kernels.exact import sigmoid_vec, softplus_vec
 from ..model import RBM
-from . import models as _models
 
 __all__ = ["DivergenceGuard", "PINNED_FRACTION", "GUARD_ROWS", "GUARD_SWEEPS", "GUARD_EXACT_OPS"]
 
@@ -299,10 +298,10 @@ class DivergenceGuard:
 
     def _check_parameters(self):
         """Every parameter array of the working model, named by its ``param_names``
-        (:func:`rbmviz.runs.models.param_names`): finite, at most ``max_weight`` and not
+        (``param_names``): finite, at most ``max_weight`` and not
         pinned near it (:data:`PINNED_FRACTION`)."""
         work = self._work
-        for name, arr in zip(_models.param_names(work), work.params):
+        for name, arr in zip(work.param_names, work.params):
             if not np.all(np.isfinite(arr)):
                 self._diverged(name, float("nan"), f"{name} contains NaN or inf")
             big = float(np.max(np.abs(arr))) if np.size(arr) else 0.0

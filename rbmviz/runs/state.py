@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import models as _models
 
 if TYPE_CHECKING:
     from .loop import Run
@@ -59,9 +58,9 @@ def fingerprint(run: "Run") -> dict:
     """What a state must agree on with the run it is restored into (the data by a digest of
     its rows, computed once: they do not change during a run).
 
-    The model is described by what :mod:`rbmviz.runs.models` reads of any kind of model: its
-    layer sizes (``shape``) and unit types (``units``) — for an RBM ``[n_visible, n_hidden]``
-    and ``[visible, hidden]``, as every state of format 1 holds them.
+    The model is described by its ``layers`` (``shape``) and ``units``, which every kind of
+    model gives — for an RBM ``[n_visible, n_hidden]`` and ``[visible, hidden]``, as every
+    state of format 1 holds them.
 
     Parameters
     ----------
@@ -80,8 +79,8 @@ def fingerprint(run: "Run") -> dict:
                                             digest_size=16).hexdigest()
     fp = {"algorithm": run.algorithm.name,
           "settings": repr(sorted(run.algorithm.settings().items())),
-          "shape": _models.layers(run.rbm), "dtype": str(run._work.dtype),
-          "units": _models.units(run.rbm), "rows": int(run.data.shape[0]),
+          "shape": [int(n) for n in run.rbm.layers], "dtype": str(run._work.dtype),
+          "units": [str(u) for u in run.rbm.units], "rows": int(run.data.shape[0]),
           "batch_size": run.batch_size, "seed": run.seed, "data": run._data_digest}
     if run.remainder != "spread":
         fp["remainder"] = run.remainder
