@@ -32,7 +32,7 @@ The step rules (``rule``):
 import numpy as np
 from numba import njit
 
-from .gibbs import _build_table, _draw_from_table, _layer_serial_T, healthy_
+from .gibbs import _build_table, _draw_from_table, _layer_serial_T, _load_, healthy_
 from .random import stream_key
 
 RULE_PLAIN = 0
@@ -141,20 +141,6 @@ def sharp_direction_(gW, gb, gc, scale_b, scale_c):
                     gW[i, j] = nuc * s
     _sharp_vector_(gb, scale_b)
     _sharp_vector_(gc, scale_c)
-
-
-@njit(cache=True, error_model="numpy")
-def _load_(W, b, c, Wd, WT, bd, cd):
-    """float64 copies of the parameters: ``Wd`` (n_v, n_h) for the visible layer, ``WT``
-    (n_h, n_v) for the hidden layer."""
-    nv, nh = W.shape
-    for i in range(nv):
-        bd[i] = b[i]
-        for j in range(nh):
-            Wd[i, j] = W[i, j]
-            WT[j, i] = W[i, j]
-    for j in range(nh):
-        cd[j] = c[j]
 
 
 @njit(cache=True, error_model="numpy")

@@ -237,6 +237,20 @@ def use_pattern_table(n_in, n_chains, k, max_bits=10):
     return n_in <= max_bits and (1 << n_in) * 2 <= n_chains * k
 
 
+@njit(cache=True, error_model="numpy")
+def _load_(W, b, c, Wd, WT, bd, cd):
+    """float64 copies of the parameters: ``Wd`` (n_v, n_h) for the visible layer, ``WT``
+    (n_h, n_v) for the hidden layer."""
+    nv, nh = W.shape
+    for i in range(nv):
+        bd[i] = b[i]
+        for j in range(nh):
+            Wd[i, j] = W[i, j]
+            WT[j, i] = W[i, j]
+    for j in range(nh):
+        cd[j] = c[j]
+
+
 @njit(cache=True, error_model="numpy", inline="always")
 def healthy_(W, b, c, max_weight):
     """Whether every parameter is finite and at most ``max_weight`` in magnitude (the fused
@@ -314,13 +328,7 @@ def cd_updates_serial_(W, b, c, X, order, bounds, k, persistent, chains, lr, mom
         for bi in range(n_batches):
             lo = bounds[bi]
             nb = bounds[bi + 1] - lo
-            for i in range(nv):
-                bd[i] = b[i]
-                for j in range(nh):
-                    Wd[i, j] = W[i, j]
-                    WT[j, i] = W[i, j]
-            for j in range(nh):
-                cd[j] = c[j]
+            _load_(W, b, c, Wd, WT, bd, cd)
             for r in range(nb):
                 row = order[e, lo + r]
                 for i in range(nv):
