@@ -32,6 +32,8 @@ from llvmlite import ir
 from numba import njit, prange, types
 from numba.extending import intrinsic
 
+from .tap import _atanh2
+
 CHUNK_BITS = 12  # 4096 states per chunk
 MAX_ENUM_BITS = 30
 MAX_BLOCKS = 64  # power of two, so it divides the number of chunks
@@ -128,22 +130,9 @@ def _exp_neg(y):
 def _log1p_01(u):
     """``log(1 + u)`` for ``0 ≤ u ≤ 1`` to about 1 ulp, branch-free: ``2 atanh(t)`` with
     ``t = u / (2 + u)``, or ``ln 2 + 2 atanh(t)`` with ``t = (u − 1) / (u + 3)`` above
-    ``√2 − 1`` (``|t| ≤ 0.172``; the odd series to ``t^23``)."""
+    ``√2 − 1`` (``|t| ≤ 0.172``; the series of :func:`rbmviz.kernels.tap._atanh2`)."""
     w = 1.0 if u > 0.41421356237309503 else 0.0
-    t = (u - w) / (u + 2.0 + w)
-    t2 = t * t
-    p = 1.0 / 23.0
-    p = p * t2 + 1.0 / 21.0
-    p = p * t2 + 1.0 / 19.0
-    p = p * t2 + 1.0 / 17.0
-    p = p * t2 + 1.0 / 15.0
-    p = p * t2 + 1.0 / 13.0
-    p = p * t2 + 1.0 / 11.0
-    p = p * t2 + 1.0 / 9.0
-    p = p * t2 + 1.0 / 7.0
-    p = p * t2 + 1.0 / 5.0
-    p = p * t2 + 1.0 / 3.0
-    return w * _LN2 + 2.0 * t + 2.0 * t * (t2 * p)
+    return w * _LN2 + _atanh2((u - w) / (u + 2.0 + w))
 
 
 @njit(cache=True)
