@@ -1,9 +1,9 @@
 """Shared helpers of the benchmarks: environment, machine facts, data, interleaved timing.
 
 Import this module before numpy/numba/rbmviz (the bench scripts do): it sets
-``OMP_WAIT_POLICY=PASSIVE`` and ``OPENBLAS_THREAD_TIMEOUT=16`` (as ``rbmviz/__init__`` does;
-the first only works before the first parallel Numba call, the second before numpy loads
-OpenBLAS) and ``RBMVIZ_DATA`` (default ``../shared/data`` next to the project)
+``OMP_WAIT_POLICY=PASSIVE``, ``GOMP_SPINCOUNT=3000`` and ``OPENBLAS_THREAD_TIMEOUT=16`` (as
+``rbmviz/__init__`` does; the first two only work before the first parallel Numba call, the
+last before numpy loads OpenBLAS) and ``RBMVIZ_DATA`` (default ``../shared/data`` next to the project)
 with ``setdefault``, so the caller's environment wins.
 """
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("GOMP_SPINCOUNT", "3000")
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "16")
 os.environ.setdefault("RBMVIZ_DATA", str(ROOT.parent / "shared" / "data"))
 if str(ROOT) not in sys.path:
@@ -83,6 +84,7 @@ def machine_info() -> dict:
         "cpu_count": os.cpu_count(),
         "loadavg_1min": round(os.getloadavg()[0], 2),
         "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY"),
+        "GOMP_SPINCOUNT": os.environ.get("GOMP_SPINCOUNT"),
         "OPENBLAS_THREAD_TIMEOUT": os.environ.get("OPENBLAS_THREAD_TIMEOUT"),
         "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
         "numba_num_threads": numba.get_num_threads(),

@@ -586,6 +586,7 @@ def run(quick=False, verbose=True, sweep=True):
               f"({rounds} interleaved rounds x {reps} updates, median)")
         print(f"   data: {out['setup']['data']}")
         print(f"   env: OPENBLAS_CORETYPE={mi['OPENBLAS_CORETYPE']}  OMP_WAIT_POLICY={mi['OMP_WAIT_POLICY']}  "
+              f"GOMP_SPINCOUNT={mi.get('GOMP_SPINCOUNT')}  "
               f"numba threading layer={mi['numba_threading_layer']}  numba threads={mi['numba_num_threads']}  "
               f"load avg {mi['loadavg_1min']}")
         print("   BLAS: " + ", ".join(f"{d['lib']}:{d['num_threads']}thr/{d.get('architecture')}"

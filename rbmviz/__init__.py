@@ -14,6 +14,13 @@ import os as _os
 # (a 2.5 ms Gibbs step becomes 16 ms).  This only has an effect before the first parallel
 # Numba call, so it is set at import time (see ../shared/STACK.md).
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# Not at once, though: an update runs a dozen short parallel kernels back to back, and on a
+# virtual machine a core whose worker went to sleep halts and takes ~0.1 ms to wake, at every
+# kernel.  libgomp's workers spin 3,000 times (tens of microseconds) before they sleep: an idle
+# process still frees its cores, and a 784×500 PCD-1 epoch of 2,000 MNIST rows run after a
+# pause takes ~58 ms instead of ~84 ms.  Ten times more spinning already slows the TAP solve,
+# whose multi-threaded OpenBLAS products alternate with Numba passes.
+_os.environ.setdefault("GOMP_SPINCOUNT", "3000")
 # The other direction: after each product OpenBLAS's worker threads spin for 2**28 cycles
 # (~0.1 s) and take a core from the Numba pass that follows (AIS's sampling between its two
 # products per temperature, TAP's elementwise half-steps: 1.1 ms became 2.9 ms).  Waiting

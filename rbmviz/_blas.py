@@ -4,9 +4,11 @@ OpenBLAS splits a product differently for 1 and for 2 threads, and the rounding 
 split: a run on the BLAS path differed by ~1e-11 between ``OPENBLAS_NUM_THREADS=1`` and 2.
 :func:`matmul` fixes the split instead: the rows of the product are cut into blocks whose
 number depends on the shapes only (:func:`row_blocks`), each block is one single-threaded
-BLAS call, and the blocks are spread over a small pool of Python threads (numpy releases the
-GIL).  The thread count then only decides *who* computes a block, never *how*, so the product
-is bit-identical for any number of threads.
+BLAS call, and the blocks are spread over threads: Numba's, in one parallel kernel that calls
+the ``gemm`` of numpy's own OpenBLAS (:mod:`rbmviz.kernels.gemm`), or a small pool of Python
+threads (numpy releases the GIL) where that routine is not at hand.  The thread count then
+only decides *who* computes a block, never *how*, so the product is bit-identical for any
+number of threads, and the two ways give the same bits.
 
 It is also robust on a shared machine: multi-threaded OpenBLAS spins while it waits for its
 threads and becomes up to 10× slower when another process holds a core; single-threaded
@@ -31,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
+from .kernels import gemm as _gemm
 from .kernels.binary import active_index_, gather_rows_, gather_rows_T_
 
 __all__ = ["matmul", "row_blocks", "single_threaded_blas", "set_threads", "get_threads",
@@ -42,10 +45,12 @@ __all__ = ["matmul", "row_blocks", "single_threaded_blas", "set_threads", "get_t
 #: rows takes 0.4× BLAS's time at 13 % ones and the same time at ~30 %
 BINARY_DENSITY_MAX = 0.25
 
-#: rows per block aimed at (fewer, larger blocks cost less dispatch; and the OpenBLAS that numpy
-#: ships mostly runs two concurrent single-threaded calls one after the other: on 2 cores the
-#: 100-chain ``H Wᵀ`` of a PCD update took 0.70 ms as one block and 0.84 ms as two)
-BLOCK_ROWS = 64
+#: a product is cut into 1, 2 or 4 row blocks (a power of two, so the blocks spread evenly
+#: over 1, 2 or 4 threads) of at least this many rows: measured on 2 cores, the 100-row
+#: float32 products of a 784×500 PCD update take 0.44 ms as two concurrent single-threaded
+#: 50-row calls against 0.65 ms as one call (multi-threaded OpenBLAS: 0.38 ms, not
+#: bit-identical across thread counts)
+BLOCK_ROWS = 48
 #: at most this many blocks per product
 MAX_BLOCKS = 4
 
@@ -60,7 +65,9 @@ _process_limit: int | None = None
 
 
 def get_threads() -> int:
-    """Threads :func:`matmul` uses (default: the CPU count, at most :data:`MAX_BLOCKS`)."""
+    """Threads :func:`matmul` spreads its blocks over (default: the CPU count, at most
+    :data:`MAX_BLOCKS`), on Numba's threads or its Python pool, whatever the calling thread's
+    own Numba count."""
     return _threads
 
 
@@ -172,29 +179,170 @@ def single_threaded_blas():
 
 
 def row_blocks(m: int) -> list[tuple[int, int]]:
-    """Row ranges of a product with ``m`` rows: ``min(MAX_BLOCKS, max(1, m // BLOCK_ROWS))``
-    nearly equal blocks — a function of the shape only."""
-    nb = min(MAX_BLOCKS, max(1, m // BLOCK_ROWS))
+    """Row ranges of a product with ``m`` rows: the largest of 1, 2, 4 (at most
+    :data:`MAX_BLOCKS`) nearly equal blocks of at least :data:`BLOCK_ROWS` rows — a function
+    of the shape only.
+
+    OpenBLAS's rounding of a row depends on the rows of the call it is in, so the blocks, and
+    with them the bits of a product, are fixed by ``m``; the thread count only decides who
+    computes which block."""
+    nb = 1
+    while nb * 2 <= MAX_BLOCKS and m >= nb * 2 * BLOCK_ROWS:
+        nb *= 2
     edges = np.linspace(0, m, nb + 1).round().astype(int)
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
 
 
 def matmul(A, B, out):
     """``out[...] = A @ B`` (2-D arrays, ``out`` preallocated), bit-identical for any thread
-    count.  Call it inside :func:`single_threaded_blas`; returns ``out``."""
+    count; returns ``out``.
+
+    The row blocks of :func:`row_blocks` are computed by one single-threaded BLAS call each:
+    on Numba's threads (:func:`rbmviz.kernels.gemm.gemm_blocks_`) when numpy's OpenBLAS routine
+    is at hand and the operands suit it (:func:`_gemm_route`), else by ``numpy.matmul`` on
+    this module's thread pool — the same calls either way, so the same bits."""
     blocks = row_blocks(A.shape[0])
-    pool = _get_pool() if len(blocks) > 1 else None
-    if pool is None:
-        for lo, hi in blocks:
-            np.matmul(A[lo:hi], B, out=out[lo:hi])
-        return out
-    n = min(_threads, len(blocks))
-    groups = [blocks[i::n] for i in range(n)]          # round-robin: equal shares
-    futures = [pool.submit(_run_blocks, A, B, out, g) for g in groups[1:]]
-    _run_blocks(A, B, out, groups[0])
-    for f in futures:
-        f.result()
+    with single_threaded_blas():
+        route = _gemm_route(A, B, out) if len(blocks) > 1 else None
+        if route is not None:
+            lo = np.array([b[0] for b in blocks], dtype=np.int64)
+            hi = np.array([b[1] for b in blocks], dtype=np.int64)
+            n = max(1, min(_threads, len(blocks), numba.config.NUMBA_NUM_THREADS))
+            before = numba.get_num_threads()
+            if before != n:                  # get_threads() threads, whatever the caller's count
+                numba.set_num_threads(n)
+            try:
+                _gemm.gemm_blocks_(*route[:3], lo, hi, *route[3:])
+            finally:
+                if before != n:
+                    numba.set_num_threads(before)
+            return out
+        pool = _get_pool() if len(blocks) > 1 else None
+        if pool is None:
+            for lo, hi in blocks:
+                np.matmul(A[lo:hi], B, out=out[lo:hi])
+            return out
+        n = min(_threads, len(blocks))
+        groups = [blocks[i::n] for i in range(n)]          # round-robin: equal shares
+        futures = [pool.submit(_run_blocks, A, B, out, g) for g in groups[1:]]
+        _run_blocks(A, B, out, groups[0])
+        for f in futures:
+            f.result()
     return out
+
+
+def _layout(X):
+    """``(trans, ld)`` of a 2-D array for a row-major ``gemm`` (one of its strides one item),
+    or None."""
+    it = X.itemsize
+    s0, s1 = X.strides
+    rows, cols = X.shape
+    if s1 == it and s0 % it == 0 and s0 // it >= max(cols, 1):
+        return _gemm.NO_TRANS, s0 // it
+    if s0 == it and s1 % it == 0 and s1 // it >= max(rows, 1):
+        return _gemm.TRANS, s1 // it
+    return None
+
+
+#: dtype -> address of numpy's own single-threaded-capable ``cblas_?gemm`` (ILP64); filled once
+_routines: dict | None = None
+
+
+def _gemm_route(A, B, out):
+    """The arguments of :func:`rbmviz.kernels.gemm.gemm_blocks_` for ``out = A @ B`` (without
+    the block bounds), or None when the product must go through ``numpy.matmul``: no checked
+    routine for the dtype (:func:`_gemm_routines`), or operands that do not suit a direct
+    call (:func:`_gemm_args`)."""
+    fn = _gemm_routines().get(out.dtype.type)
+    if fn is None:
+        return None
+    args = _gemm_args(A, B, out)
+    return None if args is None else (fn,) + args
+
+
+def _gemm_args(A, B, out):
+    """``(ta, tb, n, k, pa, lda, step_a, pb, ldb, pc, ldc, step_c, one, zero)`` for a direct
+    ``gemm`` of ``out = A @ B``, or None: mixed or non-float dtypes, an operand without a unit
+    stride, an empty product, or ``out`` sharing memory with a factor."""
+    dt = out.dtype
+    if (dt.type not in (np.float32, np.float64) or A.dtype != dt or B.dtype != dt
+            or A.ndim != 2 or B.ndim != 2 or out.ndim != 2 or 0 in A.shape or 0 in B.shape):
+        return None
+    la, lb, lc = _layout(A), _layout(B), _layout(out)
+    if la is None or lb is None or lc is None or lc[0] != _gemm.NO_TRANS:
+        return None
+    if np.may_share_memory(out, A) or np.may_share_memory(out, B):
+        return None
+    return (la[0], lb[0], B.shape[1], A.shape[1], A.ctypes.data, la[1], A.strides[0],
+            B.ctypes.data, lb[1], out.ctypes.data, lc[1], out.strides[0], dt.type(1), dt.type(0))
+
+
+def _gemm_routines() -> dict:
+    """``{numpy.float32: address, numpy.float64: address}`` of ``cblas_sgemm``/``cblas_dgemm``
+    in the OpenBLAS numpy links (numpy's wheels: ``scipy_cblas_?gemm64_``), found once with
+    ``threadpoolctl`` and checked: products of every layout through
+    :func:`rbmviz.kernels.gemm.gemm_blocks_` must equal ``numpy.matmul``'s bit for bit, else
+    (or with ``NUMBA_DISABLE_JIT``, or another BLAS) the result is empty and :func:`matmul`
+    uses its thread pool."""
+    global _routines
+    if _routines is not None:
+        return _routines
+    with _lock:
+        if _routines is not None:
+            return _routines
+        found = {}
+        if _gemm.gemm_blocks_ is not None:
+            try:
+                found = _find_routines()
+            except Exception:                        # pragma: no cover - any loader failure
+                found = {}
+        _routines = {}                # meanwhile (during the check) the thread pool multiplies
+    if found and not _routines_agree(found):
+        found = {}
+    _routines = found
+    return _routines
+
+
+def _find_routines() -> dict:
+    import ctypes
+
+    from threadpoolctl import threadpool_info        # a scikit-learn dependency
+    for lib in threadpool_info():
+        path = lib.get("filepath") or ""
+        if lib.get("internal_api") != "openblas" or "numpy" not in os.path.basename(os.path.dirname(path)):
+            continue
+        handle = ctypes.CDLL(path)
+        out = {}
+        for dtype, name in ((np.float32, "scipy_cblas_sgemm64_"), (np.float64, "scipy_cblas_dgemm64_")):
+            f = getattr(handle, name, None)
+            if f is not None:
+                out[dtype] = ctypes.cast(f, ctypes.c_void_p).value
+        return out
+    return {}
+
+
+def _routines_agree(found: dict) -> bool:
+    """Whether products through ``found`` equal ``numpy.matmul``'s, block by block, for every
+    layout of the factors (both dtypes)."""
+    rng = np.random.default_rng(0)
+    with single_threaded_blas():
+        for dtype, fn in found.items():
+            A = rng.standard_normal((130, 37)).astype(dtype)
+            B = rng.standard_normal((37, 29)).astype(dtype)
+            for a, b in ((A, B), (np.asfortranarray(A), B), (A, np.asfortranarray(B)),
+                         (np.asfortranarray(A), np.asfortranarray(B))):
+                out = np.empty((130, 29), dtype=dtype)
+                blocks = row_blocks(130)
+                route = (fn,) + _gemm_args(a, b, out)
+                lo = np.array([x[0] for x in blocks], dtype=np.int64)
+                hi = np.array([x[1] for x in blocks], dtype=np.int64)
+                _gemm.gemm_blocks_(*route[:3], lo, hi, *route[3:])
+                want = np.empty_like(out)
+                for x, y in blocks:
+                    np.matmul(a[x:y], b, out=want[x:y])
+                if not np.array_equal(out, want):
+                    return False
+    return True
 
 
 def _run_blocks(A, B, out, blocks):

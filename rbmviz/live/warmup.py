@@ -52,7 +52,8 @@ def _file_dataset():
 def _binary_products():
     """The 0/1 products as sums of rows (:mod:`rbmviz.kernels.binary`) in both float types: a
     race switches to them when its chains turn sparse, mid-run (digits trains float64, and
-    a 3 s compile there once delayed its first training point)."""
+    a 3 s compile there once delayed its first training point); and the blocked dense
+    products (:mod:`rbmviz.kernels.gemm`)."""
     import numpy as np
     from .. import _blas
     rng = np.random.default_rng(0)
@@ -63,6 +64,8 @@ def _binary_products():
         _blas.binary_matmul(A, np.ones((16, 4), dtype), np.empty((8, 4), dtype), idx, cnt, density)
         _blas.binary_matmul_T([(A, np.ones((8, 4), dtype), idx, cnt, density)],
                               np.empty((16, 4), dtype))
+        # a dense product of 96 rows or more: row blocks on Numba's threads (kernels.gemm)
+        _blas.matmul(rng.random((96, 8)).astype(dtype), np.ones((8, 4), dtype), np.empty((96, 4), dtype))
 
 
 def _preset_race(dataset, *, limit, steps=4):
