@@ -205,14 +205,12 @@ def matmul(A, B, out):
     with single_threaded_blas():
         route = _gemm_route(A, B, out) if len(blocks) > 1 else None
         if route is not None:
-            lo = np.array([b[0] for b in blocks], dtype=np.int64)
-            hi = np.array([b[1] for b in blocks], dtype=np.int64)
             n = max(1, min(_threads, len(blocks), numba.config.NUMBA_NUM_THREADS))
             before = numba.get_num_threads()
             if before != n:                  # get_threads() threads, whatever the caller's count
                 numba.set_num_threads(n)
             try:
-                _gemm.gemm_blocks_(*route[:3], lo, hi, *route[3:])
+                _gemm_blocks(route, blocks)
             finally:
                 if before != n:
                     numba.set_num_threads(before)
@@ -229,6 +227,13 @@ def matmul(A, B, out):
         for f in futures:
             f.result()
     return out
+
+
+def _gemm_blocks(route, blocks):
+    """The ``blocks`` of a product on Numba's threads, ``route`` from :func:`_gemm_route`."""
+    lo = np.array([b[0] for b in blocks], dtype=np.int64)
+    hi = np.array([b[1] for b in blocks], dtype=np.int64)
+    _gemm.gemm_blocks_(*route[:3], lo, hi, *route[3:])
 
 
 def _layout(X):
@@ -333,10 +338,7 @@ def _routines_agree(found: dict) -> bool:
                          (np.asfortranarray(A), np.asfortranarray(B))):
                 out = np.empty((130, 29), dtype=dtype)
                 blocks = row_blocks(130)
-                route = (fn,) + _gemm_args(a, b, out)
-                lo = np.array([x[0] for x in blocks], dtype=np.int64)
-                hi = np.array([x[1] for x in blocks], dtype=np.int64)
-                _gemm.gemm_blocks_(*route[:3], lo, hi, *route[3:])
+                _gemm_blocks((fn,) + _gemm_args(a, b, out), blocks)
                 want = np.empty_like(out)
                 for x, y in blocks:
                     np.matmul(a[x:y], b, out=want[x:y])
