@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..runs import Run
 
 __all__ = ["RUN_STATE_FILE", "RUN_STATE_FORMAT", "save_run_state", "load_run_state",
-           "check_study", "restore_run"]
+           "differing_settings", "check_study", "restore_run"]
 
 #: the file of a study's run state, in the state directory of one model
 RUN_STATE_FILE = "run_state.pkl"
@@ -142,12 +142,18 @@ def check_study(directory: str | os.PathLike, state: dict, own: dict, *,
         raise ValueError(f"state file {f} holds no study settings and evaluations of {what}; "
                          f"delete it ({what} is trained again from the start), or choose a new "
                          f"state directory")
-    diff = sorted(k for k in set(have) | set(own) if have.get(k) != own.get(k))
+    diff = differing_settings(have, own)
     if diff:
-        raise ValueError(
-            f"state file {f} holds a study of {what} with other settings ("
-            + ", ".join(f"{k}: {have.get(k)!r} there, {own.get(k)!r} now" for k in diff)
-            + "); continue it with those settings, delete it, or choose a new state directory")
+        raise ValueError(f"state file {f} holds a study of {what} with other settings ({diff}); "
+                         f"continue it with those settings, delete it, or choose a new state "
+                         f"directory")
+
+
+def differing_settings(have: dict, want: dict) -> str:
+    """The settings on which a stored run (``have``) and this one (``want``) differ, as
+    ``"key: stored there, given now"`` items joined by commas (empty when none differ)."""
+    diff = sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k))
+    return ", ".join(f"{k}: {have.get(k)!r} there, {want.get(k)!r} now" for k in diff)
 
 
 def restore_run(directory: str | os.PathLike, run: "Run", state: dict, *,

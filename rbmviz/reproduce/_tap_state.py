@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import _files
 from ._io import json_default
-from ._run_state import RUN_STATE_FILE, load_run_state, restore_run, save_run_state
+from ._run_state import RUN_STATE_FILE, differing_settings, load_run_state, restore_run, save_run_state
 
 __all__ = ["RunState", "SETTINGS_FREE", "STATE_FORMAT"]
 
@@ -101,12 +101,10 @@ class RunState:
             except (OSError, ValueError) as exc:
                 raise ValueError(f"state_dir {self.path}: its settings.json is not readable "
                                  f"({exc}); choose a new state_dir") from None
-            diff = sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k))
+            diff = differing_settings(have, want)
             if diff:
-                raise ValueError(
-                    f"state_dir {self.path} holds a run with other settings ("
-                    + ", ".join(f"{k}: {have.get(k)!r} there, {want.get(k)!r} now" for k in diff)
-                    + "); continue it with those settings or choose a new state_dir")
+                raise ValueError(f"state_dir {self.path} holds a run with other settings ({diff}); "
+                                 f"continue it with those settings or choose a new state_dir")
         else:
             _files.write_json(f, want, sort_keys=True, overwrite=True)
 
